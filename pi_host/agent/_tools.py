@@ -1,0 +1,102 @@
+"""Tool definitions: one definition feeds the model's tool list, the prompt, validation and execution."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from pi_host.messages import ToolResult
+from pi_host.providers import AbortSignal, ToolSpec
+
+__all__ = ["Tool", "ToolArgumentsError", "ToolCallContext", "ToolExecutionMode"]
+
+P = TypeVar("P", bound=BaseModel)
+ToolExecutionMode = Literal["sequential", "parallel"]
+
+
+class ToolArgumentsError(ValueError):
+    """The model's arguments do not fit the tool's parameters; the text is shown to the model."""
+
+
+@dataclass(frozen=True)
+class ToolCallContext:
+    """What a running tool gets besides its parameters.
+
+    :ivar tool_call_id: the id the model gave this call.
+    :ivar signal: aborted when the user aborts the run; awaiting code is cancelled through it.
+    :ivar cwd: the session's working directory (relative paths resolve against it).
+    :ivar session: the host's plugin context when run inside a session, else ``None``.
+    """
+
+    tool_call_id: str
+    signal: AbortSignal
+    cwd: str = field(default_factory=os.getcwd)
+    session: Any = None
+    _on_update: Callable[[ToolResult], Awaitable[None]] | None = None
+
+    async def update(self, partial: ToolResult) -> None:
+        """Report partial output (a ``tool_execution_update`` event); ignored once the tool returned."""
+        if self._on_update is not None:
+            await self._on_update(partial)
+
+
+@dataclass(frozen=True)
+class Tool(Generic[P]):
+    """A tool the model can call.
+
+    :ivar name: the name the model calls it by (``read``, ``bash`` …).
+    :ivar description: the text the model reads to decide when to call it.
+    :ivar parameters: a pydantic model; its JSON schema is sent to the model and it validates
+        (and coerces) the model's arguments before ``execute`` runs.
+    :ivar execute: ``async def execute(params, ctx) -> ToolResult``. Signal failure by raising;
+        the exception text becomes an error result the model reads.
+    :ivar label: a short human label for user interfaces (defaults to ``name``).
+    :ivar prompt_snippet: one line for the system prompt's "Available tools" list; tools
+        without one are not listed there.
+    :ivar prompt_guidelines: bullets appended to the system prompt's guidelines while active.
+    :ivar execution_mode: ``"sequential"`` makes any batch that contains this tool run one
+        call at a time.
+    :ivar prepare_arguments: a shim run on the raw arguments before validation (fold legacy
+        argument shapes into the current one).
+    """
+
+    name: str
+    description: str
+    parameters: type[P]
+    execute: Callable[[P, ToolCallContext], Awaitable[ToolResult]]
+    label: str = ""
+    prompt_snippet: str | None = None
+    prompt_guidelines: tuple[str, ...] = ()
+    execution_mode: ToolExecutionMode | None = None
+    prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def spec(self) -> ToolSpec:
+        """The provider-facing description of this tool."""
+        schema = self.parameters.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+
+    def validate_arguments(self, raw: Mapping[str, Any]) -> P:
+        """Validate (and coerce) raw model arguments.
+
+        :raises ToolArgumentsError: with pi's message: the tool, each failing path, and the
+            arguments received.
+        """
+        try:
+            return self.parameters.model_validate(dict(raw))
+        except ValidationError as exc:
+            lines = []
+            for error in exc.errors():
+                path = ".".join(str(part) for part in error["loc"]) or "root"
+                lines.append(f"  - {path}: {error['msg']}")
+            received = json.dumps(raw, indent=2, ensure_ascii=False, default=str)
+            raise ToolArgumentsError(
+                f'Validation failed for tool "{self.name}":\n'
+                + ("\n".join(lines) or "Unknown validation error")
+                + f"\n\nReceived arguments:\n{received}"
+            ) from None

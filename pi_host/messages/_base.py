@@ -1,0 +1,44 @@
+"""The pydantic base class shared by every wire model: camelCase JSON, frozen, lossless."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+__all__ = ["WireModel", "now_ms"]
+
+
+class WireModel(BaseModel):
+    """Base for models that cross a boundary in pi's camelCase JSON shape.
+
+    Python attributes are snake_case (``tool_call_id``); JSON keys are pi's camelCase
+    (``toolCallId``). Models are frozen so a plugin that wants a different value returns a
+    new one (``model_copy(update=...)``) instead of mutating what other plugins see. Unknown
+    keys are kept (``extra="allow"``) so that a session written by a newer pi round-trips
+    without losing fields.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        extra="allow",
+        ser_json_inf_nan="null",
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Return the pi-shaped JSON object (camelCase keys, unset optional fields omitted)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_json(self) -> str:
+        """Return compact JSON text, as pi writes it (no spaces)."""
+        return self.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch, the unit of every message ``timestamp``."""
+    import time
+
+    return int(time.time() * 1000)

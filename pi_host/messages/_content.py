@@ -1,0 +1,216 @@
+"""Content blocks and messages: pi's ``Message`` and ``AgentMessage`` unions as pydantic models.
+
+Field order follows pi's TypeScript object literals so that ``to_json()`` of a message pi
+wrote reproduces pi's bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Discriminator, Field, Tag, TypeAdapter
+
+from ._base import WireModel, now_ms
+
+__all__ = [
+    "AgentMessage",
+    "AssistantContent",
+    "AssistantMessage",
+    "BashExecutionMessage",
+    "BranchSummaryMessage",
+    "CompactionSummaryMessage",
+    "Cost",
+    "CustomMessage",
+    "ImageContent",
+    "Message",
+    "StopReason",
+    "TextContent",
+    "ThinkingContent",
+    "ToolCall",
+    "ToolResultMessage",
+    "Usage",
+    "UserContent",
+    "UserMessage",
+    "parse_message",
+]
+
+StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+class TextContent(WireModel):
+    """A run of text. ``text_signature`` is an opaque provider token kept for replay."""
+
+    type: Literal["text"] = "text"
+    text: str
+    text_signature: str | None = None
+
+
+class ThinkingContent(WireModel):
+    """Model reasoning. ``redacted`` blocks carry an opaque payload in ``thinking_signature``."""
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    thinking_signature: str | None = None
+    redacted: bool | None = None
+
+
+class ImageContent(WireModel):
+    """A base64-encoded image."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ToolCall(WireModel):
+    """A tool invocation requested by the model. ``arguments`` is the parsed JSON object."""
+
+    type: Literal["toolCall"] = "toolCall"
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    thought_signature: str | None = None
+
+
+UserContent: TypeAlias = Annotated[TextContent | ImageContent, Field(discriminator="type")]
+AssistantContent: TypeAlias = Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator="type")]
+
+
+class Cost(WireModel):
+    """Dollar cost of one response, split like :class:`Usage`."""
+
+    # int | float keeps a whole number whole, so ``0`` round-trips as ``0`` the way JavaScript
+    # writes it rather than ``0.0``.
+    input: int | float = 0
+    output: int | float = 0
+    cache_read: int | float = 0
+    cache_write: int | float = 0
+    total: int | float = 0
+
+
+class Usage(WireModel):
+    """Token counts reported by the provider, and their cost."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = Field(default_factory=Cost)
+
+
+class UserMessage(WireModel):
+    """A prompt from the user: a plain string or a list of text and image blocks."""
+
+    role: Literal["user"] = "user"
+    content: str | list[UserContent]
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class AssistantMessage(WireModel):
+    """A model reply. Failures are replies too: ``stop_reason`` ``error`` or ``aborted``."""
+
+    role: Literal["assistant"] = "assistant"
+    content: list[AssistantContent] = Field(default_factory=list)
+    api: str = "unknown"
+    provider: str = "unknown"
+    model: str = "unknown"
+    response_id: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class ToolResultMessage(WireModel):
+    """The outcome of one tool call, sent back to the model."""
+
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: list[UserContent] = Field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class BashExecutionMessage(WireModel):
+    """A command the user ran with ``!cmd`` (``!!cmd`` sets ``exclude_from_context``)."""
+
+    role: Literal["bashExecution"] = "bashExecution"
+    command: str
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    exclude_from_context: bool | None = None
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class CustomMessage(WireModel):
+    """A message injected by a plugin; the model sees it as a user message."""
+
+    role: Literal["custom"] = "custom"
+    custom_type: str
+    content: str | list[UserContent]
+    display: bool = True
+    details: Any = None
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class BranchSummaryMessage(WireModel):
+    """A summary of a branch the conversation came back from."""
+
+    role: Literal["branchSummary"] = "branchSummary"
+    summary: str
+    from_id: str
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class CompactionSummaryMessage(WireModel):
+    """The summary that stands in for compacted history."""
+
+    role: Literal["compactionSummary"] = "compactionSummary"
+    summary: str
+    tokens_before: int
+    timestamp: int = Field(default_factory=now_ms)
+
+
+Message: TypeAlias = Annotated[
+    UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")
+]
+"""What a provider understands: user, assistant and tool-result messages."""
+
+
+def _role_of(value: Any) -> str | None:
+    if isinstance(value, dict):
+        role = value.get("role")
+        # v1/v2 session files call the custom role "hookMessage" (renamed in v3).
+        return "custom" if role == "hookMessage" else role
+    return getattr(value, "role", None)
+
+
+AgentMessage: TypeAlias = Annotated[
+    Annotated[UserMessage, Tag("user")]
+    | Annotated[AssistantMessage, Tag("assistant")]
+    | Annotated[ToolResultMessage, Tag("toolResult")]
+    | Annotated[BashExecutionMessage, Tag("bashExecution")]
+    | Annotated[CustomMessage, Tag("custom")]
+    | Annotated[BranchSummaryMessage, Tag("branchSummary")]
+    | Annotated[CompactionSummaryMessage, Tag("compactionSummary")],
+    Discriminator(_role_of),
+]
+"""Everything the agent keeps in its transcript: :data:`Message` plus the coding-agent roles."""
+
+_AGENT_MESSAGE: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage)
+
+
+def parse_message(data: Any) -> AgentMessage:
+    """Validate a pi-shaped JSON object (or a model) into the matching message class.
+
+    :raises pydantic.ValidationError: when ``data`` is not a message pi would write.
+    """
+    if isinstance(data, dict) and data.get("role") == "hookMessage":
+        data = {**data, "role": "custom"}
+    return _AGENT_MESSAGE.validate_python(data)

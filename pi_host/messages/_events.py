@@ -1,0 +1,249 @@
+"""Events: provider stream events (pi's ``AssistantMessageEvent``) and agent loop events.
+
+Every event serialises to pi's JSON shape (``{"type": "message_update", ...}``), which is what
+JSON and RPC modes write, one object per line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+from pydantic import Field
+
+from ._base import WireModel
+from ._content import AgentMessage, AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage
+
+__all__ = [
+    "AgentEndEvent",
+    "AgentEvent",
+    "AgentStartEvent",
+    "AssistantMessageEvent",
+    "DoneEvent",
+    "ErrorEvent",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "StartEvent",
+    "TextDeltaEvent",
+    "TextEndEvent",
+    "TextStartEvent",
+    "ThinkingDeltaEvent",
+    "ThinkingEndEvent",
+    "ThinkingStartEvent",
+    "ToolCallDeltaEvent",
+    "ToolCallEndEvent",
+    "ToolCallStartEvent",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "ToolResult",
+    "TurnEndEvent",
+    "TurnStartEvent",
+]
+
+
+# -- provider stream events ---------------------------------------------------------------
+
+
+class StartEvent(WireModel):
+    """The provider accepted the request; ``partial`` is the (empty) reply so far."""
+
+    type: Literal["start"] = "start"
+    partial: AssistantMessage
+
+
+class TextStartEvent(WireModel):
+    type: Literal["text_start"] = "text_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+class TextDeltaEvent(WireModel):
+    type: Literal["text_delta"] = "text_delta"
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+class TextEndEvent(WireModel):
+    type: Literal["text_end"] = "text_end"
+    content_index: int
+    content: str
+    partial: AssistantMessage
+
+
+class ThinkingStartEvent(WireModel):
+    type: Literal["thinking_start"] = "thinking_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+class ThinkingDeltaEvent(WireModel):
+    type: Literal["thinking_delta"] = "thinking_delta"
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+class ThinkingEndEvent(WireModel):
+    type: Literal["thinking_end"] = "thinking_end"
+    content_index: int
+    content: str
+    partial: AssistantMessage
+
+
+class ToolCallStartEvent(WireModel):
+    type: Literal["toolcall_start"] = "toolcall_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+class ToolCallDeltaEvent(WireModel):
+    """A fragment of a tool call's JSON arguments; ``partial`` holds a best-effort parse."""
+
+    type: Literal["toolcall_delta"] = "toolcall_delta"
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+class ToolCallEndEvent(WireModel):
+    type: Literal["toolcall_end"] = "toolcall_end"
+    content_index: int
+    tool_call: ToolCall
+    partial: AssistantMessage
+
+
+class DoneEvent(WireModel):
+    """The reply finished normally; ``message`` is final."""
+
+    type: Literal["done"] = "done"
+    reason: Literal["stop", "length", "toolUse"]
+    message: AssistantMessage
+
+
+class ErrorEvent(WireModel):
+    """The reply failed or was aborted; ``error`` is the final message carrying ``error_message``."""
+
+    type: Literal["error"] = "error"
+    reason: Literal["aborted", "error"]
+    error: AssistantMessage
+
+
+AssistantMessageEvent: TypeAlias = (
+    StartEvent
+    | TextStartEvent
+    | TextDeltaEvent
+    | TextEndEvent
+    | ThinkingStartEvent
+    | ThinkingDeltaEvent
+    | ThinkingEndEvent
+    | ToolCallStartEvent
+    | ToolCallDeltaEvent
+    | ToolCallEndEvent
+    | DoneEvent
+    | ErrorEvent
+)
+
+
+# -- tool results -------------------------------------------------------------------------
+
+
+class ToolResult(WireModel):
+    """What a tool's ``execute`` returns (pi's ``AgentToolResult``).
+
+    ``terminate`` asks the loop to stop after this batch of tool calls, when every call of the
+    batch asks for it.
+    """
+
+    content: list[TextContent | ImageContent] = Field(default_factory=list)
+    details: Any = None
+    terminate: bool | None = None
+
+    @classmethod
+    def text(cls, text: str, details: Any = None) -> ToolResult:
+        """Shorthand for a result holding one text block."""
+        return cls(content=[TextContent(text=text)], details=details)
+
+
+# -- agent loop events --------------------------------------------------------------------
+
+
+class AgentStartEvent(WireModel):
+    type: Literal["agent_start"] = "agent_start"
+
+
+class AgentEndEvent(WireModel):
+    """The last event of a run. ``messages`` are all messages the run produced."""
+
+    type: Literal["agent_end"] = "agent_end"
+    messages: list[AgentMessage]
+
+
+class TurnStartEvent(WireModel):
+    type: Literal["turn_start"] = "turn_start"
+
+
+class TurnEndEvent(WireModel):
+    """One assistant reply and its tool results are complete."""
+
+    type: Literal["turn_end"] = "turn_end"
+    message: AgentMessage
+    tool_results: list[ToolResultMessage]
+
+
+class MessageStartEvent(WireModel):
+    type: Literal["message_start"] = "message_start"
+    message: AgentMessage
+
+
+class MessageUpdateEvent(WireModel):
+    """A streaming delta of the assistant reply (assistant messages only)."""
+
+    type: Literal["message_update"] = "message_update"
+    message: AgentMessage
+    assistant_message_event: AssistantMessageEvent
+
+
+class MessageEndEvent(WireModel):
+    type: Literal["message_end"] = "message_end"
+    message: AgentMessage
+
+
+class ToolExecutionStartEvent(WireModel):
+    """A tool call is about to be prepared; ``args`` are the raw arguments from the model."""
+
+    type: Literal["tool_execution_start"] = "tool_execution_start"
+    tool_call_id: str
+    tool_name: str
+    args: Any
+
+
+class ToolExecutionUpdateEvent(WireModel):
+    type: Literal["tool_execution_update"] = "tool_execution_update"
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    partial_result: ToolResult
+
+
+class ToolExecutionEndEvent(WireModel):
+    type: Literal["tool_execution_end"] = "tool_execution_end"
+    tool_call_id: str
+    tool_name: str
+    result: ToolResult
+    is_error: bool
+
+
+AgentEvent: TypeAlias = (
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+)

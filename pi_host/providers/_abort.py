@@ -1,0 +1,76 @@
+"""AbortSignal: one run's abort switch, turned into anyio cancellation where work is awaited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+
+__all__ = ["AbortSignal", "AbortedError"]
+
+
+class AbortedError(Exception):
+    """Raised by :meth:`AbortSignal.raise_if_aborted` once the signal is aborted."""
+
+
+class AbortSignal:
+    """Shared by everything a run awaits: provider streams, hooks and tools.
+
+    ``abort()`` flips :attr:`aborted` and cancels every scope opened with :meth:`scope`, so an
+    awaiting provider stream, hook or subprocess wait stops at once through anyio cancellation.
+    Code that does not await can poll :attr:`aborted`.
+    """
+
+    __slots__ = ("_event", "_reason", "_scopes", "aborted")
+
+    def __init__(self) -> None:
+        self.aborted = False
+        self._reason: str | None = None
+        self._scopes: set[anyio.CancelScope] = set()
+        self._event: anyio.Event | None = None
+
+    @property
+    def reason(self) -> str | None:
+        """The reason given to :meth:`abort`, if any."""
+        return self._reason
+
+    def abort(self, reason: str | None = None) -> None:
+        """Abort: cancel every open scope and wake :meth:`wait`. Idempotent."""
+        if self.aborted:
+            return
+        self.aborted = True
+        self._reason = reason
+        for scope in list(self._scopes):
+            scope.cancel()
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        """Return once the signal is aborted."""
+        if self.aborted:
+            return
+        if self._event is None:
+            self._event = anyio.Event()
+        await self._event.wait()
+
+    def raise_if_aborted(self) -> None:
+        """:raises AbortedError: if the signal is aborted."""
+        if self.aborted:
+            raise AbortedError(self._reason or "Operation aborted")
+
+    @contextmanager
+    def scope(self) -> Iterator[anyio.CancelScope]:
+        """Open a cancel scope that :meth:`abort` cancels (at once if already aborted).
+
+        Check ``scope.cancelled_caught`` (or :attr:`aborted`) after the block to tell an abort
+        from normal completion.
+        """
+        with anyio.CancelScope() as cancel_scope:
+            if self.aborted:
+                cancel_scope.cancel()
+            self._scopes.add(cancel_scope)
+            try:
+                yield cancel_scope
+            finally:
+                self._scopes.discard(cancel_scope)
