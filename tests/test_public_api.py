@@ -26,6 +26,9 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
 
 def test_import_pi_host_loads_no_provider_sdk_or_pydantic() -> None:
-    code = "import sys, pi_host; print(sorted(m for m in ('anthropic', 'httpx', 'pydantic') if m in sys.modules))"
+    code = (
+        "import sys, pi_host; "
+        "print(sorted(m for m in ('anthropic', 'httpx', 'pydantic') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
