@@ -1,0 +1,373 @@
+"""The plugin context (``ctx``): what every lifecycle hook can see and do.
+
+These are :class:`typing.Protocol` types: the session runtime implements them, plugins and
+tests only depend on their shape (a test may pass any object with the attributes it uses).
+Names follow pi's ``ExtensionContext`` and ``ExtensionAPI`` in snake_case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+from pydantic import BaseModel, ConfigDict
+
+from pi_host.messages import CustomMessage, ImageContent, TextContent
+from pi_host.providers import AbortSignal, Model, ThinkingLevel
+
+from ._payloads import EntryView
+from ._results import CompactionResult
+from ._stash import Stash
+
+if TYPE_CHECKING:
+    from pi_host.agent import Tool
+
+    from ._registration import Command, Flag
+
+__all__ = [
+    "CommandContext",
+    "ContextUsage",
+    "DeliverAs",
+    "ExecResult",
+    "HostConfig",
+    "Mode",
+    "NotifyLevel",
+    "PluginContext",
+    "PluginUI",
+    "SessionView",
+]
+
+Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
+"""How pi-host runs: the interactive terminal UI, RPC over stdio, JSON event stream, or print."""
+
+NotifyLevel: TypeAlias = Literal["info", "warning", "error"]
+
+DeliverAs: TypeAlias = Literal["steer", "followUp", "nextTurn"]
+"""When a message sent during a run is delivered: between turns, after the run, or with the
+next prompt."""
+
+
+class ContextUsage(BaseModel):
+    """How full the model's context window is (pi's ``ContextUsage``).
+
+    :ivar tokens: estimated tokens in context, ``None`` when unknown (e.g. just after compaction).
+    :ivar context_window: the model's context window.
+    :ivar percent: ``tokens`` as a percentage of the window, ``None`` when unknown.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    tokens: int | None
+    context_window: int
+    percent: float | None
+
+
+class ExecResult(BaseModel):
+    """The outcome of :meth:`PluginContext.exec`.
+
+    :ivar stdout: the command's standard output.
+    :ivar stderr: the command's standard error.
+    :ivar code: the exit status.
+    :ivar killed: whether the command was killed (timeout or abort).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    stdout: str
+    stderr: str
+    code: int
+    killed: bool = False
+
+
+class SessionView(Protocol):
+    """A read-only view of the session store (pi's ``ReadonlySessionManager``)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def session_file(self) -> str | None:
+        """The JSONL file, ``None`` for an in-memory session (``--no-session``)."""
+        ...
+
+    @property
+    def session_dir(self) -> str | None: ...
+
+    @property
+    def session_name(self) -> str | None: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def leaf_id(self) -> str | None:
+        """The entry new entries are appended after."""
+        ...
+
+    def get_entry(self, entry_id: str) -> EntryView | None: ...
+
+    def get_entries(self) -> Sequence[EntryView]:
+        """Every entry of the session, in file order."""
+        ...
+
+    def get_branch(self, from_id: str | None = None) -> Sequence[EntryView]:
+        """The entries from the root to ``from_id`` (default: the leaf)."""
+        ...
+
+    def get_label(self, entry_id: str) -> str | None: ...
+
+
+class PluginUI(Protocol):
+    """User interaction (pi's ``ExtensionUIContext``).
+
+    In print and JSON modes the methods do nothing and dialogs return their defaults
+    (``None`` / ``False``); check :attr:`PluginContext.has_ui` first when it matters.
+    """
+
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
+        """Let the user pick one option; ``None`` when dismissed or timed out."""
+        ...
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        """Ask a yes/no question; ``False`` when dismissed or timed out."""
+        ...
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        """Ask for a line of text; ``None`` when dismissed or timed out."""
+        ...
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        """Open a multi-line editor; ``None`` when dismissed."""
+        ...
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
+
+    def set_status(self, key: str, text: str | None) -> None:
+        """Show ``text`` in the footer under ``key``; ``None`` clears it."""
+        ...
+
+    def set_widget(
+        self,
+        key: str,
+        lines: Sequence[str] | None,
+        *,
+        placement: Literal["aboveEditor", "belowEditor"] = "aboveEditor",
+    ) -> None:
+        """Show lines above or below the editor under ``key``; ``None`` removes them."""
+        ...
+
+    def set_working_message(self, message: str | None = None) -> None:
+        """The text shown while the agent works; ``None`` restores the default."""
+        ...
+
+    def set_title(self, title: str) -> None: ...
+
+    def set_editor_text(self, text: str) -> None: ...
+
+    def get_editor_text(self) -> str: ...
+
+
+class PluginContext(Protocol):
+    """What a hook implementation receives as ``ctx``: the session it runs in, and what it may do.
+
+    Read-only state is exposed as properties; actions that change the session are methods.
+    Actions that start work (``send_user_message``, ``compact``) return at once; the runtime
+    performs them after the current hook returns, so a hook never waits on its own effects.
+    """
+
+    # -- where and how pi-host runs --
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def has_ui(self) -> bool:
+        """Whether dialogs reach a user (true in ``tui`` and ``rpc`` modes)."""
+        ...
+
+    @property
+    def ui(self) -> PluginUI: ...
+
+    @property
+    def stash(self) -> Stash:
+        """Per-session plugin state (see :class:`Stash`)."""
+        ...
+
+    @property
+    def session_manager(self) -> SessionView: ...
+
+    def is_project_trusted(self) -> bool: ...
+
+    # -- the agent's state --
+
+    @property
+    def model(self) -> Model | None: ...
+
+    @property
+    def thinking_level(self) -> ThinkingLevel: ...
+
+    @property
+    def system_prompt(self) -> str:
+        """The effective system prompt (during ``pi_before_agent_start``: as chained so far)."""
+        ...
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The current run's abort signal, ``None`` while idle."""
+        ...
+
+    def is_idle(self) -> bool: ...
+
+    def has_pending_messages(self) -> bool:
+        """Whether steering or follow-up messages are queued."""
+        ...
+
+    def context_usage(self) -> ContextUsage | None: ...
+
+    # -- controlling the agent --
+
+    def abort(self) -> None:
+        """Abort the current run (no-op while idle)."""
+        ...
+
+    def compact(
+        self,
+        custom_instructions: str | None = None,
+        *,
+        on_complete: Callable[[CompactionResult], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        """Start a compaction without waiting for it."""
+        ...
+
+    def shutdown(self) -> None:
+        """Ask pi-host to exit gracefully."""
+        ...
+
+    async def set_model(self, model: Model) -> bool:
+        """Switch models; ``False`` when no credentials are configured for it."""
+        ...
+
+    def set_thinking_level(self, level: ThinkingLevel) -> None:
+        """Set the reasoning level, clamped to what the model supports."""
+        ...
+
+    def get_active_tools(self) -> list[str]: ...
+
+    def get_all_tools(self) -> list[Tool[Any]]: ...
+
+    def set_active_tools(self, names: Sequence[str]) -> None: ...
+
+    # -- registering at runtime --
+
+    def register_tool(self, tool: Tool[Any]) -> None:
+        """Add a tool now; it is active from the next provider call."""
+        ...
+
+    def register_command(self, command: Command) -> None: ...
+
+    def register_flag(self, flag: Flag) -> None: ...
+
+    def get_flag(self, name: str) -> bool | str | None:
+        """The value of a plugin flag (``--name``), ``None`` when unknown."""
+        ...
+
+    # -- messages and the session --
+
+    def send_message(
+        self,
+        message: CustomMessage,
+        *,
+        trigger_turn: bool = False,
+        deliver_as: DeliverAs | None = None,
+    ) -> None:
+        """Add a custom message to the conversation.
+
+        While a run is active it is queued (``deliver_as``, default ``"steer"``); while idle
+        it is appended, and ``trigger_turn=True`` starts a run with it.
+        """
+        ...
+
+    def send_user_message(
+        self,
+        content: str | Sequence[TextContent | ImageContent],
+        *,
+        deliver_as: Literal["steer", "followUp"] | None = None,
+    ) -> None:
+        """Prompt as if the user typed ``content`` (``pi_input`` fires with source ``"extension"``)."""
+        ...
+
+    def append_entry(self, custom_type: str, data: Any = None) -> None:
+        """Store plugin data in the session file (a ``custom`` entry, never sent to the model)."""
+        ...
+
+    def set_session_name(self, name: str) -> None: ...
+
+    def set_label(self, entry_id: str, label: str | None) -> None:
+        """Label a session entry for tree navigation; ``None`` removes the label."""
+        ...
+
+    async def exec(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        cwd: str | None = None,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> ExecResult:
+        """Run a program (not through a shell) and capture its output."""
+        ...
+
+
+class CommandContext(PluginContext, Protocol):
+    """What a slash command's handler receives: the plugin context plus session control.
+
+    Each session-control method returns whether the operation was cancelled (by a
+    ``pi_session_before_*`` hook or the user).
+    """
+
+    async def wait_for_idle(self) -> None: ...
+
+    async def new_session(self, *, parent_session: str | None = None) -> bool: ...
+
+    async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool: ...
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool: ...
+
+    async def switch_session(self, path: str) -> bool: ...
+
+    async def reload(self) -> None: ...
+
+
+class HostConfig(Protocol):
+    """What ``pi_configure`` receives: the host's configuration at startup."""
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The merged ``settings.json`` (global, then project)."""
+        ...
+
+    @property
+    def stash(self) -> Stash: ...
+
+    def get_flag(self, name: str) -> bool | str | None: ...

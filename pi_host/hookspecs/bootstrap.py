@@ -1,0 +1,87 @@
+"""Setup hooks: run once while pi-host starts, before any session exists.
+
+Order: plugins are registered (essentials, then installed plugins, then trusted project
+plugins), ``pi_addhooks`` lets them publish hookspecs of their own, the registration hooks
+(:mod:`pi_host.hookspecs.registration`) collect tools, providers, commands and flags, and
+``pi_configure`` hands every plugin the final configuration.
+
+Both hooks are *historic*: a plugin registered later (a trusted project plugin, a plugin
+loaded by ``/reload``) still receives the calls that already happened.
+"""
+
+# mypy: disable-error-code="empty-body"
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._strategy import Strategy, hookspec
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ._context import HostConfig
+
+__all__ = ["pi_addhooks", "pi_configure"]
+
+
+@hookspec(strategy=Strategy.SYNC, historic=True)
+def pi_addhooks(pluginmanager: pluggy.PluginManager) -> None:
+    """Publish hookspecs of your own, for other plugins to implement.
+
+    Fires right after the plugin is registered, before the registration hooks, so hooks
+    added here can be implemented by plugins registered earlier or later.
+
+    :param pluginmanager: the host's plugin manager; call ``add_hookspecs(module)`` on it.
+
+    **Combination:** every implementation runs (plain pluggy, synchronous, historic).
+    **On error:** the plugin fails to load and is reported; pi-host still starts.
+
+    Declare the new hooks with :func:`pi_host.hookspecs.hookspec` so the dispatcher knows
+    how to combine their results. Plugins that implement a hook which may be absent mark
+    it ``@hookimpl(optionalhook=True)``.
+
+    Example::
+
+        import sys
+
+        from pi_host import hookimpl
+        from pi_host.hookspecs import Strategy, hookspec
+
+
+        @hookspec(strategy=Strategy.FIRST, returns=str)
+        def pi_compaction_prompt(ctx):
+            \"\"\"Return the instructions for the compaction summary.\"\"\"
+
+
+        @hookimpl
+        def pi_addhooks(pluginmanager):
+            pluginmanager.add_hookspecs(sys.modules[__name__])
+    """
+
+
+@hookspec(strategy=Strategy.SYNC, historic=True)
+def pi_configure(config: HostConfig) -> None:
+    """Read the final configuration: settings, command-line flags, the working directory.
+
+    Fires once at startup after every registration hook ran (so plugin flags are parsed),
+    before ``pi_project_trust`` and the first ``pi_session_start``.
+
+    :param config: the host configuration (settings, flag values, a :class:`Stash` for
+        state that outlives sessions).
+
+    **Combination:** every implementation runs (plain pluggy, synchronous, historic).
+    **On error:** the plugin fails to load and is reported; pi-host still starts.
+
+    Example::
+
+        from pi_host import hookimpl
+        from pi_host.hookspecs import StashKey
+
+        VERBOSE = StashKey[bool]()
+
+
+        @hookimpl
+        def pi_configure(config):
+            config.stash[VERBOSE] = bool(config.get_flag("audit-verbose"))
+    """
