@@ -1,1 +1,75 @@
-"""placeholder"""
+"""pi-bash: the ``bash`` tool and user ``!cmd`` execution for pi-host.
+
+Every command runs in its own process group with a default timeout (120 s, configurable,
+overridable per call); timeout and abort stop the whole group (SIGTERM, then SIGKILL); a
+background process that keeps the output pipe open cannot hold a call open. Names,
+parameters, limits and texts are pi's, so models tuned on pi behave the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pi_host import Tool, hookimpl
+
+from ._output import OutputAccumulator, OutputSnapshot, TextFilter
+from ._process import (
+    DEFAULT_KILL_GRACE,
+    EXIT_DRAIN_SECONDS,
+    BackgroundPolicy,
+    BashError,
+    CommandOutcome,
+    background_process_groups,
+    build_env,
+    kill_background_processes,
+    resolve_shell,
+    run_shell_command,
+)
+from ._tool import (
+    BASH_DESCRIPTION,
+    BASH_PROMPT_SNIPPET,
+    DEFAULT_TIMEOUT,
+    UPDATE_INTERVAL,
+    BashParams,
+    create_bash_tool,
+)
+from ._truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size, truncate_tail
+from ._user import TerminalTextFilter, run_user_bash, sanitize_output
+
+__all__ = [
+    "BASH_DESCRIPTION",
+    "BASH_PROMPT_SNIPPET",
+    "DEFAULT_KILL_GRACE",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
+    "DEFAULT_TIMEOUT",
+    "EXIT_DRAIN_SECONDS",
+    "UPDATE_INTERVAL",
+    "BackgroundPolicy",
+    "BashError",
+    "BashParams",
+    "CommandOutcome",
+    "OutputAccumulator",
+    "OutputSnapshot",
+    "TerminalTextFilter",
+    "TextFilter",
+    "TruncationResult",
+    "background_process_groups",
+    "build_env",
+    "create_bash_tool",
+    "format_size",
+    "kill_background_processes",
+    "pi_register_tools",
+    "resolve_shell",
+    "run_shell_command",
+    "run_user_bash",
+    "sanitize_output",
+    "truncate_tail",
+]
+
+
+@hookimpl
+def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
+    """Register the ``bash`` tool with its defaults."""
+    register(create_bash_tool())

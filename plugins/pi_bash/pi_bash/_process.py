@@ -1,0 +1,378 @@
+"""Run one shell command in its own process group; stop it, and everything it started, for sure.
+
+The rules, each a fix for a way pi's bash tool can wedge a session:
+
+* Every command gets a new session and process group (``start_new_session``), so one
+  ``killpg`` reaches the shell and every descendant that did not deliberately leave the group.
+* Completion is the shell's exit (watched through a pidfd, not pipe EOF). A background
+  process that inherited the output pipe cannot hold the call open (pi#7636): after the shell
+  exits, output is drained for :data:`EXIT_DRAIN_SECONDS` at most, then the pipe is closed.
+* Timeout and abort stop the whole group: SIGTERM, a short grace period, then SIGKILL,
+  repeated until no live member is left (a loop that forks cannot outrun it).
+* Processes a command leaves running in the background (``server &``) are kept by default,
+  as pi keeps them, so an agent can start a server and talk to it in the next call; their
+  groups are remembered and :func:`kill_background_processes` (session shutdown) or
+  interpreter exit stops them. With ``background="kill"`` they are stopped when the command
+  returns. A process that leaves the group on purpose (``setsid``) is never touched.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import inspect
+import os
+import shutil
+import signal as signal_module
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+
+if TYPE_CHECKING:
+    from pi_host import AbortSignal
+
+__all__ = [
+    "DEFAULT_KILL_GRACE",
+    "EXIT_DRAIN_SECONDS",
+    "BackgroundPolicy",
+    "BashError",
+    "CommandOutcome",
+    "background_process_groups",
+    "build_env",
+    "kill_background_processes",
+    "resolve_shell",
+    "run_shell_command",
+]
+
+BackgroundPolicy = Literal["keep", "kill"]
+
+DEFAULT_KILL_GRACE = 0.5
+"""Seconds between SIGTERM and SIGKILL when a command group is stopped."""
+
+EXIT_DRAIN_SECONDS = 0.1
+"""How long output is still read after the shell exited, when something else holds the pipe."""
+
+_READ_SIZE = 64 * 1024
+_POLL_INTERVAL = 0.01
+# How long to wait for SIGKILLed processes to be gone before giving up (uninterruptible I/O).
+_KILL_CONFIRM_SECONDS = 2.0
+
+
+class BashError(Exception):
+    """A command could not be run, or did not finish normally; the text is pi's."""
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """How a command ended.
+
+    :ivar exit_code: the shell's exit status, ``128 + N`` when a signal N ended it (the
+        shell's own convention), ``None`` when the command was stopped by timeout or abort.
+    """
+
+    exit_code: int | None
+    timed_out: bool = False
+    aborted: bool = False
+
+
+def resolve_shell(shell_path: str | None = None) -> tuple[str, list[str]]:
+    """The shell and its arguments before the command: a custom path, else ``/bin/bash``,
+    else ``bash`` on ``PATH``, else ``sh``.
+
+    :raises BashError: when ``shell_path`` is given and does not exist.
+    """
+    if shell_path:
+        if os.path.exists(shell_path):
+            return shell_path, ["-c"]
+        raise BashError(f"Custom shell path not found: {shell_path}")
+    if os.path.exists("/bin/bash"):
+        return "/bin/bash", ["-c"]
+    on_path = shutil.which("bash")
+    if on_path:
+        return on_path, ["-c"]
+    return "sh", ["-c"]
+
+
+def build_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a command runs with: ours, plus markers scripts can test for.
+
+    ``PI_HOST=1`` says pi-host runs it; ``PI_CODING_AGENT=true`` is pi's own marker, set so
+    that scripts written for pi behave the same.
+    """
+    env = dict(os.environ)
+    env["PI_HOST"] = "1"
+    env["PI_CODING_AGENT"] = "true"
+    if extra:
+        env.update(extra)
+    return env
+
+
+OnData = Callable[[bytes], Awaitable[None] | None]
+
+
+async def run_shell_command(
+    command: str,
+    cwd: str,
+    *,
+    on_data: OnData,
+    signal: AbortSignal | None = None,
+    timeout: float | None = None,
+    shell_path: str | None = None,
+    env: Mapping[str, str] | None = None,
+    kill_grace: float = DEFAULT_KILL_GRACE,
+    background: BackgroundPolicy = "keep",
+) -> CommandOutcome:
+    """Run ``command`` with the shell in ``cwd``; stdout and stderr merged into ``on_data``.
+
+    Returns when the shell has exited (or was stopped) and its output is drained. Stopped
+    by ``timeout`` seconds, by ``signal``, or by cancellation of the calling task (which
+    propagates after the group is dead).
+
+    :param env: the complete environment (see :func:`build_env`); default ``build_env()``.
+    :raises BashError: the working directory does not exist, or the shell cannot start.
+    """
+    if not os.path.exists(cwd):
+        raise BashError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
+    if signal is not None and signal.aborted:
+        return CommandOutcome(exit_code=None, aborted=True)
+    shell, args = resolve_shell(shell_path)
+    try:
+        process = subprocess.Popen(
+            [shell, *args, command],
+            cwd=cwd,
+            env=dict(env) if env is not None else build_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise BashError(f"Could not start {shell} in {cwd}: {exc}") from exc
+    return await _CommandRun(process, on_data, kill_grace, background).run(signal, timeout)
+
+
+class _CommandRun:
+    """One started command: pumps its output, waits for its exit, stops its group."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        on_data: OnData,
+        kill_grace: float,
+        background: BackgroundPolicy,
+    ) -> None:
+        self.process = process
+        self.pgid = process.pid  # a session leader's pid is its group id
+        self.on_data = on_data
+        self.kill_grace = kill_grace
+        self.background = background
+        self.eof = anyio.Event()
+
+    async def run(self, signal: AbortSignal | None, timeout: float | None) -> CommandOutcome:
+        stdout = self.process.stdout
+        assert stdout is not None
+        fd = stdout.fileno()
+        os.set_blocking(fd, False)
+        try:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(self._pump, fd)
+                returncode: int | None = None
+                with anyio.move_on_after(timeout):
+                    with signal.scope() if signal is not None else contextlib.nullcontext():
+                        returncode = await _wait_exit(self.process)
+                if returncode is None:
+                    outcome = CommandOutcome(
+                        exit_code=None,
+                        aborted=signal is not None and signal.aborted,
+                        timed_out=not (signal is not None and signal.aborted),
+                    )
+                    await self._stop_group()
+                else:
+                    outcome = CommandOutcome(exit_code=_exit_status(returncode))
+                    if self.background == "kill" and _group_alive(self.pgid):
+                        await self._stop_group()
+                with anyio.move_on_after(EXIT_DRAIN_SECONDS):
+                    await self.eof.wait()
+                task_group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                if self.process.returncode is None:
+                    # Cancelled from outside (or failed) while the command still ran.
+                    await self._stop_group()
+                stdout.close()
+        if self.background == "keep" and _group_alive(self.pgid):
+            _track_background_group(self.pgid)
+        return outcome
+
+    async def _pump(self, fd: int) -> None:
+        while True:
+            await anyio.wait_readable(fd)
+            try:
+                data = os.read(fd, _READ_SIZE)
+            except BlockingIOError:
+                continue
+            if not data:
+                self.eof.set()
+                return
+            result = self.on_data(data)
+            if inspect.isawaitable(result):
+                await result
+
+    async def _stop_group(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await _stop_group(self.pgid, self.kill_grace, self.process)
+
+
+async def _stop_group(pgid: int, grace: float, leader: subprocess.Popen[bytes] | None = None) -> None:
+    """SIGTERM the group, wait up to ``grace`` for it to empty, then SIGKILL until it is gone."""
+    _signal_group(pgid, signal_module.SIGTERM)
+    with anyio.move_on_after(grace):
+        if leader is not None:
+            await _wait_exit(leader)
+        await _wait_group_gone(pgid)
+    _signal_group(pgid, signal_module.SIGKILL)
+    with anyio.move_on_after(_KILL_CONFIRM_SECONDS):
+        if leader is not None:
+            await _wait_exit(leader)
+        # Re-sending covers children forked between two signals.
+        await _wait_group_gone(pgid, resend=signal_module.SIGKILL)
+
+
+async def _wait_exit(process: subprocess.Popen[bytes]) -> int:
+    """Wait for the process to exit and reap it, without waiting on its pipes."""
+    if process.returncode is not None:
+        return process.returncode
+    pidfd = _open_pidfd(process.pid)
+    if pidfd is None:
+        # No pidfd (not Linux): a worker thread blocks in waitpid; when cancelled it is
+        # abandoned and ends as soon as the process does, which stopping the group ensures.
+        return await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+    try:
+        while (returncode := process.poll()) is None:
+            await anyio.wait_readable(pidfd)
+        return returncode
+    finally:
+        os.close(pidfd)
+
+
+def _open_pidfd(pid: int) -> int | None:
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return None
+    try:
+        fd: int = pidfd_open(pid)
+    except OSError:
+        return None
+    return fd
+
+
+def _exit_status(returncode: int) -> int:
+    # Popen reports death by signal N as -N; a shell reports it as 128 + N.
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        # Some member is not ours to signal (setuid); still stop the ones we may.
+        with contextlib.suppress(OSError):
+            os.kill(pgid, sig)
+
+
+async def _wait_group_gone(pgid: int, resend: int | None = None) -> None:
+    while _group_alive(pgid):
+        if resend is not None:
+            _signal_group(pgid, resend)
+        await anyio.sleep(_POLL_INTERVAL)
+
+
+_PROC = "/proc"
+_HAVE_PROC = sys.platform.startswith("linux") and os.path.isdir(_PROC)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether the group has a member that is not a zombie.
+
+    Zombies count as members for ``kill``, and an init process that never reaps orphans (a
+    common container setup) keeps them forever, so on Linux the members are looked up.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not _HAVE_PROC:
+        return True
+    return any(True for _ in _live_members(pgid))
+
+
+def _live_members(pgid: int) -> Iterator[int]:
+    with os.scandir(_PROC) as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"{_PROC}/{entry.name}/stat", "rb") as stat_file:
+                    stat = stat_file.read()
+            except OSError:
+                continue
+            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                yield int(entry.name)
+
+
+# -- background groups ----------------------------------------------------------------------
+
+_background_groups: set[int] = set()
+_atexit_registered = False
+
+
+def _track_background_group(pgid: int) -> None:
+    global _atexit_registered
+    # Forget groups that ended, so a recycled id is never signalled later.
+    _background_groups.difference_update([g for g in _background_groups if not _group_alive(g)])
+    _background_groups.add(pgid)
+    if not _atexit_registered:
+        atexit.register(_kill_background_at_exit)
+        _atexit_registered = True
+
+
+def background_process_groups() -> frozenset[int]:
+    """Process groups of commands that returned while leaving processes running."""
+    return frozenset(g for g in _background_groups if _group_alive(g))
+
+
+async def kill_background_processes(*, grace: float = DEFAULT_KILL_GRACE) -> int:
+    """Stop every process that commands left running in the background; return how many
+    groups were stopped. Call it when the session ends.
+    """
+    groups = [g for g in _background_groups if _group_alive(g)]
+    _background_groups.clear()
+    with anyio.CancelScope(shield=True):
+        async with anyio.create_task_group() as task_group:
+            for pgid in groups:
+                task_group.start_soon(_stop_group, pgid, grace)
+    return len(groups)
+
+
+def _kill_background_at_exit() -> None:
+    groups = [g for g in _background_groups if _group_alive(g)]
+    _background_groups.clear()
+    for pgid in groups:
+        _signal_group(pgid, signal_module.SIGTERM)
+    deadline = time.monotonic() + DEFAULT_KILL_GRACE
+    while groups and time.monotonic() < deadline:
+        groups = [g for g in groups if _group_alive(g)]
+        time.sleep(_POLL_INTERVAL)
+    for pgid in groups:
+        _signal_group(pgid, signal_module.SIGKILL)

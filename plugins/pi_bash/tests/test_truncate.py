@@ -1,0 +1,80 @@
+"""Tail truncation and size formatting, against pi's rules and texts."""
+
+from __future__ import annotations
+
+import pytest
+from pi_bash import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
+
+
+def test_limits_are_pis() -> None:
+    assert (DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES) == (2000, 50 * 1024)
+
+
+def test_text_within_limits_is_untouched() -> None:
+    result = truncate_tail("a\nb\n")
+    assert result.content == "a\nb\n"
+    assert not result.truncated
+    assert result.truncated_by is None
+    # pi counts the empty string after a final newline as a line.
+    assert (result.total_lines, result.output_lines) == (3, 3)
+    assert result.total_bytes == result.output_bytes == 4
+
+
+def test_line_limit_keeps_the_last_lines() -> None:
+    text = "\n".join(f"line {i}" for i in range(1, 11))
+    result = truncate_tail(text, max_lines=3)
+    assert result.content == "line 8\nline 9\nline 10"
+    assert result.truncated and result.truncated_by == "lines"
+    assert (result.total_lines, result.output_lines) == (10, 3)
+
+
+def test_byte_limit_keeps_whole_lines() -> None:
+    text = "\n".join(["x" * 10] * 10)
+    result = truncate_tail(text, max_bytes=25)
+    # Two lines of 10 bytes plus one newline fit in 25; a third would need 32.
+    assert result.content == "x" * 10 + "\n" + "x" * 10
+    assert result.truncated_by == "bytes"
+    assert not result.last_line_partial
+    assert result.output_bytes == 21
+
+
+def test_an_oversized_last_line_keeps_its_end_on_a_character_boundary() -> None:
+    text = "start\n" + "é" * 20  # two bytes per character
+    result = truncate_tail(text, max_bytes=9)
+    assert result.last_line_partial
+    assert result.truncated_by == "bytes"
+    assert result.content == "é" * 4
+    assert result.output_lines == 1
+
+
+def test_result_serialises_with_pis_field_names() -> None:
+    assert set(truncate_tail("a").to_json_dict()) == {
+        "content",
+        "truncated",
+        "truncatedBy",
+        "totalLines",
+        "totalBytes",
+        "outputLines",
+        "outputBytes",
+        "lastLinePartial",
+        "firstLineExceedsLimit",
+        "maxLines",
+        "maxBytes",
+    }
+
+
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [
+        (0, "0B"),
+        (1023, "1023B"),
+        (1024, "1.0KB"),
+        (1280, "1.3KB"),  # 1.25 rounds half up, as JavaScript's toFixed does
+        (50 * 1024, "50.0KB"),
+        (200_000, "195.3KB"),
+        (1024 * 1024, "1.0MB"),
+        (int(9.55 * 1024 * 1024), "9.5MB"),
+    ],
+)
+def test_format_size(size: int, text: str) -> None:
+    assert format_size(size) == text
