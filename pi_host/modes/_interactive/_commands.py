@@ -1,0 +1,615 @@
+"""The built-in slash commands and the keyboard shortcuts that act on the session.
+
+Built-ins are handled here; a ``/name`` that a plugin registered goes to
+``run_plugin_command``; anything else starting with ``/`` goes to ``prompt`` so the session can
+expand prompt templates and skills.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shlex
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from pi_host.messages import AssistantMessage, TextContent, ToolCall
+
+from ._render import render_markdown, shorten_path
+
+if TYPE_CHECKING:
+    from ._app import InteractiveApp
+    from ._driver import InteractiveSession, TreeNode
+
+__all__ = ["BUILTIN_COMMANDS", "THINKING_LEVELS", "CommandRunner", "flatten_tree"]
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+BUILTIN_COMMANDS: tuple[tuple[str, str], ...] = (
+    ("model", "Switch the model (picker, or /model provider/id)"),
+    ("thinking", "Set the thinking level (picker, or /thinking high)"),
+    ("compact", "Summarize older messages to free context; optional focus instructions"),
+    ("new", "Start a new session"),
+    ("resume", "Pick a previous session to continue"),
+    ("fork", "Start a new session from an earlier user message"),
+    ("clone", "Copy the current branch into a new session"),
+    ("tree", "Jump to any point of the session tree"),
+    ("name", "Set the session's display name"),
+    ("session", "Show the session file, id, message counts, tokens and cost"),
+    ("export", "Write the session as HTML (optional output path)"),
+    ("copy", "Copy the last reply to the clipboard"),
+    ("reload", "Reload plugins, skills, prompt templates and context files"),
+    ("hotkeys", "Show the keyboard shortcuts"),
+    ("quit", "Quit"),
+)
+_BUILTIN_NAMES = frozenset(name for name, _ in BUILTIN_COMMANDS)
+
+
+def _split_command(text: str) -> tuple[str, str]:
+    name, _, args = text[1:].partition(" ")
+    return name, args.strip()
+
+
+def _first_argument(args: str) -> str | None:
+    """The first shell-style word of ``args`` (quotes allowed), as ``/export "a b.html"`` needs."""
+    if not args:
+        return None
+    try:
+        words = shlex.split(args)
+    except ValueError:
+        return None
+    return words[0] if words else None
+
+
+def _age(ms: int) -> str:
+    if not ms:
+        return ""
+    seconds = max(0, int(_dt.datetime.now().timestamp() - ms / 1000))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return "just now"
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class CommandRunner:
+    """Runs slash commands against the app's session."""
+
+    def __init__(self, app: InteractiveApp) -> None:
+        self.app = app
+        self._handlers: dict[str, Callable[[str], Awaitable[None]]] = {
+            "model": self.model,
+            "thinking": self.thinking,
+            "compact": self.compact,
+            "new": self.new,
+            "resume": self.resume,
+            "fork": self.fork,
+            "clone": self.clone,
+            "tree": self.tree,
+            "name": self.name,
+            "session": self.session_info,
+            "export": self.export,
+            "copy": self.copy,
+            "reload": self.reload,
+            "hotkeys": self.hotkeys,
+            "quit": self.quit,
+        }
+
+    @property
+    def session(self) -> InteractiveSession:
+        return self.app.session
+
+    # -- lookup ---------------------------------------------------------------------------------
+
+    def is_builtin(self, text: str) -> bool:
+        if not text.startswith("/"):
+            return False
+        return _split_command(text)[0] in _BUILTIN_NAMES
+
+    def plugin_command(self, text: str) -> tuple[str, str] | None:
+        """``(name, args)`` when ``text`` invokes a plugin command."""
+        if not text.startswith("/"):
+            return None
+        name, args = _split_command(text)
+        names = {command.name for command in self.app._safe(self.session.plugin_commands, ())}
+        return (name, args) if name in names else None
+
+    def completion_entries(self) -> list[tuple[str, str | None]]:
+        entries: list[tuple[str, str | None]] = list(BUILTIN_COMMANDS)
+        for command in self.app._safe(self.session.plugin_commands, ()):
+            entries.append((command.name, command.description))
+        return entries
+
+    def thinking_levels(self) -> Sequence[str]:
+        model = self.app._safe(lambda: self.session.model, None)
+        if model is None or not model.reasoning:
+            return ("off",)
+        return THINKING_LEVELS
+
+    async def run(self, text: str) -> None:
+        name, args = _split_command(text)
+        await self._handlers[name](args)
+
+    # -- models and thinking --------------------------------------------------------------------
+
+    async def model(self, args: str) -> None:
+        models = list(self.app._safe(self.session.available_models, ()))
+        if args:
+            exact = [m for m in models if args in (m.ref, m.id)]
+            if len(exact) == 1 or not models:
+                await self._set_model(exact[0].ref if exact else args)
+                return
+            models = [m for m in models if args.lower() in m.ref.lower()] or models
+        if not models:
+            self.app.warning("No models available. Configure an API key or models.json first.")
+            return
+        current = self.app._safe(lambda: self.session.model, None)
+        labels = [
+            f"{m.id}  [{m.provider}]" + ("  ✓" if current and m.ref == current.ref else "") for m in models
+        ]
+        initial = next((i for i, m in enumerate(models) if current and m.ref == current.ref), 0)
+        index = await self.app.select("Select model", labels, initial=initial)
+        if index is not None:
+            await self._set_model(models[index].ref)
+
+    async def _set_model(self, ref: str) -> None:
+        try:
+            await self.session.set_model(ref)
+        except Exception as exc:
+            self.app.error(str(exc))
+            return
+        model = self.session.model
+        self.app.notice(f"Model: {model.id if model else ref}")
+
+    async def cycle_model(self) -> None:
+        models = list(self.app._safe(self.session.available_models, ()))
+        if len(models) < 2:
+            self.app.notice("Only one model available" if models else "No models available")
+            return
+        current = self.session.model
+        refs = [m.ref for m in models]
+        position = refs.index(current.ref) if current is not None and current.ref in refs else -1
+        await self._set_model(refs[(position + 1) % len(refs)])
+
+    async def thinking(self, args: str) -> None:
+        levels = list(self.thinking_levels())
+        if args:
+            level = args.strip().lower()
+            if level not in THINKING_LEVELS:
+                self.app.error(f"Unknown thinking level {args!r}. Use one of: {', '.join(THINKING_LEVELS)}")
+                return
+        else:
+            current = self.session.thinking_level
+            initial = levels.index(current) if current in levels else 0
+            index = await self.app.select("Thinking level", levels, initial=initial)
+            if index is None:
+                return
+            level = levels[index]
+        self.session.set_thinking_level(level)
+        self.app.notice(f"Thinking level: {self.session.thinking_level}")
+
+    def cycle_thinking_level(self) -> None:
+        levels = list(self.thinking_levels())
+        if len(levels) < 2:
+            self.app.notice("Current model does not support thinking")
+            return
+        current = self.session.thinking_level
+        position = levels.index(current) if current in levels else -1
+        self.session.set_thinking_level(levels[(position + 1) % len(levels)])
+        self.app.notice(f"Thinking level: {self.session.thinking_level}")
+
+    # -- context --------------------------------------------------------------------------------
+
+    async def compact(self, args: str) -> None:
+        if len(self.session.messages) < 2:
+            self.app.warning("Nothing to compact (no messages yet)")
+            return
+        self.app._compaction_error_shown = False
+        try:
+            await self.session.compact(args or None)
+        except Exception as exc:
+            # The compaction_end event usually reported it already.
+            if not self.app._compaction_error_shown:
+                self.app.error(str(exc))
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    async def new(self, args: str) -> None:
+        result = await self.session.new_session()
+        if result.cancelled:
+            return
+        self.app.session_switched()
+        self.app.add_static(Text("✓ New session started", style="green"))
+
+    async def resume(self, args: str) -> None:
+        sessions = list(self.session.list_sessions())
+        current = self.session.session_file
+        sessions = [s for s in sessions if s.path != current]
+        if not sessions:
+            self.app.notice("No other sessions found")
+            return
+        labels = []
+        for listing in sessions:
+            title = listing.name or _one_line(listing.first_message or "(empty)", 60)
+            details = " · ".join(
+                part for part in (_age(listing.modified_ms), f"{listing.message_count} messages") if part
+            )
+            labels.append(f"{title}  ({details})")
+        index = await self.app.select("Resume session", labels, filterable=True)
+        if index is None:
+            return
+        result = await self.session.resume(sessions[index].path)
+        if result.cancelled:
+            self.app.notice("Resume cancelled")
+            return
+        self.app.session_switched("Resumed session")
+
+    async def fork(self, args: str) -> None:
+        points = list(self.session.fork_points())
+        if not points:
+            self.app.notice("No messages to fork from")
+            return
+        labels = [_one_line(point.text) for point in points]
+        index = await self.app.select("Fork from message", labels, initial=len(points) - 1)
+        if index is None:
+            return
+        result = await self.session.fork(points[index].entry_id)
+        if result.cancelled:
+            return
+        self.app.session_switched("Forked to new session")
+        self._put_in_editor(result.editor_text, replace=True)
+
+    async def clone(self, args: str) -> None:
+        if self.session.leaf_id is None:
+            self.app.notice("Nothing to clone yet")
+            return
+        result = await self.session.clone()
+        if result.cancelled:
+            return
+        self.app.session_switched("Cloned to new session")
+
+    async def tree(self, args: str) -> None:
+        roots = list(self.session.tree())
+        if not roots:
+            self.app.notice("No entries in session")
+            return
+        leaf = self.session.leaf_id
+        rows = flatten_tree(roots, leaf)
+        ids = [row[0] for row in rows]
+        labels = [row[1] for row in rows]
+        selected = ids.index(leaf) if leaf in ids else len(ids) - 1
+        while True:
+            index = await self.app.select(
+                "Session tree (• marks the current branch)",
+                labels,
+                initial=selected,
+                filterable=False,
+                max_visible=15,
+            )
+            if index is None:
+                return
+            selected = index
+            target = ids[index]
+            if target == leaf:
+                self.app.notice("Already at this point")
+                return
+            choice = await self._summary_choice()
+            if choice is None:
+                continue  # back to the tree, as pi does
+            summarize, instructions = choice
+            if summarize:
+                self.app.set_status(self._summarizing_status())
+            try:
+                result = await self.session.navigate_tree(
+                    target, summarize=summarize, custom_instructions=instructions
+                )
+            finally:
+                if summarize:
+                    self.app.set_status(None)
+            if result.aborted:
+                self.app.notice("Branch summarization cancelled")
+                continue
+            if result.cancelled:
+                self.app.notice("Navigation cancelled")
+                return
+            self.app.session_switched("Navigated to selected point")
+            self._put_in_editor(result.editor_text, replace=False)
+            return
+
+    def _summarizing_status(self) -> Any:
+        from ._app import _Status
+
+        return _Status("Summarizing branch... (esc to cancel)", kind="summarizing")
+
+    async def _summary_choice(self) -> tuple[bool, str | None] | None:
+        options = ["No summary", "Summarize", "Summarize with custom prompt"]
+        while True:
+            index = await self.app.select("Summarize branch?", options)
+            if index is None:
+                return None
+            if index < 2:
+                return index == 1, None
+            instructions = await self.app.editor("Custom summarization instructions")
+            if instructions is not None:
+                return True, instructions
+
+    def _put_in_editor(self, text: str | None, *, replace: bool) -> None:
+        if not text:
+            return
+        buffer = self.app.buffer
+        if replace or not buffer.text.strip():
+            buffer.text = text
+            buffer.cursor_position = len(text)
+
+    async def name(self, args: str) -> None:
+        if not args:
+            current = self.session.session_name
+            if current:
+                self.app.notice(f"Session name: {current}")
+            else:
+                self.app.warning("Usage: /name <name>")
+            return
+        self.session.set_session_name(args)
+        self.app.notice(f"Session name set: {args}")
+        self.app.update_title()
+
+    async def session_info(self, args: str) -> None:
+        session = self.session
+        messages = list(session.messages)
+        counts = {"user": 0, "assistant": 0, "toolResult": 0}
+        tool_calls = 0
+        tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+        cost = 0.0
+        for message in messages:
+            role = getattr(message, "role", None)
+            if role in counts:
+                counts[role] += 1
+            if isinstance(message, AssistantMessage):
+                tool_calls += sum(1 for block in message.content if isinstance(block, ToolCall))
+                usage = message.usage
+                tokens["input"] += usage.input
+                tokens["output"] += usage.output
+                tokens["cache_read"] += usage.cache_read
+                tokens["cache_write"] += usage.cache_write
+                cost += float(usage.cost.total)
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="dim")
+        table.add_column()
+
+        def section(title: str) -> None:
+            table.add_row(Text(title, style="bold"), "")
+
+        section("Session Info")
+        if session.session_name:
+            table.add_row("Name", session.session_name)
+        table.add_row("File", shorten_path(session.session_file) if session.session_file else "In-memory")
+        table.add_row("ID", session.session_id)
+        section("Messages")
+        table.add_row("User", str(counts["user"]))
+        table.add_row("Assistant", str(counts["assistant"]))
+        table.add_row("Tool Calls", str(tool_calls))
+        table.add_row("Tool Results", str(counts["toolResult"]))
+        table.add_row("Total", str(len(messages)))
+        section("Tokens")
+        table.add_row("Input", f"{tokens['input']:,}")
+        table.add_row("Output", f"{tokens['output']:,}")
+        if tokens["cache_read"]:
+            table.add_row("Cache Read", f"{tokens['cache_read']:,}")
+        if tokens["cache_write"]:
+            table.add_row("Cache Write", f"{tokens['cache_write']:,}")
+        table.add_row("Total", f"{sum(tokens.values()):,}")
+        if cost > 0:
+            section("Cost")
+            table.add_row("Total", f"{cost:.4f}")
+        self.app.add_static(table)
+
+    async def export(self, args: str) -> None:
+        from ._app import maybe_await
+
+        try:
+            path = await maybe_await(self.session.export_html(_first_argument(args)))
+        except Exception as exc:
+            self.app.error(f"Failed to export session: {exc}")
+            return
+        self.app.notice(f"Session exported to: {path}")
+
+    async def copy(self, args: str) -> None:
+        text = None
+        for message in reversed(list(self.session.messages)):
+            if isinstance(message, AssistantMessage):
+                parts = [block.text for block in message.content if isinstance(block, TextContent)]
+                if "".join(parts).strip():
+                    text = "".join(parts).strip()
+                    break
+        if text is None:
+            self.app.error("No agent messages to copy yet.")
+            return
+        self.app.copy_to_clipboard(text)
+        self.app.notice("Copied last agent message to clipboard")
+
+    async def reload(self, args: str) -> None:
+        if self.app.busy:
+            self.app.warning("Wait for the current response to finish before reloading.")
+            return
+        if self.app._compacting:
+            self.app.warning("Wait for compaction to finish before reloading.")
+            return
+        try:
+            await self.session.reload()
+        except Exception as exc:
+            self.app.error(f"Reload failed: {exc}")
+            return
+        self.app.notice("Reloaded plugins, skills, prompt templates and context files")
+
+    async def hotkeys(self, args: str) -> None:
+        rows = [
+            ("Enter", "Send the message (while the agent works: steer)"),
+            ("Alt+Enter", "Queue a follow-up (delivered when the agent is done)"),
+            ("Shift+Enter / Ctrl+J", "New line"),
+            ("Esc", "Abort (queued messages return to the editor); twice on empty: /tree"),
+            ("Alt+Up", "Take queued messages back into the editor"),
+            ("Up / Down", "Move the cursor / browse history"),
+            ("Tab", "Complete paths, commands and @file references"),
+            ("Ctrl+C", "Clear the editor; twice to quit"),
+            ("Ctrl+D", "Quit (on an empty editor)"),
+            ("Ctrl+Z", "Suspend to the background"),
+            ("Shift+Tab", "Cycle the thinking level"),
+            ("Ctrl+P", "Cycle models"),
+            ("Ctrl+L", "Open the model picker"),
+            ("Ctrl+O", "Expand or collapse tool output"),
+            ("Ctrl+T", "Show or hide thinking blocks"),
+            ("Ctrl+G", "Edit the message in $VISUAL / $EDITOR"),
+            ("/", "Slash commands"),
+            ("!cmd", "Run a shell command; its output goes to the model"),
+            ("!!cmd", "Run a shell command without sending its output"),
+            ("@path", "Reference a file (fuzzy search)"),
+        ]
+        lines = ["| Key | Action |", "|-----|--------|"]
+        lines += [f"| `{key}` | {action} |" for key, action in rows]
+        self.app.add_static(
+            Group(
+                Rule(style="dim"),
+                Text("Keyboard Shortcuts", style="bold cyan"),
+                render_markdown("\n".join(lines)),
+                Rule(style="dim"),
+            )
+        )
+
+    async def quit(self, args: str) -> None:
+        self.app.request_exit()
+
+
+def _field(obj: Any, *names: str) -> Any:
+    for name in names:
+        if isinstance(obj, dict):
+            if name in obj:
+                return obj[name]
+        elif hasattr(obj, name):
+            return getattr(obj, name)
+    return None
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if _field(block, "type") == "text":
+            parts.append(str(_field(block, "text") or ""))
+    return "".join(parts)
+
+
+def entry_label(entry: Any, tool_calls: dict[str, tuple[str, Any]]) -> str | None:
+    """How ``/tree`` shows one session entry, or ``None`` to leave it out."""
+    kind = _field(entry, "type")
+    if kind == "message":
+        message = _field(entry, "message")
+        role = _field(message, "role")
+        if role == "user":
+            return "user: " + _one_line(_content_text(_field(message, "content")), 100)
+        if role == "assistant":
+            content = _field(message, "content") or []
+            for block in content:
+                if _field(block, "type") == "toolCall":
+                    tool_calls[str(_field(block, "id"))] = (
+                        str(_field(block, "name")),
+                        _field(block, "arguments"),
+                    )
+            text = _one_line(_content_text(content), 100)
+            if text:
+                return "assistant: " + text
+            if _field(message, "stop_reason", "stopReason") == "aborted":
+                return "assistant: (aborted)"
+            error = _field(message, "error_message", "errorMessage")
+            return "assistant: " + (_one_line(error, 80) if error else "(no content)")
+        if role == "toolResult":
+            call = tool_calls.get(str(_field(message, "tool_call_id", "toolCallId")))
+            if call is None:
+                return f"[{_field(message, 'tool_name', 'toolName') or 'tool'}]"
+            name, arguments = call
+            return _one_line(f"[{name}] {_tool_call_summary(name, arguments)}", 100)
+        if role == "bashExecution":
+            return "[bash]: " + _one_line(str(_field(message, "command") or ""), 100)
+        return f"[{role}]"
+    if kind == "custom_message":
+        label = _field(entry, "custom_type", "customType")
+        return f"[{label}]: " + _one_line(_content_text(_field(entry, "content")), 100)
+    if kind == "compaction":
+        tokens = _field(entry, "tokens_before", "tokensBefore") or 0
+        return f"[compaction: {round(tokens / 1000)}k tokens]"
+    if kind == "branch_summary":
+        return "[branch summary]: " + _one_line(str(_field(entry, "summary") or ""), 100)
+    if kind == "model_change":
+        return f"[model: {_field(entry, 'model_id', 'modelId')}]"
+    if kind == "thinking_level_change":
+        return f"[thinking: {_field(entry, 'thinking_level', 'thinkingLevel')}]"
+    if kind == "session_info":
+        return f"[title: {_field(entry, 'name') or 'empty'}]"
+    return None  # labels and plugin data entries are bookkeeping
+
+
+def _tool_call_summary(name: str, arguments: Any) -> str:
+    if not isinstance(arguments, dict):
+        return ""
+    for key in ("command", "path", "file_path", "pattern"):
+        value = arguments.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def flatten_tree(roots: Sequence[TreeNode], leaf_id: str | None) -> list[tuple[str, str]]:
+    """``(entry id, display line)`` for each shown entry, depth first.
+
+    A chain of single children stays in one column; where the conversation branches, each
+    branch is indented under a ``├─`` / ``└─`` connector. Entries on the path to the current
+    leaf are marked ``•``.
+    """
+    parents: dict[str, str | None] = {}
+
+    def index(node: TreeNode, parent: str | None) -> None:
+        stack = [(node, parent)]
+        while stack:
+            current, up = stack.pop()
+            node_id = str(_field(current.entry, "id"))
+            parents[node_id] = up
+            stack.extend((child, node_id) for child in current.children)
+
+    for root in roots:
+        index(root, None)
+    active: set[str] = set()
+    cursor = leaf_id
+    while cursor is not None and cursor not in active:
+        active.add(cursor)
+        cursor = parents.get(cursor)
+
+    tool_calls: dict[str, tuple[str, Any]] = {}
+    rows: list[tuple[str, str]] = []
+    # (node, gutter prefix for its descendants, connector for itself)
+    stack: list[tuple[TreeNode, str, str]] = [(root, "", "") for root in reversed(roots)]
+    while stack:
+        node, prefix, connector = stack.pop()
+        node_id = str(_field(node.entry, "id"))
+        label = entry_label(node.entry, tool_calls)
+        if label is not None:
+            marker = "• " if node_id in active else ""
+            tag = f"[{node.label}] " if node.label else ""
+            rows.append((node_id, f"{prefix}{connector}{marker}{tag}{label}"))
+        children = list(node.children)
+        if len(children) == 1:
+            child_prefix = prefix + ("   " if connector == "└─ " else "│  " if connector else "")
+            stack.append((children[0], child_prefix, ""))
+        elif children:
+            base = prefix + ("   " if connector == "└─ " else "│  " if connector else "")
+            for position, child in reversed(list(enumerate(children))):
+                last = position == len(children) - 1
+                stack.append((child, base, "└─ " if last else "├─ "))
+    return rows

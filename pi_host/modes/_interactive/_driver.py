@@ -1,0 +1,315 @@
+"""What the interactive mode needs from a session: the :class:`InteractiveSession` protocol.
+
+The terminal UI is written against this protocol rather than the runtime's concrete class, so it
+can be driven by the real session runtime and, in tests, by a scripted fake. It follows pi's
+``AgentSession`` (notes §3.3, §3.4) closely; every method is one the runtime already has for RPC
+mode or pi's slash commands.
+
+Events reach the UI through :meth:`InteractiveSession.subscribe`. The agent events are the
+pydantic models of :mod:`pi_host.messages`; the session-level events (``queue_update``,
+``compaction_start`` …) may be any object with a ``type`` attribute and pi's fields in snake case.
+The frozen dataclasses below are one such set, used by the test fake and free for the runtime to
+use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from pi_host.messages import AgentMessage
+    from pi_host.providers import Model
+
+    from ._ui_bridge import UiBridge
+
+__all__ = [
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
+    "CompactionEndEvent",
+    "CompactionStartEvent",
+    "ContextUsage",
+    "ForkPoint",
+    "InteractiveSession",
+    "Listener",
+    "PluginCommand",
+    "QueueUpdateEvent",
+    "SessionInfoChangedEvent",
+    "SessionListing",
+    "StreamingBehavior",
+    "SwitchResult",
+    "ThinkingLevelChangedEvent",
+    "TreeNode",
+    "UserBashResult",
+]
+
+StreamingBehavior = Literal["steer", "followUp"]
+Listener = Callable[[Any], "Awaitable[None] | None"]
+
+
+# -- session-level events (pi's AgentSessionEvent additions, notes §3.4) ---------------------
+
+
+@dataclass(frozen=True)
+class QueueUpdateEvent:
+    """The full steering and follow-up queues, after any change."""
+
+    steering: tuple[str, ...] = ()
+    follow_up: tuple[str, ...] = ()
+    type: Literal["queue_update"] = "queue_update"
+
+
+@dataclass(frozen=True)
+class CompactionStartEvent:
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    type: Literal["compaction_start"] = "compaction_start"
+
+
+@dataclass(frozen=True)
+class CompactionEndEvent:
+    """``result`` carries ``summary`` and ``tokens_before`` when the compaction succeeded."""
+
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    result: Any = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+    type: Literal["compaction_end"] = "compaction_end"
+
+
+@dataclass(frozen=True)
+class AutoRetryStartEvent:
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str = ""
+    type: Literal["auto_retry_start"] = "auto_retry_start"
+
+
+@dataclass(frozen=True)
+class AutoRetryEndEvent:
+    success: bool
+    attempt: int
+    final_error: str | None = None
+    type: Literal["auto_retry_end"] = "auto_retry_end"
+
+
+@dataclass(frozen=True)
+class SessionInfoChangedEvent:
+    name: str | None
+    type: Literal["session_info_changed"] = "session_info_changed"
+
+
+@dataclass(frozen=True)
+class ThinkingLevelChangedEvent:
+    level: str
+    type: Literal["thinking_level_changed"] = "thinking_level_changed"
+
+
+# -- records returned by the session --------------------------------------------------------
+
+
+class ContextUsage(NamedTuple):
+    """Tokens in the context now (``None`` right after a compaction), the window, and the share."""
+
+    tokens: int | None
+    context_window: int
+    percent: float | None
+
+
+@dataclass(frozen=True)
+class SwitchResult:
+    """The outcome of replacing or moving within the session (pi's ``{cancelled}`` results).
+
+    ``cancelled``: a plugin vetoed it. ``aborted``: the user stopped a branch summary.
+    ``editor_text``: text to put back into the editor (the forked user message, say).
+    """
+
+    cancelled: bool = False
+    aborted: bool = False
+    editor_text: str | None = None
+
+
+@dataclass(frozen=True)
+class UserBashResult:
+    """What a ``!cmd`` produced (pi's ``BashResult``)."""
+
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """A user message that ``/fork`` can start a new session from (RPC ``get_fork_messages``)."""
+
+    entry_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PluginCommand:
+    """A command a plugin registered (or a prompt template or skill), shown in completion."""
+
+    name: str
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionListing:
+    """One saved session, as ``/resume`` lists it."""
+
+    path: str
+    name: str | None = None
+    first_message: str = ""
+    modified_ms: int = 0
+    message_count: int = 0
+
+
+@dataclass
+class TreeNode:
+    """A session tree node (pi's ``SessionTreeNode``): ``entry`` is a session entry.
+
+    ``entry`` is read by attribute or key: ``id``, ``type`` (``message``, ``compaction``,
+    ``branch_summary``, ``custom_message`` …) and the fields of that type in pi's session format
+    (``message``, ``summary``, ``tokens_before``/``tokensBefore`` …).
+    """
+
+    entry: Any
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+
+
+# -- the protocol ---------------------------------------------------------------------------
+
+
+class InteractiveSession(Protocol):
+    """The session the interactive mode drives (a subset of pi's ``AgentSession``).
+
+    Methods that pi's slash commands need raise an exception whose message is shown to the user
+    as ``Error: <message>`` when they fail.
+    """
+
+    # state ------------------------------------------------------------------------------
+
+    @property
+    def is_streaming(self) -> bool:
+        """An agent run is in progress (prompts are queued as steer or follow-up)."""
+        ...
+
+    @property
+    def model(self) -> Model | None: ...
+
+    @property
+    def thinking_level(self) -> str: ...
+
+    @property
+    def messages(self) -> Sequence[AgentMessage]:
+        """The messages of the current branch, in order (what ``/session`` counts)."""
+        ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def session_file(self) -> str | None: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def session_name(self) -> str | None: ...
+
+    @property
+    def leaf_id(self) -> str | None:
+        """The id of the entry the session is at (marked in ``/tree``)."""
+        ...
+
+    @property
+    def auto_compaction_enabled(self) -> bool: ...
+
+    def context_usage(self) -> ContextUsage | None: ...
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` (awaiting it when it returns an awaitable) with every event."""
+        ...
+
+    def set_ui(self, ui: UiBridge | None) -> None:
+        """Route plugin UI requests (``ctx.ui``) to ``ui``; ``None`` when the mode ends."""
+        ...
+
+    # running ----------------------------------------------------------------------------
+
+    async def prompt(self, text: str, *, streaming_behavior: StreamingBehavior | None = None) -> None:
+        """Run ``text`` through pi's prompt pipeline (commands, templates, skills).
+
+        While idle this runs a whole agent run and returns when it ends; while streaming it
+        queues ``text`` as ``streaming_behavior`` and returns at once.
+        """
+        ...
+
+    async def abort(self) -> None:
+        """Stop whatever runs: the agent run, a retry wait, a compaction, a branch summary or a
+        user bash command; return when the session is idle."""
+        ...
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Empty both queues and return their texts: ``(steering, follow_up)``."""
+        ...
+
+    async def run_user_bash(
+        self,
+        command: str,
+        *,
+        exclude_from_context: bool,
+        on_output: Callable[[str], None] | None = None,
+    ) -> UserBashResult:
+        """Run ``!cmd`` (``!!cmd``: ``exclude_from_context``), streaming output to ``on_output``."""
+        ...
+
+    # slash-command targets ----------------------------------------------------------------
+
+    async def compact(self, instructions: str | None = None) -> None: ...
+
+    def available_models(self) -> Sequence[Model]: ...
+
+    async def set_model(self, ref: str) -> None:
+        """Switch to the model ``provider/id`` (or a unique id); raise naming the model if unknown."""
+        ...
+
+    def set_thinking_level(self, level: str) -> None: ...
+
+    async def new_session(self) -> SwitchResult: ...
+
+    def list_sessions(self) -> Sequence[SessionListing]: ...
+
+    async def resume(self, path: str) -> SwitchResult: ...
+
+    def fork_points(self) -> Sequence[ForkPoint]: ...
+
+    async def fork(self, entry_id: str) -> SwitchResult: ...
+
+    async def clone(self) -> SwitchResult: ...
+
+    def tree(self) -> Sequence[TreeNode]:
+        """The roots of the session tree."""
+        ...
+
+    async def navigate_tree(
+        self, entry_id: str, *, summarize: bool, custom_instructions: str | None = None
+    ) -> SwitchResult: ...
+
+    def set_session_name(self, name: str) -> None: ...
+
+    def export_html(self, path: str | None = None) -> str:
+        """Write the session as HTML and return the file's path."""
+        ...
+
+    async def reload(self) -> None: ...
+
+    def plugin_commands(self) -> Sequence[PluginCommand]: ...
+
+    async def run_plugin_command(self, name: str, args: str) -> None: ...
