@@ -1,0 +1,84 @@
+"""Locating ripgrep and fd, and running them under the run's abort signal."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import anyio
+import anyio.abc
+
+__all__ = ["FdBinary", "find_fd", "find_rg", "inside_git_repository", "spawn"]
+
+
+def find_rg() -> str | None:
+    """The ``rg`` executable on ``PATH``, if any."""
+    return shutil.which("rg")
+
+
+@dataclass(frozen=True, slots=True)
+class FdBinary:
+    """An fd executable and whether it knows ``--no-require-git`` (fd 9 and later)."""
+
+    path: str
+    no_require_git: bool
+
+
+@functools.lru_cache(maxsize=8)
+def _probe_fd(path: str) -> FdBinary:
+    try:
+        help_text = subprocess.run(
+            [path, "--help"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        help_text = ""
+    return FdBinary(path, "--no-require-git" in help_text)
+
+
+def find_fd() -> FdBinary | None:
+    """fd on ``PATH`` (``fdfind`` is its name on Debian and Ubuntu), probed once per path."""
+    for name in ("fd", "fdfind"):
+        path = shutil.which(name)
+        if path is not None:
+            return _probe_fd(path)
+    return None
+
+
+def inside_git_repository(path: str) -> bool:
+    """Whether ``path`` or a directory above it holds ``.git``."""
+    current = os.path.abspath(path)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+
+
+@asynccontextmanager
+async def spawn(args: Sequence[str], cwd: str | None) -> AsyncIterator[anyio.abc.Process]:
+    """Start ``args`` with piped stdout/stderr; killed and reaped when the block exits."""
+    process = await anyio.open_process(
+        list(args),
+        cwd=cwd if cwd is not None and os.path.isdir(cwd) else None,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        yield process
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                try:
+                    process.kill()
+                except ProcessLookupError:
+                    pass
+            await process.wait()
+            await process.aclose()
