@@ -1,0 +1,237 @@
+"""What the streaming providers share below their wire formats: transports, failures, aborts.
+
+A transport sends one JSON request and hands back a :class:`ResponseStream` (status, headers,
+body chunks). :class:`HttpxTransport` is the lean one, on httpx; the Anthropic SDK transport
+lives in ``_anthropic`` and adapts the SDK to the same shape. Transports never let a network
+exception escape: an HTTP error status, a refused connection, a timeout or a connection lost
+mid-stream all become a :class:`ProviderFailure` whose message is what the user will read
+(and what :mod:`._errors` classifies).
+
+Abort: every network await runs inside ``signal.scope()`` (:func:`abortable`), one await at a
+time, never across a ``yield`` of the provider's event generator, so an abort cancels the read
+in flight and never the consumer's code between events.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+import anyio
+
+from ._abort import AbortSignal
+from ._errors import http_error_message, parse_retry_after
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "Aborted",
+    "HttpRequest",
+    "HttpxTransport",
+    "ProviderFailure",
+    "ResponseStream",
+    "Transport",
+    "abortable",
+    "describe_transport_error",
+    "open_with_retries",
+    "user_agent",
+]
+
+T = TypeVar("T")
+
+#: Retry delays the transport honours by itself; a longer ``Retry-After`` ends the attempt and is
+#: left to the retry plugin (it is kept on the failed message).
+_MAX_INLINE_RETRY_DELAY_S = 60.0
+_DEFAULT_TIMEOUT_S = 600.0
+_CONNECT_TIMEOUT_S = 30.0
+
+
+class Aborted(Exception):
+    """The run's :class:`AbortSignal` fired while the provider was waiting."""
+
+
+class ProviderFailure(Exception):
+    """A failed request or stream, worded for the user. ``retry_after_ms`` is the server's wish."""
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after_ms: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after_ms = retry_after_ms
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """One JSON POST."""
+
+    url: str
+    headers: dict[str, str]
+    body: Any
+    timeout_s: float | None = None
+
+
+class ResponseStream(Protocol):
+    """A successful (2xx) response whose body is read chunk by chunk."""
+
+    status: int
+    headers: Mapping[str, str]
+
+    async def next_chunk(self) -> bytes | None:
+        """The next body chunk, ``None`` at the end. :raises ProviderFailure: on connection loss."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class Transport(Protocol):
+    """Sends a request; returns a 2xx :class:`ResponseStream` or raises :class:`ProviderFailure`."""
+
+    async def open(self, request: HttpRequest) -> ResponseStream: ...
+
+
+def user_agent() -> str:
+    """``pi-host/<version>``, the User-Agent of the lean transports."""
+    try:
+        version = importlib.metadata.version("pi-host")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0"
+    return f"pi-host/{version}"
+
+
+async def abortable(signal: AbortSignal, awaitable: Awaitable[T]) -> T:
+    """Await ``awaitable`` so that aborting ``signal`` cancels it. :raises Aborted: on abort."""
+    with signal.scope():
+        return await awaitable
+    # Only reached when the scope swallowed an abort's cancellation.
+    raise Aborted
+
+
+def describe_transport_error(exc: BaseException, *, streaming: bool) -> str:
+    """Word a network failure (httpx, or the SDK's httpx2, or an ``OSError``) for the user.
+
+    The words carry the markers the retry classifier looks for: ``timed out``,
+    ``Connection error``, ``Connection lost``.
+    """
+    name = type(exc).__name__
+    detail = str(exc) or name
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return f"Request timed out ({detail})" if detail != name else "Request timed out"
+    if streaming or name in ("RemoteProtocolError", "ReadError"):
+        return f"Connection lost while streaming the response: {detail}"
+    return f"Connection error: {detail}"
+
+
+async def open_with_retries(
+    transport: Transport,
+    request: HttpRequest,
+    *,
+    signal: AbortSignal,
+    max_retries: int,
+    sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+) -> ResponseStream:
+    """Open ``request``, retrying overloads, rate limits, 5xx and connection errors up to ``max_retries``.
+
+    Backoff doubles from 0.5 s (capped at 8 s) unless the server says how long to wait. Both
+    Anthropic transports and the OpenAI transport go through here, so a retry behaves the same
+    whichever carried the request (the SDK's own retries stay off).
+    """
+    attempt = 0
+    while True:
+        try:
+            return await abortable(signal, transport.open(request))
+        except ProviderFailure as failure:
+            if attempt >= max_retries or not _worth_retrying(failure):
+                raise
+            delay = 0.5 * 2**attempt if failure.retry_after_ms is None else failure.retry_after_ms / 1000
+            if delay > _MAX_INLINE_RETRY_DELAY_S:
+                raise
+            attempt += 1
+            await abortable(signal, sleep(min(delay, 8.0) if failure.retry_after_ms is None else delay))
+
+
+def _worth_retrying(failure: ProviderFailure) -> bool:
+    if failure.status is None:
+        return True  # connection errors and timeouts
+    return failure.status in (408, 409, 429) or failure.status >= 500
+
+
+# -- the lean transport ---------------------------------------------------------------------
+
+
+@dataclass
+class _HttpxResponseStream:
+    status: int
+    headers: Mapping[str, str]
+    _response: httpx.Response
+    _client: httpx.AsyncClient
+    _chunks: AsyncIterator[bytes] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._chunks = self._response.aiter_bytes()
+
+    async def next_chunk(self) -> bytes | None:
+        import httpx
+
+        try:
+            return await self._chunks.__anext__()
+        except StopAsyncIteration:
+            return None
+        except (httpx.HTTPError, OSError) as exc:
+            raise ProviderFailure(describe_transport_error(exc, streaming=True)) from exc
+
+    async def aclose(self) -> None:
+        try:
+            await _shielded_close(self._response.aclose())
+        finally:
+            await _shielded_close(self._client.aclose())
+
+
+class HttpxTransport:
+    """POST JSON with httpx and stream the body; error statuses become :class:`ProviderFailure`.
+
+    :param error_style: how HTTP error bodies are worded (see :func:`._errors.http_error_message`).
+    """
+
+    def __init__(self, error_style: Literal["anthropic", "openai"]) -> None:
+        self._error_style: Literal["anthropic", "openai"] = error_style
+
+    async def open(self, request: HttpRequest) -> ResponseStream:
+        import httpx
+
+        timeout = request.timeout_s or _DEFAULT_TIMEOUT_S
+        client = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
+            follow_redirects=False,
+        )
+        try:
+            http_request = client.build_request(
+                "POST", request.url, json=request.body, headers=request.headers
+            )
+            response = await client.send(http_request, stream=True)
+        except BaseException as exc:
+            await _shielded_close(client.aclose())
+            if isinstance(exc, httpx.HTTPError):
+                raise ProviderFailure(describe_transport_error(exc, streaming=False)) from exc
+            raise
+        if response.status_code < 400:
+            return _HttpxResponseStream(response.status_code, dict(response.headers), response, client)
+        try:
+            body = (await response.aread()).decode("utf-8", "replace")
+        except httpx.HTTPError:
+            body = ""
+        finally:
+            await _shielded_close(response.aclose())
+            await _shielded_close(client.aclose())
+        raise ProviderFailure(
+            http_error_message(response.status_code, body, self._error_style),
+            status=response.status_code,
+            retry_after_ms=parse_retry_after(response.headers),
+        )
+
+
+async def _shielded_close(closing: Awaitable[None]) -> None:
+    with anyio.CancelScope(shield=True):
+        await closing
