@@ -9,9 +9,10 @@ parameters, limits and texts are pi's, so models tuned on pi behave the same.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_host import Tool, hookimpl
+from pi_host.hookspecs import UserBashResult
 
 from ._output import OutputAccumulator, OutputSnapshot, TextFilter
 from ._process import (
@@ -37,6 +38,9 @@ from ._tool import (
 from ._truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size, truncate_tail
 from ._user import TerminalTextFilter, run_user_bash, sanitize_output
 
+if TYPE_CHECKING:
+    from pi_host.hookspecs import PluginContext, SessionShutdownReason
+
 __all__ = [
     "BASH_DESCRIPTION",
     "BASH_PROMPT_SNIPPET",
@@ -61,6 +65,8 @@ __all__ = [
     "format_size",
     "kill_background_processes",
     "pi_register_tools",
+    "pi_session_shutdown",
+    "pi_user_bash",
     "resolve_shell",
     "run_shell_command",
     "run_user_bash",
@@ -73,3 +79,28 @@ __all__ = [
 def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
     """Register the ``bash`` tool with its defaults."""
     register(create_bash_tool())
+
+
+@hookimpl(trylast=True)
+async def pi_user_bash(
+    command: str, exclude_from_context: bool, cwd: str, ctx: PluginContext
+) -> UserBashResult:
+    """Run the user's ``!command`` when no other plugin did (the default executor)."""
+    message = await run_user_bash(command, cwd, signal=ctx.signal, exclude_from_context=exclude_from_context)
+    return UserBashResult(
+        output=message.output,
+        exit_code=message.exit_code,
+        cancelled=message.cancelled,
+        truncated=message.truncated,
+        full_output_path=message.full_output_path,
+    )
+
+
+@hookimpl
+async def pi_session_shutdown(reason: SessionShutdownReason) -> None:
+    """On exit, stop the processes commands left running in the background.
+
+    Switching sessions or reloading keeps them, as a terminal keeps its jobs.
+    """
+    if reason == "quit":
+        await kill_background_processes()

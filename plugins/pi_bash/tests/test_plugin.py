@@ -1,0 +1,100 @@
+"""pi-bash as a plugin: its entry point, its hooks against the host's specs, its imports."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pi_bash
+import pluggy
+import pytest
+
+from pi_host import AbortSignal, Tool
+from pi_host.hookspecs import PROJECT_NAME, SPEC_MODULES, UserBashResult
+
+PACKAGE_DIR = Path(pi_bash.__file__).parent
+
+
+def test_the_entry_point_names_the_package() -> None:
+    (entry_point,) = [
+        ep for ep in importlib.metadata.entry_points(group="pi_host.plugins") if ep.name == "bash"
+    ]
+    assert entry_point.value == "pi_bash"
+    assert entry_point.dist is not None and entry_point.dist.name == "pi-bash"
+
+
+@pytest.fixture
+def plugin_manager() -> pluggy.PluginManager:
+    manager = pluggy.PluginManager(PROJECT_NAME)
+    for module in SPEC_MODULES:
+        manager.add_hookspecs(module)
+    manager.register(pi_bash, name="bash")
+    return manager
+
+
+def test_every_hook_implementation_matches_a_spec(plugin_manager: pluggy.PluginManager) -> None:
+    plugin_manager.check_pending()
+    hooks = {caller.name for caller in plugin_manager.get_hookcallers(pi_bash) or []}
+    assert hooks == {"pi_register_tools", "pi_user_bash", "pi_session_shutdown"}
+
+
+def test_user_bash_is_the_last_resort(plugin_manager: pluggy.PluginManager) -> None:
+    (implementation,) = plugin_manager.hook.pi_user_bash.get_hookimpls()
+    assert implementation.trylast
+
+
+def test_registers_the_bash_tool(plugin_manager: pluggy.PluginManager) -> None:
+    tools: list[Tool[Any]] = []
+    plugin_manager.hook.pi_register_tools(register=tools.append)
+    assert [tool.name for tool in tools] == ["bash"]
+
+
+async def test_the_user_bash_hook_runs_the_command(tmp_path: Path) -> None:
+    ctx = SimpleNamespace(signal=None)
+    result = await pi_bash.pi_user_bash(
+        command="echo hi; exit 3", exclude_from_context=False, cwd=str(tmp_path), ctx=ctx
+    )
+    assert result == UserBashResult(output="hi\n", exit_code=3)
+
+
+async def test_the_user_bash_hook_follows_the_run_signal(tmp_path: Path) -> None:
+    signal = AbortSignal()
+    signal.abort()
+    ctx = SimpleNamespace(signal=signal)
+    result = await pi_bash.pi_user_bash(
+        command="sleep 100", exclude_from_context=True, cwd=str(tmp_path), ctx=ctx
+    )
+    assert result.cancelled and result.exit_code is None
+
+
+async def test_shutdown_on_quit_stops_background_processes(tmp_path: Path) -> None:
+    message = await pi_bash.run_user_bash("sleep 100 & echo $$", str(tmp_path))
+    pgid = int(message.output)
+    assert pgid in pi_bash.background_process_groups()
+    await pi_bash.pi_session_shutdown(reason="reload")
+    assert pgid in pi_bash.background_process_groups()
+    await pi_bash.pi_session_shutdown(reason="quit")
+    assert pi_bash.background_process_groups() == frozenset()
+
+
+def _imported_modules(tree: ast.AST) -> list[str]:
+    modules: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules.append(node.module)
+    return modules
+
+
+def test_imports_only_the_public_pi_host_api() -> None:
+    offending = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        for module in _imported_modules(ast.parse(path.read_text(), str(path))):
+            parts = module.split(".")
+            if parts[0] == "pi_host" and any(part.startswith("_") for part in parts[1:]):
+                offending.append(f"{path.name}: {module}")
+    assert offending == []
