@@ -350,7 +350,8 @@ def _error_result(text: str) -> ToolResult:
 
 
 def _collapse(group: BaseExceptionGroup[Any]) -> BaseException:
-    """Unwrap a task group's exception group when it holds a single exception."""
+    """The first exception of a tool task group, as pi's ``Promise.all`` rejects with the
+    first rejection; any others are mentioned in a note."""
     leaves: list[BaseException] = []
 
     def walk(exc: BaseException) -> None:
@@ -361,7 +362,10 @@ def _collapse(group: BaseExceptionGroup[Any]) -> BaseException:
             leaves.append(exc)
 
     walk(group)
-    return leaves[0] if len(leaves) == 1 else group
+    first = leaves[0]
+    if len(leaves) > 1:
+        first.add_note(f"({len(leaves) - 1} more exception(s) from concurrent tool calls not shown)")
+    return first
 
 
 class _Run:
