@@ -60,7 +60,7 @@ class HookContract:
     :ivar strategy: how results combine.
     :ivar returns: the result types an implementation may return besides ``None``; ``()``
         for hooks whose results are ignored. ``object`` accepts anything.
-    :ivar pipe: for :attr:`Strategy.PIPELINE` hooks declared by third parties, the argument
+    :ivar pipe: for :attr:`Strategy.PIPELINE` hooks, the argument
         a result replaces before the next implementation is called.
     :ivar historic: whether pluggy replays past calls to plugins registered later.
     """

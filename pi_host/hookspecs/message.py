@@ -96,7 +96,7 @@ def pi_message_update(
     """
 
 
-@hookspec(strategy=Strategy.PIPELINE, returns=_MESSAGE_TYPES)
+@hookspec(strategy=Strategy.PIPELINE, returns=_MESSAGE_TYPES, pipe="message")
 def pi_message_end(message: AgentMessage, ctx: PluginContext) -> AgentMessage | None:
     """A message is final; replace it before it is recorded, if you must.
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["pi_after_provider_response", "pi_before_provider_request", "pi_context"]
 
 
-@hookspec(strategy=Strategy.PIPELINE, returns=(list, tuple))
+@hookspec(strategy=Strategy.PIPELINE, returns=(list, tuple), pipe="messages")
 def pi_context(messages: Sequence[AgentMessage], ctx: PluginContext) -> Sequence[AgentMessage] | None:
     """Change the messages sent to the model for one provider call, without touching the session.
 
@@ -52,7 +52,7 @@ def pi_context(messages: Sequence[AgentMessage], ctx: PluginContext) -> Sequence
     """
 
 
-@hookspec(strategy=Strategy.PIPELINE, returns=object)
+@hookspec(strategy=Strategy.PIPELINE, returns=object, pipe="payload")
 def pi_before_provider_request(payload: Any, model: Model, ctx: PluginContext) -> Any | None:
     """Inspect or replace the provider-specific request body just before it is sent.
 

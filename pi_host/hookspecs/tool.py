@@ -19,7 +19,7 @@ never called concurrently), then run concurrently: ``pi_tool_execution_update``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._results import ToolCallBlock, ToolCallRewrite, ToolResultPatch
@@ -41,7 +41,7 @@ __all__ = [
 
 @hookspec(strategy=Strategy.NOTIFY)
 def pi_tool_execution_start(
-    tool_call_id: str, tool_name: str, args: dict[str, Any], ctx: PluginContext
+    tool_call_id: str, tool_name: str, args: Mapping[str, Any], ctx: PluginContext
 ) -> None:
     """A tool call is about to be prepared.
 
@@ -69,7 +69,7 @@ def pi_tool_execution_start(
 
 @hookspec(strategy=Strategy.VETO, returns=(ToolCallBlock, ToolCallRewrite))
 def pi_tool_call(
-    tool_call_id: str, tool_name: str, input: dict[str, Any], ctx: PluginContext
+    tool_call_id: str, tool_name: str, input: Mapping[str, Any], ctx: PluginContext
 ) -> ToolCallBlock | ToolCallRewrite | None:
     """Allow, block or rewrite a tool call before the tool runs.
 
@@ -109,7 +109,7 @@ def pi_tool_call(
 def pi_tool_execution_update(
     tool_call_id: str,
     tool_name: str,
-    args: dict[str, Any],
+    args: Mapping[str, Any],
     partial_result: ToolResult,
     ctx: PluginContext,
 ) -> None:
@@ -143,7 +143,7 @@ def pi_tool_execution_update(
 def pi_tool_result(
     tool_call_id: str,
     tool_name: str,
-    input: dict[str, Any],
+    input: Mapping[str, Any],
     content: Sequence[TextContent | ImageContent],
     details: Any,
     is_error: bool,

@@ -1,0 +1,163 @@
+"""Installed plugins: entry-point discovery and isolated loading.
+
+The only module that uses stevedore and ``importlib.metadata``. stevedore's
+``NamedExtensionManager`` loads an allow-list of entry points, checking each name *before*
+importing it (a disabled plugin is never imported) and reporting each failure through a
+callback instead of aborting; ``importlib.metadata`` names the distribution and version of
+each plugin. pluggy does everything after that: ``pm.register(ext.plugin, name=ext.name)``
+is the only bridge.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from stevedore import NamedExtensionManager
+
+from pi_host.errors import PluginLoadError
+
+from ._manager import PluginManager
+
+__all__ = ["ENTRY_POINT_GROUP", "InstalledPlugin", "installed_plugins", "load_entrypoint_plugins"]
+
+logger = logging.getLogger("pi_host.plugin")
+
+ENTRY_POINT_GROUP = "pi_host.plugins"
+"""The entry-point group plugins register under; the entry-point name is the plugin's short name::
+
+    [project.entry-points."pi_host.plugins"]
+    bash = "pi_bash"
+"""
+
+
+@dataclass(frozen=True)
+class InstalledPlugin:
+    """An entry point of :data:`ENTRY_POINT_GROUP`, read from metadata without importing it."""
+
+    name: str
+    value: str
+    distribution: str | None
+    version: str | None
+
+
+def _entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
+    seen: set[tuple[str, str]] = set()
+    found = []
+    for entry_point in importlib.metadata.entry_points(group=group):
+        # The same distribution reachable twice on sys.path (an editable install next to a
+        # regular one) lists its entry points twice.
+        key = (entry_point.name, entry_point.value)
+        if key not in seen:
+            seen.add(key)
+            found.append(entry_point)
+    return found
+
+
+def _origin(entry_point: importlib.metadata.EntryPoint) -> tuple[str | None, str | None]:
+    dist = entry_point.dist
+    if dist is None:
+        return None, None
+    return dist.name, dist.version
+
+
+def installed_plugins(group: str = ENTRY_POINT_GROUP) -> list[InstalledPlugin]:
+    """Every plugin entry point installed, sorted by name; nothing is imported."""
+    plugins = [
+        InstalledPlugin(entry_point.name, entry_point.value, *_origin(entry_point))
+        for entry_point in _entry_points(group)
+    ]
+    return sorted(plugins, key=lambda plugin: plugin.name)
+
+
+class _AllowListLoader(NamedExtensionManager[Any]):
+    """stevedore's allow-list loader, reading entry points fresh from ``importlib.metadata``.
+
+    stevedore's own entry-point cache keeps ``(name, value, group)`` only, which loses the
+    distribution that error messages and the listing name, persists in the user's home
+    directory and lives for the whole process; a host lists its plugins once per start, so
+    reading metadata directly costs little and is never stale.
+    """
+
+    def list_entry_points(self) -> list[importlib.metadata.EntryPoint]:
+        return _entry_points(self.namespace)
+
+
+def load_entrypoint_plugins(
+    pm: PluginManager,
+    *,
+    allow: Collection[str] | None = None,
+    disabled: Collection[str] = (),
+    group: str = ENTRY_POINT_GROUP,
+) -> list[PluginLoadError]:
+    """Import and register the installed plugins that are enabled.
+
+    A plugin is enabled unless its name is in ``disabled`` or ``allow`` is given and does not
+    name it. Disabled plugins are recorded for the listing but never imported. Plugins are
+    registered in name order (with pluggy's last-registered-first call order, that fixes the
+    order they are called in, whatever the installation order).
+
+    A plugin that fails to import or register is reported in one log line and returned as a
+    :class:`PluginLoadError`; the others still load.
+    """
+    errors: list[PluginLoadError] = []
+    installed = installed_plugins(group)
+    taken = {name for name, plugin in pm.list_name_plugin() if plugin is not None}
+    wanted: list[str] = []
+    for plugin in installed:
+        if plugin.name in wanted:
+            continue  # a second distribution with the same name: registering it reports the clash
+        if plugin.name in taken:
+            clash = ValueError(f'the name "{plugin.name}" is already taken by another plugin')
+            errors.append(pm.report(PluginLoadError(plugin.name, plugin.distribution, plugin.version, clash)))
+            continue
+        if plugin.name in disabled or (allow is not None and plugin.name not in allow):
+            why = "disabled" if plugin.name in disabled else "not in the PI_HOST_PLUGINS allow-list"
+            pm.record(
+                plugin.name,
+                "entrypoint",
+                "disabled",
+                distribution=plugin.distribution,
+                version=plugin.version,
+                error=why,
+            )
+            continue
+        wanted.append(plugin.name)
+        pm.record(
+            plugin.name, "entrypoint", "enabled", distribution=plugin.distribution, version=plugin.version
+        )
+
+    if allow is not None:
+        known = {plugin.name for plugin in installed} | taken
+        for name in sorted(set(allow) - known):
+            logger.warning('plugin "%s" is named in PI_HOST_PLUGINS but is not installed', name)
+
+    if not wanted:
+        return errors
+
+    def on_load_failure(manager: Any, entry_point: importlib.metadata.EntryPoint, exc: BaseException) -> None:
+        dist, version = _origin(entry_point)
+        errors.append(pm.fail(entry_point.name, PluginLoadError(entry_point.name, dist, version, exc)))
+
+    loader = _AllowListLoader(
+        group,
+        names=wanted,
+        name_order=True,
+        on_load_failure_callback=on_load_failure,
+        on_missing_entrypoints_callback=None,
+    )
+    for extension in loader.extensions:
+        dist, version = _origin(extension.entry_point)
+        if pm.get_plugin(extension.name) is not None:
+            # Two distributions offer the same name; the first one registered keeps it.
+            clash = ValueError(f'the name "{extension.name}" is already taken by another plugin')
+            errors.append(pm.report(PluginLoadError(extension.name, dist, version, clash)))
+            continue
+        try:
+            pm.register(extension.plugin, name=extension.name)
+        except Exception as exc:
+            errors.append(pm.fail(extension.name, PluginLoadError(extension.name, dist, version, exc)))
+    return errors

@@ -1,0 +1,752 @@
+"""The async dispatcher: awaits ``pi`` hook implementations one at a time, in pluggy's order.
+
+pluggy stays the registry (specs, validation, ordering, blocking); this module only calls.
+For each dispatch it walks the hook's implementations in call order (last registered first,
+``tryfirst``/``trylast`` honoured), passes each only the arguments it declares, awaits it if
+it is ``async def`` (or returned an awaitable), isolates its errors, and folds its result
+with the hook's reducer (:mod:`._strategies`). Implementation lists are cached per hook and
+dropped whenever the plugin manager changes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+
+from pi_host.errors import HookError
+from pi_host.hookspecs import Strategy, get_contract
+
+from ._manager import PluginManager
+from ._strategies import Reducer, ResultRejected, reducer_for
+from ._trace import DispatchTrace, ImplTrace, Tracer, summarize
+
+if TYPE_CHECKING:
+    from pi_host.hookspecs import (
+        BeforeAgentStartOutcome,
+        BranchSummary,
+        Cancel,
+        CompactionPreparation,
+        CompactionReason,
+        CompactionResult,
+        ContinueRun,
+        DiscoveredResources,
+        EntryView,
+        InputHandled,
+        InputSource,
+        InputTransform,
+        ModelSelectSource,
+        NextTurnUpdate,
+        PluginContext,
+        ProjectTrustDecision,
+        SessionBeforeForkResult,
+        SessionShutdownReason,
+        SessionStartReason,
+        StreamingBehavior,
+        ToolCallBlock,
+        ToolCallRewrite,
+        ToolResultPatch,
+        TreePreparation,
+        TreeSummaryResult,
+        UserBashResult,
+    )
+    from pi_host.messages import (
+        AgentMessage,
+        AssistantMessage,
+        AssistantMessageEvent,
+        ImageContent,
+        TextContent,
+        ToolResult,
+        ToolResultMessage,
+    )
+    from pi_host.providers import AbortSignal, Model, ThinkingLevel
+
+__all__ = ["Dispatcher", "ErrorListener", "ExtensionError"]
+
+logger = logging.getLogger("pi_host.plugin")
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionError:
+    """A hook implementation failed; the runtime turns it into pi's ``extension_error`` event.
+
+    :ivar plugin: the plugin's registered name.
+    :ivar hook: the hook (``pi_tool_call`` …).
+    :ivar message: ``"ValueError: boom"``, or what was wrong with the returned value.
+    :ivar traceback: the formatted traceback, ``None`` for a rejected result.
+    """
+
+    plugin: str
+    hook: str
+    message: str
+    traceback: str | None = None
+
+
+ErrorListener = Callable[[ExtensionError], "Awaitable[None] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Impl:
+    plugin: str
+    function: Callable[..., Any]
+    argnames: tuple[str, ...]
+    is_async: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Hook:
+    name: str
+    strategy: Strategy
+    reducer: Reducer[Any, Any]
+    impls: tuple[_Impl, ...]
+    argnames: frozenset[str]
+
+
+class Dispatcher:
+    """Calls lifecycle hooks: ``await dispatcher.tool_call(...)``, ``await dispatcher.call("pi_x", ...)``.
+
+    :param pm: the host's plugin manager.
+    :param on_error: a first error listener (see :meth:`add_error_listener`).
+    :param trace: ``True`` or a stream to print every dispatch that reaches an implementation;
+        ``None`` (the default) follows ``PI_HOST_TRACE_HOOKS``.
+    """
+
+    def __init__(
+        self,
+        pm: PluginManager,
+        *,
+        on_error: ErrorListener | None = None,
+        trace: bool | TextIO | None = None,
+    ) -> None:
+        self._pm = pm
+        self._hooks: dict[str, _Hook] = {}
+        self._listeners: list[ErrorListener] = [] if on_error is None else [on_error]
+        if trace is None:
+            self._tracer = Tracer.from_environ()
+        elif trace is False:
+            self._tracer = None
+        else:
+            self._tracer = Tracer(None if trace is True else trace)
+        self._detach = pm.add_change_listener(self._hooks.clear)
+
+    @property
+    def plugin_manager(self) -> PluginManager:
+        return self._pm
+
+    def close(self) -> None:
+        """Stop following the plugin manager's changes (the dispatcher is unusable afterwards)."""
+        self._detach()
+        self._hooks.clear()
+
+    # -- errors ------------------------------------------------------------------------------
+
+    def add_error_listener(self, listener: ErrorListener) -> Callable[[], None]:
+        """Call ``listener(error)`` (sync or async) for every failed implementation.
+
+        Each failure is also logged once on the ``pi_host.plugin`` logger.
+
+        :returns: a function that removes the listener.
+        """
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    async def _report(self, error: ExtensionError) -> None:
+        logger.warning('plugin "%s" failed in %s: %s', error.plugin, error.hook, error.message)
+        if error.traceback:
+            logger.debug("%s", error.traceback)
+        for listener in list(self._listeners):
+            try:
+                outcome = listener(error)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception:
+                logger.exception("error listener %r failed", listener)
+
+    # -- introspection -----------------------------------------------------------------------
+
+    def implementations(self, hook: str) -> list[str]:
+        """The plugins implementing ``hook``, in call order."""
+        return [impl.plugin for impl in self._get(hook).impls]
+
+    def has_implementations(self, hook: str) -> bool:
+        """Whether any plugin implements ``hook`` (skip building costly arguments when not)."""
+        return bool(self._get(hook).impls)
+
+    def _get(self, name: str) -> _Hook:
+        hook = self._hooks.get(name)
+        return hook if hook is not None else self._prepare(name)
+
+    def _prepare(self, name: str) -> _Hook:
+        caller = getattr(self._pm.hook, name, None)
+        if caller is None or caller.spec is None:
+            raise HookError(f"unknown hook {name!r}: no hookspec declares it", hook=name)
+        contract = get_contract(caller.spec.function)
+        if contract is None:
+            raise HookError(
+                f"hook {name!r} was not declared with pi_host.hookspecs.hookspec, so the dispatcher "
+                "does not know how to combine its results",
+                hook=name,
+            )
+        if contract.strategy is Strategy.SYNC:
+            raise HookError(
+                f"{name} is a synchronous hook; call it with PluginManager.call_setup()", hook=name
+            )
+        impls = tuple(
+            _Impl(
+                plugin=impl.plugin_name,
+                function=impl.function,
+                argnames=tuple(impl.argnames),
+                is_async=inspect.iscoroutinefunction(impl.function),
+            )
+            for impl in reversed(caller.get_hookimpls())
+        )
+        hook = _Hook(
+            name=name,
+            strategy=contract.strategy,
+            reducer=reducer_for(name, contract),
+            impls=impls,
+            argnames=frozenset(caller.spec.argnames),
+        )
+        self._hooks[name] = hook
+        return hook
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    async def call(self, hook: str, /, **kwargs: Any) -> Any:
+        """Dispatch ``hook`` with keyword arguments and return the combined result.
+
+        The typed methods (``tool_call``, ``context`` …) do the same with checked argument
+        names and result types; this entry point serves hooks added by plugins.
+
+        :raises HookError: for an unknown or synchronous hook, or a missing argument.
+        """
+        prepared = self._get(hook)
+        if not prepared.impls:
+            if prepared.strategy is Strategy.NOTIFY:
+                return None
+            reducer = prepared.reducer
+            return reducer.finish(reducer.start(kwargs))
+        return await self._run(prepared, kwargs)
+
+    async def _run(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
+        missing = hook.argnames - kwargs.keys()
+        if missing:
+            raise HookError(f"{hook.name} must be called with {', '.join(sorted(missing))}", hook=hook.name)
+        reducer = hook.reducer
+        state = reducer.start(kwargs)
+        args = kwargs
+        traces: list[ImplTrace] | None = None if self._tracer is None else []
+        started = time.perf_counter() if traces is not None else 0.0
+        impl_started = 0.0
+        reached = 0
+        for impl in hook.impls:
+            reached += 1
+            if traces is not None:
+                impl_started = time.perf_counter()
+            try:
+                result = impl.function(*[args[name] for name in impl.argnames])
+                if impl.is_async or (result is not None and inspect.isawaitable(result)):
+                    result = await result
+            except Exception as exc:
+                message = _describe(exc)
+                await self._report(
+                    ExtensionError(impl.plugin, hook.name, message, "".join(traceback.format_exception(exc)))
+                )
+                stop = False
+                if reducer.fail_closed:
+                    step = reducer.fail(state, impl.plugin, message)
+                    state, stop = step.state, step.stop
+                if traces is not None:
+                    traces.append(_trace(impl, "error", message, impl_started, stop))
+                if stop:
+                    break
+                continue
+            if result is None:
+                if traces is not None:
+                    traces.append(_trace(impl, "none", "", impl_started, False))
+                continue
+            try:
+                step = reducer.step(state, result, impl.plugin)
+            except ResultRejected as rejected:
+                await self._report(ExtensionError(impl.plugin, hook.name, str(rejected)))
+                stop = False
+                if reducer.fail_closed:
+                    step = reducer.fail(state, impl.plugin, str(rejected))
+                    state, stop = step.state, step.stop
+                if traces is not None:
+                    traces.append(_trace(impl, "rejected", str(rejected), impl_started, stop))
+                if stop:
+                    break
+                continue
+            state = step.state
+            if traces is not None:
+                traces.append(_trace(impl, "result", summarize(result), impl_started, step.stop))
+            if step.stop:
+                break
+            if reducer.threads:
+                args = reducer.arguments(state, kwargs)
+        outcome = reducer.finish(state)
+        if traces is not None and self._tracer is not None:
+            for impl in hook.impls[reached:]:
+                traces.append(ImplTrace(impl.plugin, impl.is_async, "not reached"))
+            self._tracer.write(
+                DispatchTrace(
+                    hook.name, hook.strategy.value, tuple(traces), outcome, time.perf_counter() - started
+                )
+            )
+        return outcome
+
+    # -- typed façade: resources -------------------------------------------------------------
+
+    async def project_trust(self, *, cwd: str, ctx: PluginContext) -> ProjectTrustDecision | None:
+        """``pi_project_trust``: the first trust decision, or ``None``."""
+        return cast("ProjectTrustDecision | None", await self.call("pi_project_trust", cwd=cwd, ctx=ctx))
+
+    async def resources_discover(
+        self, *, cwd: str, reason: Literal["startup", "reload"], ctx: PluginContext
+    ) -> DiscoveredResources:
+        """``pi_resources_discover``: every plugin's resource paths, with their source."""
+        return cast(
+            "DiscoveredResources",
+            await self.call("pi_resources_discover", cwd=cwd, reason=reason, ctx=ctx),
+        )
+
+    # -- typed façade: session ---------------------------------------------------------------
+
+    async def session_start(
+        self, *, reason: SessionStartReason, previous_session_file: str | None = None, ctx: PluginContext
+    ) -> None:
+        """``pi_session_start``."""
+        await self.call(
+            "pi_session_start", reason=reason, previous_session_file=previous_session_file, ctx=ctx
+        )
+
+    async def session_before_switch(
+        self,
+        *,
+        reason: Literal["new", "resume"],
+        target_session_file: str | None = None,
+        ctx: PluginContext,
+    ) -> Cancel | None:
+        """``pi_session_before_switch``: :class:`Cancel` when a plugin cancels the switch."""
+        return cast(
+            "Cancel | None",
+            await self.call(
+                "pi_session_before_switch",
+                reason=reason,
+                target_session_file=target_session_file,
+                ctx=ctx,
+            ),
+        )
+
+    async def session_before_fork(
+        self, *, entry_id: str, position: Literal["before", "at"], ctx: PluginContext
+    ) -> Cancel | SessionBeforeForkResult | None:
+        """``pi_session_before_fork``: the first plugin's decision, or ``None``."""
+        return cast(
+            "Cancel | SessionBeforeForkResult | None",
+            await self.call("pi_session_before_fork", entry_id=entry_id, position=position, ctx=ctx),
+        )
+
+    async def session_before_compact(
+        self,
+        *,
+        preparation: CompactionPreparation,
+        branch_entries: Sequence[EntryView],
+        custom_instructions: str | None = None,
+        reason: CompactionReason,
+        will_retry: bool = False,
+        signal: AbortSignal,
+        ctx: PluginContext,
+    ) -> Cancel | CompactionResult | None:
+        """``pi_session_before_compact``: a cancel, a plugin's compaction, or ``None``."""
+        return cast(
+            "Cancel | CompactionResult | None",
+            await self.call(
+                "pi_session_before_compact",
+                preparation=preparation,
+                branch_entries=branch_entries,
+                custom_instructions=custom_instructions,
+                reason=reason,
+                will_retry=will_retry,
+                signal=signal,
+                ctx=ctx,
+            ),
+        )
+
+    async def session_compact(
+        self,
+        *,
+        compaction_entry: EntryView,
+        from_extension: bool,
+        reason: CompactionReason,
+        will_retry: bool = False,
+        ctx: PluginContext,
+    ) -> None:
+        """``pi_session_compact``."""
+        await self.call(
+            "pi_session_compact",
+            compaction_entry=compaction_entry,
+            from_extension=from_extension,
+            reason=reason,
+            will_retry=will_retry,
+            ctx=ctx,
+        )
+
+    async def session_before_tree(
+        self, *, preparation: TreePreparation, signal: AbortSignal, ctx: PluginContext
+    ) -> Cancel | TreeSummaryResult | None:
+        """``pi_session_before_tree``: a cancel, the first plugin's adjustments, or ``None``."""
+        return cast(
+            "Cancel | TreeSummaryResult | None",
+            await self.call("pi_session_before_tree", preparation=preparation, signal=signal, ctx=ctx),
+        )
+
+    async def summarize_branch(
+        self,
+        *,
+        entries: Sequence[EntryView],
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        signal: AbortSignal,
+        ctx: PluginContext,
+    ) -> BranchSummary | None:
+        """``pi_summarize_branch``: the first summary, or ``None``."""
+        return cast(
+            "BranchSummary | None",
+            await self.call(
+                "pi_summarize_branch",
+                entries=entries,
+                custom_instructions=custom_instructions,
+                replace_instructions=replace_instructions,
+                signal=signal,
+                ctx=ctx,
+            ),
+        )
+
+    async def session_tree(
+        self,
+        *,
+        new_leaf_id: str | None,
+        old_leaf_id: str | None,
+        summary_entry: EntryView | None = None,
+        from_extension: bool = False,
+        ctx: PluginContext,
+    ) -> None:
+        """``pi_session_tree``."""
+        await self.call(
+            "pi_session_tree",
+            new_leaf_id=new_leaf_id,
+            old_leaf_id=old_leaf_id,
+            summary_entry=summary_entry,
+            from_extension=from_extension,
+            ctx=ctx,
+        )
+
+    async def session_shutdown(
+        self,
+        *,
+        reason: SessionShutdownReason,
+        target_session_file: str | None = None,
+        ctx: PluginContext,
+    ) -> None:
+        """``pi_session_shutdown``."""
+        await self.call(
+            "pi_session_shutdown", reason=reason, target_session_file=target_session_file, ctx=ctx
+        )
+
+    # -- typed façade: input -----------------------------------------------------------------
+
+    async def input(
+        self,
+        *,
+        text: str,
+        images: Sequence[ImageContent] = (),
+        source: InputSource = "interactive",
+        streaming_behavior: StreamingBehavior | None = None,
+        ctx: PluginContext,
+    ) -> InputTransform | InputHandled | None:
+        """``pi_input``: :class:`InputHandled`, the final :class:`InputTransform`, or ``None`` (unchanged)."""
+        return cast(
+            "InputTransform | InputHandled | None",
+            await self.call(
+                "pi_input",
+                text=text,
+                images=images,
+                source=source,
+                streaming_behavior=streaming_behavior,
+                ctx=ctx,
+            ),
+        )
+
+    async def before_prompt(
+        self, *, message: AssistantMessage | None, ctx: PluginContext
+    ) -> ContinueRun | None:
+        """``pi_before_prompt``: :class:`ContinueRun` when the runtime must continue first."""
+        return cast("ContinueRun | None", await self.call("pi_before_prompt", message=message, ctx=ctx))
+
+    async def before_agent_start(
+        self,
+        *,
+        prompt: str,
+        images: Sequence[ImageContent] = (),
+        system_prompt: str,
+        system_prompt_options: Any = None,
+        ctx: PluginContext,
+    ) -> BeforeAgentStartOutcome:
+        """``pi_before_agent_start``: the injected messages and the chained system prompt."""
+        return cast(
+            "BeforeAgentStartOutcome",
+            await self.call(
+                "pi_before_agent_start",
+                prompt=prompt,
+                images=images,
+                system_prompt=system_prompt,
+                system_prompt_options=system_prompt_options,
+                ctx=ctx,
+            ),
+        )
+
+    async def user_bash(
+        self, *, command: str, exclude_from_context: bool = False, cwd: str, ctx: PluginContext
+    ) -> UserBashResult | None:
+        """``pi_user_bash``: the first plugin's result, or ``None`` when no plugin ran the command."""
+        return cast(
+            "UserBashResult | None",
+            await self.call(
+                "pi_user_bash",
+                command=command,
+                exclude_from_context=exclude_from_context,
+                cwd=cwd,
+                ctx=ctx,
+            ),
+        )
+
+    # -- typed façade: agent -----------------------------------------------------------------
+
+    async def agent_start(self, *, ctx: PluginContext) -> None:
+        """``pi_agent_start``."""
+        hook = self._hooks.get("pi_agent_start") or self._prepare("pi_agent_start")
+        if hook.impls:
+            await self._run(hook, {"ctx": ctx})
+
+    async def turn_start(self, *, turn_index: int, timestamp: int, ctx: PluginContext) -> None:
+        """``pi_turn_start``."""
+        hook = self._hooks.get("pi_turn_start") or self._prepare("pi_turn_start")
+        if hook.impls:
+            await self._run(hook, {"turn_index": turn_index, "timestamp": timestamp, "ctx": ctx})
+
+    async def turn_end(
+        self,
+        *,
+        turn_index: int,
+        message: AgentMessage,
+        tool_results: Sequence[ToolResultMessage],
+        ctx: PluginContext,
+    ) -> None:
+        """``pi_turn_end``."""
+        hook = self._hooks.get("pi_turn_end") or self._prepare("pi_turn_end")
+        if hook.impls:
+            await self._run(
+                hook,
+                {"turn_index": turn_index, "message": message, "tool_results": tool_results, "ctx": ctx},
+            )
+
+    async def prepare_next_turn(
+        self,
+        *,
+        message: AssistantMessage,
+        tool_results: Sequence[ToolResultMessage],
+        messages: Sequence[AgentMessage],
+        ctx: PluginContext,
+    ) -> NextTurnUpdate | None:
+        """``pi_prepare_next_turn``: the merged update, or ``None``."""
+        return cast(
+            "NextTurnUpdate | None",
+            await self.call(
+                "pi_prepare_next_turn",
+                message=message,
+                tool_results=tool_results,
+                messages=messages,
+                ctx=ctx,
+            ),
+        )
+
+    async def agent_end(self, *, messages: Sequence[AgentMessage], ctx: PluginContext) -> None:
+        """``pi_agent_end``."""
+        hook = self._hooks.get("pi_agent_end") or self._prepare("pi_agent_end")
+        if hook.impls:
+            await self._run(hook, {"messages": messages, "ctx": ctx})
+
+    async def will_retry(self, *, message: AssistantMessage, ctx: PluginContext) -> bool:
+        """``pi_will_retry``: whether a plugin will retry the run (no answer is ``False``)."""
+        return bool(await self.call("pi_will_retry", message=message, ctx=ctx))
+
+    async def after_agent_run(self, *, message: AssistantMessage, ctx: PluginContext) -> ContinueRun | None:
+        """``pi_after_agent_run``: :class:`ContinueRun` when the session must continue the run."""
+        return cast("ContinueRun | None", await self.call("pi_after_agent_run", message=message, ctx=ctx))
+
+    # -- typed façade: provider --------------------------------------------------------------
+
+    async def context(self, *, messages: Sequence[AgentMessage], ctx: PluginContext) -> list[AgentMessage]:
+        """``pi_context``: the messages to send (a new list; ``messages`` is never modified)."""
+        hook = self._hooks.get("pi_context") or self._prepare("pi_context")
+        if not hook.impls:
+            return list(messages)
+        return cast("list[AgentMessage]", await self._run(hook, {"messages": messages, "ctx": ctx}))
+
+    async def before_provider_request(self, *, payload: Any, model: Model, ctx: PluginContext) -> Any:
+        """``pi_before_provider_request``: the payload to send (``payload`` itself when unchanged)."""
+        hook = self._hooks.get("pi_before_provider_request") or self._prepare("pi_before_provider_request")
+        if not hook.impls:
+            return payload
+        return await self._run(hook, {"payload": payload, "model": model, "ctx": ctx})
+
+    async def after_provider_response(
+        self, *, status: int, headers: Mapping[str, str], ctx: PluginContext
+    ) -> None:
+        """``pi_after_provider_response``."""
+        hook = self._hooks.get("pi_after_provider_response") or self._prepare("pi_after_provider_response")
+        if hook.impls:
+            await self._run(hook, {"status": status, "headers": headers, "ctx": ctx})
+
+    # -- typed façade: messages --------------------------------------------------------------
+
+    async def message_start(self, *, message: AgentMessage, ctx: PluginContext) -> None:
+        """``pi_message_start``."""
+        hook = self._hooks.get("pi_message_start") or self._prepare("pi_message_start")
+        if hook.impls:
+            await self._run(hook, {"message": message, "ctx": ctx})
+
+    async def message_update(
+        self, *, message: AgentMessage, assistant_message_event: AssistantMessageEvent, ctx: PluginContext
+    ) -> None:
+        """``pi_message_update`` (once per streamed delta: the no-plugin path costs about a microsecond)."""
+        hook = self._hooks.get("pi_message_update") or self._prepare("pi_message_update")
+        if hook.impls:
+            await self._run(
+                hook, {"message": message, "assistant_message_event": assistant_message_event, "ctx": ctx}
+            )
+
+    async def message_end(self, *, message: AgentMessage, ctx: PluginContext) -> AgentMessage:
+        """``pi_message_end``: the final message (``message`` itself when no plugin replaced it)."""
+        hook = self._hooks.get("pi_message_end") or self._prepare("pi_message_end")
+        if not hook.impls:
+            return message
+        return cast("AgentMessage", await self._run(hook, {"message": message, "ctx": ctx}))
+
+    # -- typed façade: tools -----------------------------------------------------------------
+
+    async def tool_execution_start(
+        self, *, tool_call_id: str, tool_name: str, args: Mapping[str, Any], ctx: PluginContext
+    ) -> None:
+        """``pi_tool_execution_start``."""
+        hook = self._hooks.get("pi_tool_execution_start") or self._prepare("pi_tool_execution_start")
+        if hook.impls:
+            await self._run(
+                hook, {"tool_call_id": tool_call_id, "tool_name": tool_name, "args": args, "ctx": ctx}
+            )
+
+    async def tool_call(
+        self, *, tool_call_id: str, tool_name: str, input: Mapping[str, Any], ctx: PluginContext
+    ) -> ToolCallBlock | ToolCallRewrite | None:
+        """``pi_tool_call``: a block (also when a plugin failed), the final rewrite, or ``None``."""
+        return cast(
+            "ToolCallBlock | ToolCallRewrite | None",
+            await self.call(
+                "pi_tool_call", tool_call_id=tool_call_id, tool_name=tool_name, input=input, ctx=ctx
+            ),
+        )
+
+    async def tool_execution_update(
+        self,
+        *,
+        tool_call_id: str,
+        tool_name: str,
+        args: Mapping[str, Any],
+        partial_result: ToolResult,
+        ctx: PluginContext,
+    ) -> None:
+        """``pi_tool_execution_update``."""
+        hook = self._hooks.get("pi_tool_execution_update") or self._prepare("pi_tool_execution_update")
+        if hook.impls:
+            await self._run(
+                hook,
+                {
+                    "tool_call_id": tool_call_id,
+                    "tool_name": tool_name,
+                    "args": args,
+                    "partial_result": partial_result,
+                    "ctx": ctx,
+                },
+            )
+
+    async def tool_result(
+        self,
+        *,
+        tool_call_id: str,
+        tool_name: str,
+        input: Mapping[str, Any],
+        content: Sequence[TextContent | ImageContent],
+        details: Any,
+        is_error: bool,
+        ctx: PluginContext,
+    ) -> ToolResultPatch | None:
+        """``pi_tool_result``: the patched content, details and error flag, or ``None`` if unpatched."""
+        return cast(
+            "ToolResultPatch | None",
+            await self.call(
+                "pi_tool_result",
+                tool_call_id=tool_call_id,
+                tool_name=tool_name,
+                input=input,
+                content=content,
+                details=details,
+                is_error=is_error,
+                ctx=ctx,
+            ),
+        )
+
+    async def tool_execution_end(
+        self, *, tool_call_id: str, tool_name: str, result: ToolResult, is_error: bool, ctx: PluginContext
+    ) -> None:
+        """``pi_tool_execution_end``."""
+        hook = self._hooks.get("pi_tool_execution_end") or self._prepare("pi_tool_execution_end")
+        if hook.impls:
+            await self._run(
+                hook,
+                {
+                    "tool_call_id": tool_call_id,
+                    "tool_name": tool_name,
+                    "result": result,
+                    "is_error": is_error,
+                    "ctx": ctx,
+                },
+            )
+
+    # -- typed façade: model -----------------------------------------------------------------
+
+    async def thinking_level_select(
+        self, *, level: ThinkingLevel, previous_level: ThinkingLevel, ctx: PluginContext
+    ) -> None:
+        """``pi_thinking_level_select``."""
+        await self.call("pi_thinking_level_select", level=level, previous_level=previous_level, ctx=ctx)
+
+    async def model_select(
+        self, *, model: Model, previous_model: Model | None, source: ModelSelectSource, ctx: PluginContext
+    ) -> None:
+        """``pi_model_select``."""
+        await self.call("pi_model_select", model=model, previous_model=previous_model, source=source, ctx=ctx)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _trace(impl: _Impl, outcome: str, detail: str, started: float, stopped: bool) -> ImplTrace:
+    return ImplTrace(impl.plugin, impl.is_async, outcome, detail, time.perf_counter() - started, stopped)

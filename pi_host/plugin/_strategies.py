@@ -1,0 +1,490 @@
+"""How each hook's results combine: pure reducers, one per strategy or special hook.
+
+A reducer never awaits and never does I/O, so every combination rule is testable without an
+event loop. The dispatcher drives it::
+
+    state = reducer.start(args)
+    for each implementation, in call order:
+        result = implementation(**reducer.arguments(state, args))   # what it sees
+        if result is not None:
+            step = reducer.step(state, result, plugin)   # may raise ResultRejected
+            state = step.state
+            if step.stop: break
+    return reducer.finish(state)
+
+``None`` always means "no opinion" and never reaches :meth:`Reducer.step`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from pi_host.errors import HookError
+from pi_host.hookspecs import (
+    BeforeAgentStartOutcome,
+    BeforeAgentStartResult,
+    DiscoveredResources,
+    HookContract,
+    InputHandled,
+    InputTransform,
+    NextTurnUpdate,
+    ResourcePaths,
+    SourcedPath,
+    Strategy,
+    ToolCallBlock,
+    ToolCallRewrite,
+    ToolResultPatch,
+)
+
+__all__ = [
+    "BeforeAgentStartReducer",
+    "CollectReducer",
+    "ContextReducer",
+    "FirstReducer",
+    "InputReducer",
+    "MessageEndReducer",
+    "NextTurnReducer",
+    "NotifyReducer",
+    "PipelineReducer",
+    "Reducer",
+    "ResourcesReducer",
+    "ResultRejected",
+    "Step",
+    "ToolCallReducer",
+    "ToolResultReducer",
+    "describe_types",
+    "reducer_for",
+]
+
+S = TypeVar("S")
+O = TypeVar("O")  # noqa: E741 - the output type, next to S for state
+
+
+class ResultRejected(Exception):
+    """A result the hook's contract does not accept; the dispatcher reports it like a raise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step(Generic[S]):
+    """The outcome of folding one result: the new state, and whether the chain stops."""
+
+    state: S
+    stop: bool = False
+
+
+def describe_types(types: tuple[type, ...]) -> str:
+    """``"ToolCallBlock, ToolCallRewrite or None"``: the accepted results, for error messages."""
+    names = [t.__name__ for t in types] + ["None"]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+class Reducer(Generic[S, O]):
+    """How one hook's results combine. Subclasses override the methods they need.
+
+    :cvar threads: results change the arguments later implementations receive.
+    :cvar fail_closed: an implementation that raises or returns a wrong type decides the
+        outcome through :meth:`fail` instead of being skipped.
+    """
+
+    threads: ClassVar[bool] = False
+    fail_closed: ClassVar[bool] = False
+
+    def __init__(self, hook: str, returns: tuple[type, ...] = ()) -> None:
+        self.hook = hook
+        self.returns = returns
+
+    def start(self, args: Mapping[str, Any]) -> S:
+        """The state before any implementation ran."""
+        raise NotImplementedError
+
+    def arguments(self, state: S, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The arguments the next implementation receives (only called when :attr:`threads`)."""
+        return args
+
+    def step(self, state: S, result: object, plugin: str) -> Step[S]:
+        """Fold one non-``None`` result into the state.
+
+        :raises ResultRejected: when the result breaks the hook's contract.
+        """
+        raise NotImplementedError
+
+    def fail(self, state: S, plugin: str, reason: str) -> Step[S]:
+        """The state after an implementation failed (only called when :attr:`fail_closed`)."""
+        return Step(state)
+
+    def finish(self, state: S) -> O:
+        """The dispatch's return value."""
+        raise NotImplementedError
+
+    def check(self, result: object) -> None:
+        """:raises ResultRejected: unless ``result`` is one of :attr:`returns`."""
+        if not isinstance(result, self.returns):
+            raise ResultRejected(
+                f"{self.hook} returned {type(result).__name__}; expected {describe_types(self.returns)}"
+            )
+
+
+# -- generic strategies ---------------------------------------------------------------------
+
+
+class NotifyReducer(Reducer[None, None]):
+    """NOTIFY: every implementation runs; returning a value is a mistake worth reporting."""
+
+    def start(self, args: Mapping[str, Any]) -> None:
+        return None
+
+    def step(self, state: None, result: object, plugin: str) -> Step[None]:
+        raise ResultRejected(
+            f"{self.hook} is a notification and ignores results; "
+            f"return None instead of {type(result).__name__}"
+        )
+
+    def finish(self, state: None) -> None:
+        return None
+
+
+class FirstReducer(Reducer[Any, Any]):
+    """FIRST: the first non-``None`` result wins and ends the chain."""
+
+    def start(self, args: Mapping[str, Any]) -> Any:
+        return None
+
+    def step(self, state: Any, result: object, plugin: str) -> Step[Any]:
+        self.check(result)
+        return Step(result, stop=True)
+
+    def finish(self, state: Any) -> Any:
+        return state
+
+
+class CollectReducer(Reducer[tuple[Any, ...], list[Any]]):
+    """COLLECT: every result is kept, in call order."""
+
+    def start(self, args: Mapping[str, Any]) -> tuple[Any, ...]:
+        return ()
+
+    def step(self, state: tuple[Any, ...], result: object, plugin: str) -> Step[tuple[Any, ...]]:
+        self.check(result)
+        return Step((*state, result))
+
+    def finish(self, state: tuple[Any, ...]) -> list[Any]:
+        return list(state)
+
+
+class PipelineReducer(Reducer[Any, Any]):
+    """PIPELINE: each result replaces the ``pipe`` argument for the next implementation.
+
+    The dispatch returns the final value of that argument (the input when nobody changed it).
+    """
+
+    threads = True
+
+    def __init__(self, hook: str, returns: tuple[type, ...] = (), *, pipe: str) -> None:
+        super().__init__(hook, returns)
+        self.pipe = pipe
+
+    def start(self, args: Mapping[str, Any]) -> Any:
+        return args[self.pipe]
+
+    def arguments(self, state: Any, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**args, self.pipe: state}
+
+    def step(self, state: Any, result: object, plugin: str) -> Step[Any]:
+        self.check(result)
+        return Step(result)
+
+    def finish(self, state: Any) -> Any:
+        return state
+
+
+# -- hooks with their own rules --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _InputState:
+    text: str
+    images: tuple[Any, ...]
+    original_text: str
+    original_images: tuple[Any, ...]
+    handled: bool = False
+
+
+class InputReducer(Reducer[_InputState, InputTransform | InputHandled | None]):
+    """``pi_input``: transforms chain; the first :class:`InputHandled` ends the chain.
+
+    Returns :class:`InputHandled`, an :class:`InputTransform` holding the final text and
+    images when they differ from the input, or ``None``.
+    """
+
+    threads = True
+
+    def start(self, args: Mapping[str, Any]) -> _InputState:
+        images = tuple(args.get("images") or ())
+        return _InputState(args["text"], images, args["text"], images)
+
+    def arguments(self, state: _InputState, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**args, "text": state.text, "images": state.images}
+
+    def step(self, state: _InputState, result: object, plugin: str) -> Step[_InputState]:
+        self.check(result)
+        if isinstance(result, InputHandled):
+            return Step(replace(state, handled=True), stop=True)
+        assert isinstance(result, InputTransform)
+        images = state.images if result.images is None else result.images
+        return Step(replace(state, text=result.text, images=images))
+
+    def finish(self, state: _InputState) -> InputTransform | InputHandled | None:
+        if state.handled:
+            return InputHandled()
+        if state.text != state.original_text or state.images != state.original_images:
+            return InputTransform(text=state.text, images=state.images)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _AgentStartState:
+    messages: tuple[Any, ...]
+    system_prompt: str
+    replaced: bool = False
+
+
+class BeforeAgentStartReducer(Reducer[_AgentStartState, BeforeAgentStartOutcome]):
+    """``pi_before_agent_start``: injected messages are collected, system prompts chain."""
+
+    threads = True
+
+    def start(self, args: Mapping[str, Any]) -> _AgentStartState:
+        return _AgentStartState((), args["system_prompt"])
+
+    def arguments(self, state: _AgentStartState, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**args, "system_prompt": state.system_prompt}
+
+    def step(self, state: _AgentStartState, result: object, plugin: str) -> Step[_AgentStartState]:
+        self.check(result)
+        assert isinstance(result, BeforeAgentStartResult)
+        messages = state.messages if result.message is None else (*state.messages, result.message)
+        if result.system_prompt is None:
+            return Step(replace(state, messages=messages))
+        return Step(_AgentStartState(messages, result.system_prompt, replaced=True))
+
+    def finish(self, state: _AgentStartState) -> BeforeAgentStartOutcome:
+        return BeforeAgentStartOutcome(
+            messages=state.messages, system_prompt=state.system_prompt if state.replaced else None
+        )
+
+
+class ContextReducer(PipelineReducer):
+    """``pi_context``: a pipeline of message lists; every element must be a message model."""
+
+    def __init__(self, hook: str, returns: tuple[type, ...] = ()) -> None:
+        super().__init__(hook, returns, pipe="messages")
+
+    def step(self, state: Any, result: object, plugin: str) -> Step[Any]:
+        self.check(result)
+        assert isinstance(result, list | tuple)
+        for index, item in enumerate(result):
+            if not isinstance(item, BaseModel) or not isinstance(getattr(item, "role", None), str):
+                raise ResultRejected(
+                    f"{self.hook} returned a list whose item {index} is {type(item).__name__}, not a message"
+                )
+        return Step(result)
+
+    def finish(self, state: Any) -> list[Any]:
+        return list(state)
+
+
+class MessageEndReducer(PipelineReducer):
+    """``pi_message_end``: a replacement must keep the message's role."""
+
+    def __init__(self, hook: str, returns: tuple[type, ...] = ()) -> None:
+        super().__init__(hook, returns, pipe="message")
+
+    def step(self, state: Any, result: object, plugin: str) -> Step[Any]:
+        self.check(result)
+        role, new_role = getattr(state, "role", None), getattr(result, "role", None)
+        if new_role != role:
+            raise ResultRejected(
+                f"{self.hook} must return a message with the same role ({role!r}), not {new_role!r}"
+            )
+        return Step(result)
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolCallState:
+    input: Mapping[str, Any]
+    block: ToolCallBlock | None = None
+    rewritten: bool = False
+
+
+class ToolCallReducer(Reducer[_ToolCallState, ToolCallBlock | ToolCallRewrite | None]):
+    """``pi_tool_call``: the first block wins; rewrites replace ``input``; failures block."""
+
+    threads = True
+    fail_closed = True
+
+    def start(self, args: Mapping[str, Any]) -> _ToolCallState:
+        return _ToolCallState(args["input"])
+
+    def arguments(self, state: _ToolCallState, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**args, "input": state.input}
+
+    def step(self, state: _ToolCallState, result: object, plugin: str) -> Step[_ToolCallState]:
+        self.check(result)
+        if isinstance(result, ToolCallBlock):
+            return Step(replace(state, block=result), stop=True)
+        assert isinstance(result, ToolCallRewrite)
+        return Step(_ToolCallState(result.input, rewritten=True))
+
+    def fail(self, state: _ToolCallState, plugin: str, reason: str) -> Step[_ToolCallState]:
+        block = ToolCallBlock(reason=f'Plugin "{plugin}" failed, blocking execution: {reason}')
+        return Step(replace(state, block=block), stop=True)
+
+    def finish(self, state: _ToolCallState) -> ToolCallBlock | ToolCallRewrite | None:
+        if state.block is not None:
+            return state.block
+        if state.rewritten:
+            return ToolCallRewrite(input=dict(state.input))
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolResultState:
+    content: tuple[Any, ...]
+    details: Any
+    is_error: bool
+    patched: bool = False
+
+
+class ToolResultReducer(Reducer[_ToolResultState, ToolResultPatch | None]):
+    """``pi_tool_result``: patches apply on top of each other, field by field.
+
+    Returns a patch holding all three final values once any implementation patched, else ``None``.
+    """
+
+    threads = True
+
+    def start(self, args: Mapping[str, Any]) -> _ToolResultState:
+        return _ToolResultState(tuple(args["content"]), args["details"], args["is_error"])
+
+    def arguments(self, state: _ToolResultState, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**args, "content": state.content, "details": state.details, "is_error": state.is_error}
+
+    def step(self, state: _ToolResultState, result: object, plugin: str) -> Step[_ToolResultState]:
+        self.check(result)
+        assert isinstance(result, ToolResultPatch)
+        given = result.model_fields_set
+        return Step(
+            _ToolResultState(
+                content=result.content
+                if "content" in given and result.content is not None
+                else state.content,
+                details=result.details if "details" in given else state.details,
+                is_error=result.is_error
+                if "is_error" in given and result.is_error is not None
+                else state.is_error,
+                patched=state.patched or bool(given),
+            )
+        )
+
+    def finish(self, state: _ToolResultState) -> ToolResultPatch | None:
+        if not state.patched:
+            return None
+        return ToolResultPatch(content=state.content, details=state.details, is_error=state.is_error)
+
+
+class ResourcesReducer(Reducer[DiscoveredResources, DiscoveredResources]):
+    """``pi_resources_discover``: paths are aggregated in call order with the offering plugin."""
+
+    def start(self, args: Mapping[str, Any]) -> DiscoveredResources:
+        return DiscoveredResources()
+
+    def step(self, state: DiscoveredResources, result: object, plugin: str) -> Step[DiscoveredResources]:
+        self.check(result)
+        assert isinstance(result, ResourcePaths)
+
+        def add(current: tuple[SourcedPath, ...], paths: tuple[str, ...]) -> tuple[SourcedPath, ...]:
+            return (*current, *(SourcedPath(path=path, plugin=plugin) for path in paths))
+
+        return Step(
+            DiscoveredResources(
+                skill_paths=add(state.skill_paths, result.skill_paths),
+                prompt_paths=add(state.prompt_paths, result.prompt_paths),
+                theme_paths=add(state.theme_paths, result.theme_paths),
+            )
+        )
+
+    def finish(self, state: DiscoveredResources) -> DiscoveredResources:
+        return state
+
+
+@dataclass(frozen=True, slots=True)
+class _NextTurnState:
+    messages: Any
+    update: Mapping[str, Any]
+
+
+class NextTurnReducer(Reducer[_NextTurnState, NextTurnUpdate | None]):
+    """``pi_prepare_next_turn``: messages chain; a later model or thinking level overrides."""
+
+    threads = True
+
+    def start(self, args: Mapping[str, Any]) -> _NextTurnState:
+        return _NextTurnState(args["messages"], {})
+
+    def arguments(self, state: _NextTurnState, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**args, "messages": state.messages}
+
+    def step(self, state: _NextTurnState, result: object, plugin: str) -> Step[_NextTurnState]:
+        self.check(result)
+        assert isinstance(result, NextTurnUpdate)
+        changes = {key: value for key, value in result if value is not None}
+        messages = changes.get("messages", state.messages)
+        return Step(_NextTurnState(messages, {**state.update, **changes}))
+
+    def finish(self, state: _NextTurnState) -> NextTurnUpdate | None:
+        return NextTurnUpdate(**state.update) if state.update else None
+
+
+# -- choosing the reducer for a hook --------------------------------------------------------
+
+_SPECIAL: dict[str, Callable[[str, tuple[type, ...]], Reducer[Any, Any]]] = {
+    "pi_input": InputReducer,
+    "pi_before_agent_start": BeforeAgentStartReducer,
+    "pi_resources_discover": ResourcesReducer,
+    "pi_context": ContextReducer,
+    "pi_message_end": MessageEndReducer,
+    "pi_tool_call": ToolCallReducer,
+    "pi_tool_result": ToolResultReducer,
+    "pi_prepare_next_turn": NextTurnReducer,
+}
+
+
+def reducer_for(hook: str, contract: HookContract) -> Reducer[Any, Any]:
+    """The reducer that applies ``contract`` to ``hook``.
+
+    pi's own hooks with special rules get their dedicated reducer; any other hook (a third
+    party's, added through ``pi_addhooks``) gets the generic reducer of its strategy.
+
+    :raises HookError: for a strategy that has no generic reducer.
+    """
+    special = _SPECIAL.get(hook)
+    if special is not None:
+        return special(hook, contract.returns)
+    strategy = contract.strategy
+    if strategy is Strategy.NOTIFY:
+        return NotifyReducer(hook, contract.returns)
+    if strategy is Strategy.FIRST:
+        return FirstReducer(hook, contract.returns)
+    if strategy is Strategy.COLLECT:
+        return CollectReducer(hook, contract.returns)
+    if strategy is Strategy.PIPELINE and contract.pipe is not None:
+        return PipelineReducer(hook, contract.returns, pipe=contract.pipe)
+    raise HookError(
+        f"hook {hook!r} has strategy {strategy.value!r}, which the dispatcher cannot apply to it: "
+        "declare plugin hooks with Strategy.NOTIFY, FIRST, COLLECT or PIPELINE (with pipe=...)",
+        hook=hook,
+    )
