@@ -1,0 +1,1010 @@
+"""The session store: an append-only tree of entries in a JSONL file, compatible with pi 0.73."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import os
+import zlib
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from pi_host.messages import AgentMessage, AssistantMessage, UserContent
+
+from ._checkpoints import CheckpointCache, Settings
+from ._context import ModelRef, SessionContext, messages_from_path, path_to_root
+from ._entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    SessionMessageEntry,
+    ThinkingLevelChangeEntry,
+    iso_now,
+    iso_to_ms,
+)
+from ._index import FileIndex, SessionWarning, read_header
+from ._jsjson import js_dumps
+from ._listing import SessionInfo, find_most_recent_session, list_all_sessions, list_sessions
+from ._migrate import migrate_entries, new_entry_id
+from ._paths import agent_dir, default_session_dir, new_session_id, session_file_name, validate_session_id
+
+__all__ = ["EntryNotFoundError", "SessionManager", "SessionTreeNode"]
+
+logger = logging.getLogger("pi_host.session")
+
+PathArg: TypeAlias = str | os.PathLike[str]
+CacheDir: TypeAlias = PathArg | Literal[False] | None
+
+
+class EntryNotFoundError(LookupError):
+    """An operation named an entry id the session does not have."""
+
+    def __init__(self, entry_id: str | None) -> None:
+        super().__init__(f"Entry {entry_id} not found")
+        self.entry_id = entry_id
+
+
+@dataclass(slots=True)
+class SessionTreeNode:
+    """One entry of :meth:`SessionManager.get_tree`, with its children (oldest first)."""
+
+    entry: SessionEntry
+    children: list[SessionTreeNode] = field(default_factory=list)
+    label: str | None = None
+    label_timestamp: str | None = None
+
+
+class _Found:
+    """Settings being resolved by a walk towards the root (the first find wins)."""
+
+    __slots__ = ("key", "model", "model_done", "thinking", "thinking_done")
+
+    def __init__(self, key: str | None = None) -> None:
+        self.key = key  # the checkpoint key, when this tracks a compaction
+        self.thinking: str | None = None
+        self.thinking_done = False
+        self.model: ModelRef | None = None
+        self.model_done = False
+
+    @property
+    def complete(self) -> bool:
+        return self.thinking_done and self.model_done
+
+    def observe(self, entry: SessionEntry) -> None:
+        if isinstance(entry, ThinkingLevelChangeEntry):
+            if not self.thinking_done:
+                self.thinking, self.thinking_done = entry.thinking_level, True
+        elif isinstance(entry, ModelChangeEntry):
+            if not self.model_done:
+                self.model, self.model_done = ModelRef(entry.provider, entry.model_id), True
+        elif (
+            isinstance(entry, SessionMessageEntry)
+            and isinstance(entry.message, AssistantMessage)
+            and not self.model_done
+        ):
+            self.model, self.model_done = ModelRef(entry.message.provider, entry.message.model), True
+
+    def fill(self, settings: Settings) -> None:
+        if not self.thinking_done:
+            self.thinking, self.thinking_done = settings.thinking_level, True
+        if not self.model_done:
+            self.model, self.model_done = settings.model, True
+
+    def settings(self) -> Settings:
+        return Settings(self.thinking, self.model)
+
+
+class SessionManager:
+    """A session: a tree of entries (messages, model and thinking changes, compactions …)
+    stored as pi's JSONL version 3 file, one line per entry, with a movable leaf.
+
+    Every append creates a child of the current leaf and makes it the new leaf;
+    :meth:`branch` moves the leaf back to continue from an earlier entry. The file is only
+    ever appended to, one write per entry, so a crash loses at most the entry being written.
+    A new session's file is created with the first assistant message, as pi does, so an
+    abandoned prompt leaves no file behind.
+
+    Opening a file reads it lazily from the end: resuming costs the active branch back to its
+    last compaction, not the size of the file. Problems in the file (malformed, torn or
+    duplicate lines, missing parents) are skipped and reported in :attr:`warnings`.
+
+    Build one with :meth:`create`, :meth:`open`, :meth:`continue_recent`, :meth:`in_memory`
+    or :meth:`fork_from`.
+    """
+
+    def __init__(
+        self,
+        cwd: str,
+        session_dir: Path | None,
+        *,
+        persist: bool,
+        session_file: PathArg | None = None,
+        session_id: str | None = None,
+        parent_session: PathArg | None = None,
+        cache_dir: CacheDir = None,
+    ) -> None:
+        self._cwd = cwd
+        self._session_dir = session_dir
+        self._persist = persist
+        self._cache_dir: Path | None
+        if cache_dir is False or not persist:
+            self._cache_dir = None
+        else:
+            self._cache_dir = Path(cache_dir) if cache_dir is not None else agent_dir() / "cache" / "sessions"
+        self._warnings: list[SessionWarning] = []
+        self._init_state(SessionHeader(id="", cwd=cwd), None)
+        if session_file is not None:
+            self.set_session_file(session_file)
+        else:
+            self._start_new(session_id, parent_session)
+
+    def _init_state(self, header: SessionHeader, file: Path | None) -> None:
+        self._header = header
+        self._file = file
+        self._index: FileIndex | None = None
+        self._new: list[SessionEntry] = []  # entries appended since the file was loaded
+        self._new_by_id: dict[str, SessionEntry] = {}
+        self._written = 0  # how many of _new are on disk
+        self._on_disk = False  # whether the file holds our header
+        self._ends_with_newline = True
+        self._has_assistant = False
+        self._leaf_id: str | None = None
+        self._leaf_settings: Settings | None = Settings(None, None)
+        self._labels: dict[str, tuple[str, str]] | None = {}
+        self._checkpoints: CheckpointCache | None = None
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        cwd: PathArg,
+        session_dir: PathArg | None = None,
+        *,
+        id: str | None = None,
+        parent_session: PathArg | None = None,
+        cache_dir: CacheDir = None,
+    ) -> SessionManager:
+        """Start a new session for ``cwd``, stored in ``session_dir``.
+
+        :param session_dir: defaults to ``<agent dir>/sessions/--<cwd encoded>--``.
+        :param id: a session id of your choosing (letters, digits, ``.``, ``_``, ``-``);
+            a time-ordered UUID by default.
+        :param parent_session: the session file this one continues from, recorded in the header.
+        :param cache_dir: where resume checkpoints are kept (``False`` to keep none).
+        """
+        cwd_text = os.fspath(cwd)
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd_text)
+        return cls(
+            cwd_text,
+            directory,
+            persist=True,
+            session_id=id,
+            parent_session=parent_session,
+            cache_dir=cache_dir,
+        )
+
+    @classmethod
+    def open(
+        cls,
+        path: PathArg,
+        session_dir: PathArg | None = None,
+        *,
+        cwd_override: PathArg | None = None,
+        cache_dir: CacheDir = None,
+    ) -> SessionManager:
+        """Open a session file (a missing file starts a new session that will be saved there).
+
+        :param session_dir: where sessions made from this one go; defaults to the file's directory.
+        :param cwd_override: use this working directory instead of the one in the header.
+        """
+        file = Path(os.path.abspath(path))
+        directory = Path(session_dir) if session_dir is not None else file.parent
+        manager = cls(
+            os.fspath(cwd_override) if cwd_override is not None else os.getcwd(),
+            directory,
+            persist=True,
+            session_file=file,
+            cache_dir=cache_dir,
+        )
+        if cwd_override is None and manager._header.cwd:
+            manager._cwd = manager._header.cwd
+        return manager
+
+    @classmethod
+    def continue_recent(
+        cls, cwd: PathArg, session_dir: PathArg | None = None, *, cache_dir: CacheDir = None
+    ) -> SessionManager:
+        """Open the most recently modified session in the directory, or start a new one."""
+        cwd_text = os.fspath(cwd)
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd_text)
+        recent = find_most_recent_session(directory)
+        return cls(cwd_text, directory, persist=True, session_file=recent, cache_dir=cache_dir)
+
+    @classmethod
+    def in_memory(cls, cwd: PathArg | None = None) -> SessionManager:
+        """A session that is never written to disk."""
+        return cls(os.fspath(cwd) if cwd is not None else os.getcwd(), None, persist=False)
+
+    @classmethod
+    def fork_from(
+        cls,
+        source_path: PathArg,
+        target_cwd: PathArg,
+        session_dir: PathArg | None = None,
+        *,
+        cache_dir: CacheDir = None,
+    ) -> SessionManager:
+        """Copy a session (from any project) into a new session file for ``target_cwd``.
+
+        The new file gets a new id, ``target_cwd`` and ``parentSession`` = the source; every
+        readable entry line is copied unchanged (an old-format source is migrated on the way).
+
+        :raises ValueError: when the source has no valid header or no entries.
+        """
+        source = Path(source_path)
+        try:
+            objects, raw_lines = _read_all(source, lambda message, offset: None)
+        except FileNotFoundError:
+            objects, raw_lines = [], []
+        if not objects or not _is_header(objects[0]):
+            raise ValueError(f"Cannot fork: source session file is empty or invalid: {source}")
+        if migrate_entries(objects):
+            raw_lines = [js_dumps(obj) for obj in objects]
+        target = os.fspath(target_cwd)
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(target)
+        directory.mkdir(parents=True, exist_ok=True)
+        session_id = new_session_id()
+        timestamp = iso_now()
+        file = directory / session_file_name(timestamp, session_id)
+        header = SessionHeader(
+            id=session_id, timestamp=timestamp, cwd=target, parent_session=os.fspath(source)
+        )
+        lines = [header.to_json()]
+        lines.extend(line for obj, line in zip(objects, raw_lines, strict=True) if not _is_header(obj))
+        with open(file, "xb") as f:
+            f.write(("\n".join(lines) + "\n").encode("utf-8"))
+        return cls(target, directory, persist=True, session_file=file, cache_dir=cache_dir)
+
+    # -- files -------------------------------------------------------------------------
+
+    def new_session(self, *, id: str | None = None, parent_session: PathArg | None = None) -> Path | None:
+        """Start a fresh, empty session in this manager; returns its future file (None in memory).
+
+        :raises ValueError: when ``id`` is not a valid session id.
+        """
+        self._warnings.clear()
+        return self._start_new(id, parent_session)
+
+    def _start_new(self, id: str | None = None, parent_session: PathArg | None = None) -> Path | None:
+        session_id = validate_session_id(id) if id is not None else new_session_id()
+        timestamp = iso_now()
+        header = SessionHeader(
+            id=session_id,
+            timestamp=timestamp,
+            cwd=self._cwd,
+            parent_session=os.fspath(parent_session) if parent_session is not None else None,
+        )
+        file = None
+        if self._persist and self._session_dir is not None:
+            file = self._session_dir / session_file_name(timestamp, session_id)
+        self._init_state(header, file)
+        return file
+
+    def set_session_file(self, path: PathArg) -> None:
+        """Switch to the session in file ``path`` (a missing file starts a new session there)."""
+        file = Path(os.path.abspath(path))
+        self._warnings.clear()
+        if not file.exists():
+            self._start_new()
+            self._file = file
+            return
+        with open(file, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            found = read_header(f, lambda message, offset: self._warn(message, offset, file))
+            if size:
+                f.seek(size - 1)
+                ends_with_newline = f.read(1) == b"\n"
+        if found is None:
+            self._restart_invalid(file, size)
+            return
+        header, start = found
+        if session_version_of(header) < 3:
+            self._migrate_file(file)
+            self.set_session_file(file)
+            return
+        self._init_state(header, file)
+        self._on_disk = True
+        self._ends_with_newline = ends_with_newline
+        self._leaf_settings = None
+        self._labels = None
+        self._index = FileIndex(file, start, size, lambda message, offset: self._warn(message, offset, file))
+        leaf = self._index.leaf()
+        self._leaf_id = leaf.id if leaf is not None else None
+        if self._cache_dir is not None:
+            self._checkpoints = CheckpointCache(self._cache_dir, header.id)
+
+    def _restart_invalid(self, file: Path, size: int) -> None:
+        """pi restarts a file without a valid header; keep what was in it, then restart."""
+        with open(file, "rb") as f:
+            blank = not f.read(64 * 1024).strip() if size <= 64 * 1024 else False
+        self._start_new()
+        if not blank:
+            backup = _free_name(file.with_name(file.name + ".invalid"))
+            os.replace(file, backup)
+            self._warn(
+                f"{file} has no valid session header; its content was moved to {backup} "
+                "and a new session was started in its place",
+                None,
+                file,
+            )
+        self._file = file
+        file.write_bytes((self._header.to_json() + "\n").encode("utf-8"))
+        self._on_disk = True
+
+    def _migrate_file(self, file: Path) -> None:
+        """Rewrite an old-format file as version 3 (atomically; pi rewrites it in place)."""
+        objects, _ = _read_all(file, lambda message, offset: self._warn(message, offset, file))
+        migrate_entries(objects)
+        content = "".join(js_dumps(obj) + "\n" for obj in objects)
+        temp = file.with_name(f".{file.name}.migrating")
+        temp.write_bytes(content.encode("utf-8"))
+        os.replace(temp, file)
+        logger.info("migrated %s to session format version 3", file)
+
+    # -- accessors ---------------------------------------------------------------------
+
+    @property
+    def cwd(self) -> str:
+        """The session's working directory."""
+        return self._cwd
+
+    @property
+    def session_dir(self) -> Path | None:
+        """Where this session's file and the sessions made from it live (None in memory)."""
+        return self._session_dir
+
+    @property
+    def session_id(self) -> str:
+        """The session id (the header's ``id``)."""
+        return self._header.id
+
+    @property
+    def session_file(self) -> Path | None:
+        """The session file (None in memory). It may not exist yet: see the class docs."""
+        return self._file
+
+    @property
+    def header(self) -> SessionHeader:
+        """The session header."""
+        return self._header
+
+    @property
+    def is_persisted(self) -> bool:
+        """Whether entries are saved to a file."""
+        return self._persist
+
+    @property
+    def leaf_id(self) -> str | None:
+        """The current leaf entry's id; None before the first entry."""
+        return self._leaf_id
+
+    @property
+    def warnings(self) -> builtins.list[SessionWarning]:
+        """Problems found in the session file, in the order they were found."""
+        return builtins.list(self._warnings)
+
+    @property
+    def session_name(self) -> str | None:
+        """The display name from the latest ``session_info`` entry (an empty name clears it)."""
+        for entry in reversed(self._new):
+            if isinstance(entry, SessionInfoEntry):
+                return _clean_name(entry.name)
+        if self._index is not None:
+            found = self._index.last_of_type("session_info")
+            if isinstance(found, SessionInfoEntry):
+                return _clean_name(found.name)
+        return None
+
+    def _warn(self, message: str, offset: int | None, file: Path | None = None) -> None:
+        where = file or self._file
+        warning = SessionWarning(message, os.fspath(where) if where else None, offset)
+        self._warnings.append(warning)
+        if offset is not None:
+            logger.warning("%s (byte %d): %s", where, offset, message)
+        else:
+            logger.warning("%s: %s", where, message)
+
+    # -- reading the tree --------------------------------------------------------------
+
+    def _reading(self) -> Any:
+        return self._index.reading() if self._index is not None else nullcontext()
+
+    def _get(self, entry_id: str) -> SessionEntry | None:
+        entry = self._new_by_id.get(entry_id)
+        if entry is None and self._index is not None:
+            entry = self._index.entry(entry_id)
+        return entry
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        """The entry with id ``entry_id``, or None."""
+        return self._get(entry_id)
+
+    def get_leaf_entry(self) -> SessionEntry | None:
+        """The current leaf entry (None before the first entry)."""
+        return self._get(self._leaf_id) if self._leaf_id is not None else None
+
+    def get_branch(self, from_id: str | None = None) -> builtins.list[SessionEntry]:
+        """The entries from the root down to ``from_id`` (default: the leaf); [] if unknown."""
+        start = from_id if from_id is not None else self._leaf_id
+        if start is None:
+            return []
+        with self._reading():
+            leaf = self._get(start)
+            if leaf is None:
+                return []
+            return path_to_root(leaf, self._get)
+
+    def get_entries(self) -> builtins.list[SessionEntry]:
+        """Every entry (not the header) in file order. Reads the whole file."""
+        loaded = self._index.entries() if self._index is not None else []
+        return loaded + self._new
+
+    def get_children(self, parent_id: str) -> builtins.list[SessionEntry]:
+        """The entries whose parent is ``parent_id``, in file order. Reads the whole file."""
+        children: builtins.list[SessionEntry] = []
+        if self._index is not None:
+            with self._index.reading():
+                for slot in self._index.slots_in_file_order():
+                    if slot.parent_id == parent_id:
+                        entry = self._index.parse_slot(slot)
+                        if entry is not None and entry.parent_id == parent_id:
+                            children.append(entry)
+        children.extend(entry for entry in self._new if entry.parent_id == parent_id)
+        return children
+
+    def get_label(self, entry_id: str) -> str | None:
+        """The label of entry ``entry_id``, if one is set."""
+        found = self._label_map().get(entry_id)
+        return found[0] if found else None
+
+    def _label_map(self) -> dict[str, tuple[str, str]]:
+        if self._labels is None:
+            labels: dict[str, tuple[str, str]] = {}
+            if self._index is not None:
+                with self._index.reading():
+                    for slot in self._index.slots_in_file_order():
+                        if slot.type == "label":
+                            entry = self._index.parse_slot(slot)
+                            if isinstance(entry, LabelEntry):
+                                _apply_label(labels, entry)
+            for entry in self._new:
+                if isinstance(entry, LabelEntry):
+                    _apply_label(labels, entry)
+            self._labels = labels
+        return self._labels
+
+    def get_tree(self) -> builtins.list[SessionTreeNode]:
+        """The whole session as a forest (normally one root), children oldest first.
+
+        An entry whose parent is missing is returned as a root too. Reads the whole file.
+        """
+        entries = self.get_entries()
+        labels = self._label_map()
+        nodes: dict[str, SessionTreeNode] = {}
+        for entry in entries:
+            label = labels.get(entry.id)
+            nodes[entry.id] = SessionTreeNode(entry, [], *(label or (None, None)))
+        roots: builtins.list[SessionTreeNode] = []
+        for entry in entries:
+            node = nodes[entry.id]
+            parent_id = entry.parent_id
+            parent = nodes.get(parent_id) if parent_id is not None and parent_id != entry.id else None
+            (parent.children if parent is not None else roots).append(node)
+        stack = builtins.list(roots)
+        while stack:
+            node = stack.pop()
+            node.children.sort(key=lambda child: iso_to_ms(child.entry.timestamp or ""))
+            stack.extend(node.children)
+        return roots
+
+    # -- context -----------------------------------------------------------------------
+
+    def build_session_context(self) -> SessionContext:
+        """The messages, thinking level and model at the leaf (what the model is sent).
+
+        Reads the path from the leaf back to the last compaction's first kept entry; the
+        settings in force there come from a checkpoint cache, or from a walk further up.
+        """
+        if self._leaf_id is None:
+            self._leaf_settings = Settings(None, None)
+            return SessionContext()
+        with self._reading():
+            leaf = self._get(self._leaf_id)
+            if leaf is None:
+                self._warn(f"the leaf entry {self._leaf_id} can no longer be read", None)
+                return SessionContext()
+            walked: builtins.list[SessionEntry] = []
+            found = _Found()
+            at_compaction: _Found | None = None
+            compaction: CompactionEntry | None = None
+            compaction_pos = -1
+            reached_kept = False
+            seen: set[str] = set()
+            entry = leaf
+            while True:
+                walked.append(entry)
+                seen.add(entry.id)
+                found.observe(entry)
+                if compaction is None:
+                    if isinstance(entry, CompactionEntry):
+                        compaction, compaction_pos = entry, len(walked) - 1
+                        at_compaction = _Found(self._checkpoint_key(entry))
+                else:
+                    assert at_compaction is not None
+                    at_compaction.observe(entry)
+                    if entry.id == compaction.first_kept_entry_id:
+                        reached_kept = True
+                        break
+                next_entry = self._parent(entry, seen)
+                if next_entry is None:
+                    break
+                entry = next_entry
+            if reached_kept and not found.complete:
+                assert at_compaction is not None
+                self._resolve_above(entry.parent_id, [found, at_compaction], seen)
+        path = builtins.list(reversed(walked))
+        position = len(path) - 1 - compaction_pos if compaction is not None else -1
+        settings = found.settings()
+        self._leaf_settings = settings
+        return SessionContext(
+            messages=messages_from_path(path, position),
+            thinking_level=settings.thinking_level or "off",
+            model=settings.model,
+            has_thinking_entry=settings.thinking_level is not None,
+        )
+
+    def _parent(self, entry: SessionEntry, seen: set[str]) -> SessionEntry | None:
+        parent_id = entry.parent_id
+        if parent_id is None:
+            return None
+        if parent_id in seen:
+            self._warn(f"entry {entry.id} closes a parent cycle through {parent_id}; stopped there", None)
+            return None
+        parent = self._get(parent_id)
+        if parent is None:
+            self._warn_missing_parent(entry.id, parent_id)
+        return parent
+
+    def _warn_missing_parent(self, entry_id: str, parent_id: str) -> None:
+        message = f"entry {entry_id} refers to a missing parent {parent_id}; its branch starts there"
+        if all(w.message != message for w in self._warnings):
+            self._warn(message, None)
+
+    def _checkpoint_key(self, entry: CompactionEntry) -> str:
+        return f"{entry.id}:{zlib.crc32(entry.to_json().encode('utf-8', 'surrogatepass')):08x}"
+
+    def _resolve_above(self, start_id: str | None, trackers: builtins.list[_Found], seen: set[str]) -> None:
+        """Finish resolving ``trackers`` walking up from ``start_id``, parsing only what decides.
+
+        ``trackers[0]`` is the leaf's; the others belong to compactions on the way, whose
+        settings are saved as checkpoints once known. The walk stops as soon as the leaf's
+        settings are known, at a compaction with a checkpoint, or where the path ends.
+        """
+        checkpoints = self._checkpoints
+        first = trackers[0]
+        for tracker in trackers[1:]:
+            cached = checkpoints.get(tracker.key) if checkpoints is not None and tracker.key else None
+            if cached is not None:
+                for other in trackers:
+                    other.fill(cached)
+                return
+        index = self._index
+        current = start_id
+        child: str | None = None
+        path_ended = False
+        while not first.complete:
+            if current is None:
+                path_ended = True
+                break
+            if current in seen:
+                self._warn(f"entry {child} closes a parent cycle through {current}; stopped there", None)
+                path_ended = True
+                break
+            seen.add(current)
+            entry: SessionEntry | None = self._new_by_id.get(current)
+            key: str | None = None
+            if entry is not None:
+                parent = entry.parent_id
+                if isinstance(entry, CompactionEntry):
+                    key = self._checkpoint_key(entry)
+            else:
+                slot = index.slot(current) if index is not None else None
+                if slot is None or index is None:
+                    if child is not None:
+                        self._warn_missing_parent(child, current)
+                    path_ended = True
+                    break
+                if slot.type in ("thinking_level_change", "model_change") or (
+                    slot.type == "message" and slot.role in (None, "assistant")
+                ):
+                    entry = index.parse_slot(slot)
+                    if entry is None:  # unreadable: as in pi, the path ends below it
+                        path_ended = True
+                        break
+                elif slot.type == "compaction":
+                    key = f"{slot.id}:{index.checksum(slot):08x}"
+                parent = slot.parent_id
+            if entry is not None:
+                for tracker in trackers:
+                    tracker.observe(entry)
+            if key is not None:
+                cached = checkpoints.get(key) if checkpoints is not None else None
+                if cached is not None:
+                    for tracker in trackers:
+                        tracker.fill(cached)
+                    break
+                trackers.append(_Found(key))
+            child, current = current, parent
+        if path_ended:
+            nothing_above = Settings(None, None)
+            for tracker in trackers:
+                tracker.fill(nothing_above)
+        done = {t.key: t.settings() for t in trackers[1:] if t.key is not None and t.complete}
+        if checkpoints is not None and done:
+            checkpoints.put(done)
+
+    def _settings_at_leaf(self) -> Settings:
+        if self._leaf_settings is None:
+            found = _Found()
+            with self._reading():
+                self._resolve_above(self._leaf_id, [found], set())
+            self._leaf_settings = found.settings()
+        return self._leaf_settings
+
+    # -- appending ---------------------------------------------------------------------
+
+    def _taken(self, candidate: str) -> bool:
+        if candidate in self._new_by_id:
+            return True
+        return self._index is not None and self._index.has_id(candidate)
+
+    def _next_id(self) -> str:
+        return new_entry_id(self._taken)
+
+    def _append(self, entry: SessionEntry) -> str:
+        self._new.append(entry)
+        self._new_by_id[entry.id] = entry
+        self._leaf_id = entry.id
+        if isinstance(entry, SessionMessageEntry) and entry.message.role == "assistant":
+            self._has_assistant = True
+        if self._leaf_settings is not None:
+            tracker = _Found()
+            tracker.observe(entry)
+            self._leaf_settings = Settings(
+                tracker.thinking if tracker.thinking_done else self._leaf_settings.thinking_level,
+                tracker.model if tracker.model_done else self._leaf_settings.model,
+            )
+        self._flush()
+        return entry.id
+
+    def _flush(self) -> None:
+        """Write what is not on disk yet, creating the file with the first assistant message."""
+        if not self._persist or self._file is None:
+            return
+        if not self._on_disk and not self._has_assistant:
+            return
+        lines = [] if self._on_disk else [self._header.to_json()]
+        lines.extend(entry.to_json() for entry in self._new[self._written :])
+        if not lines:
+            return
+        data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+        if not self._ends_with_newline:
+            data = b"\n" + data  # never continue a torn line: start on a fresh one
+        self._file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                try:
+                    written = os.write(fd, view)
+                except BaseException:
+                    self._ends_with_newline = len(view) == len(data) and self._ends_with_newline
+                    raise
+                view = view[written:]
+        finally:
+            os.close(fd)
+        self._on_disk = True
+        self._ends_with_newline = True
+        self._written = len(self._new)
+
+    def append_message(self, message: AgentMessage) -> str:
+        """Append a message; returns the new entry's id.
+
+        :raises ValueError: for compaction and branch summary messages, which are entries of
+            their own (:meth:`append_compaction`, :meth:`branch_with_summary`).
+        """
+        if message.role in ("compactionSummary", "branchSummary"):
+            raise ValueError(
+                f"{message.role} messages are not appended as messages: "
+                "use append_compaction() or branch_with_summary()"
+            )
+        return self._append(
+            SessionMessageEntry(
+                id=self._next_id(), parent_id=self._leaf_id, timestamp=iso_now(), message=message
+            )
+        )
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        """Record a thinking level change; returns the new entry's id."""
+        return self._append(
+            ThinkingLevelChangeEntry(
+                id=self._next_id(),
+                parent_id=self._leaf_id,
+                timestamp=iso_now(),
+                thinking_level=thinking_level,
+            )
+        )
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        """Record a model switch; returns the new entry's id."""
+        return self._append(
+            ModelChangeEntry(
+                id=self._next_id(),
+                parent_id=self._leaf_id,
+                timestamp=iso_now(),
+                provider=provider,
+                model_id=model_id,
+            )
+        )
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+    ) -> str:
+        """Record a compaction: ``summary`` replaces the path before ``first_kept_entry_id``."""
+        settings = self._settings_at_leaf() if self._cache_dir is not None else None
+        entry = CompactionEntry(
+            id=self._next_id(),
+            parent_id=self._leaf_id,
+            timestamp=iso_now(),
+            summary=summary,
+            first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before,
+            details=details,
+            from_hook=from_hook,
+        )
+        entry_id = self._append(entry)
+        if settings is not None and self._cache_dir is not None:
+            if self._checkpoints is None:
+                self._checkpoints = CheckpointCache(self._cache_dir, self._header.id)
+            self._checkpoints.put({self._checkpoint_key(entry): settings})
+        return entry_id
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        """Store plugin state (never sent to the model); returns the new entry's id."""
+        return self._append(
+            CustomEntry(
+                custom_type=custom_type,
+                data=data,
+                id=self._next_id(),
+                parent_id=self._leaf_id,
+                timestamp=iso_now(),
+            )
+        )
+
+    def append_session_info(self, name: str) -> str:
+        """Set the session's display name (surrounding whitespace dropped; empty clears it)."""
+        return self._append(
+            SessionInfoEntry(
+                id=self._next_id(), parent_id=self._leaf_id, timestamp=iso_now(), name=name.strip()
+            )
+        )
+
+    def append_custom_message_entry(
+        self, custom_type: str, content: str | builtins.list[UserContent], display: bool, details: Any = None
+    ) -> str:
+        """Append a plugin message that the model sees as a user message."""
+        return self._append(
+            CustomMessageEntry(
+                custom_type=custom_type,
+                content=content,
+                display=display,
+                details=details,
+                id=self._next_id(),
+                parent_id=self._leaf_id,
+                timestamp=iso_now(),
+            )
+        )
+
+    def append_label_change(self, target_id: str, label: str | None) -> str:
+        """Set the label of entry ``target_id``, or clear it with None or "".
+
+        :raises EntryNotFoundError: when there is no such entry.
+        """
+        if self._get(target_id) is None:
+            raise EntryNotFoundError(target_id)
+        entry = LabelEntry(
+            id=self._next_id(), parent_id=self._leaf_id, timestamp=iso_now(), target_id=target_id, label=label
+        )
+        self._append(entry)
+        if self._labels is not None:  # else built from the entries when first needed
+            _apply_label(self._labels, entry)
+        return entry.id
+
+    # -- branching ---------------------------------------------------------------------
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to ``entry_id``: the next append continues from there.
+
+        :raises EntryNotFoundError: when there is no such entry.
+        """
+        if self._get(entry_id) is None:
+            raise EntryNotFoundError(entry_id)
+        self._leaf_id = entry_id
+        self._leaf_settings = None
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry: the next append starts a new root."""
+        self._leaf_id = None
+        self._leaf_settings = Settings(None, None)
+
+    def branch_with_summary(
+        self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+    ) -> str:
+        """Move the leaf to ``entry_id`` (None: before the first entry) and append a
+        ``branch_summary`` entry describing the branch left behind; returns its id.
+
+        :raises EntryNotFoundError: when there is no such entry.
+        """
+        if entry_id is not None and self._get(entry_id) is None:
+            raise EntryNotFoundError(entry_id)
+        if entry_id is None:
+            self.reset_leaf()
+        else:
+            self.branch(entry_id)
+        return self._append(
+            BranchSummaryEntry(
+                id=self._next_id(),
+                parent_id=entry_id,
+                timestamp=iso_now(),
+                from_id=entry_id if entry_id is not None else "root",
+                summary=summary,
+                details=details,
+                from_hook=from_hook,
+            )
+        )
+
+    def create_branched_session(self, leaf_id: str) -> Path | None:
+        """Make the root-to-``leaf_id`` path a new session of its own, and switch to it.
+
+        Labels on the path are re-created after it; the new header records this session's
+        file as ``parentSession``. The file is written now if the path holds an assistant
+        message, else with the first one. Returns the new file (None in memory).
+
+        :raises EntryNotFoundError: when there is no such entry.
+        """
+        previous_file = self._file
+        path = self.get_branch(leaf_id)
+        if not path:
+            raise EntryNotFoundError(leaf_id)
+        kept = [entry for entry in path if not isinstance(entry, LabelEntry)]
+        taken = {entry.id for entry in kept}
+        label_entries: builtins.list[SessionEntry] = []
+        parent = kept[-1].id if kept else None
+        for target_id, (label, label_timestamp) in self._label_map().items():
+            if target_id not in taken:
+                continue
+            entry = LabelEntry(
+                id=new_entry_id(taken.__contains__),
+                parent_id=parent,
+                timestamp=label_timestamp,
+                target_id=target_id,
+                label=label,
+            )
+            taken.add(entry.id)
+            label_entries.append(entry)
+            parent = entry.id
+        session_id = new_session_id()
+        timestamp = iso_now()
+        header = SessionHeader(
+            id=session_id,
+            timestamp=timestamp,
+            cwd=self._cwd,
+            parent_session=os.fspath(previous_file) if self._persist and previous_file else None,
+        )
+        file = None
+        if self._persist and self._session_dir is not None:
+            file = self._session_dir / session_file_name(timestamp, session_id)
+        self._init_state(header, file)
+        self._leaf_settings = None
+        self._labels = None
+        self._new = [*kept, *label_entries]
+        self._new_by_id = {entry.id: entry for entry in self._new}
+        self._leaf_id = self._new[-1].id if self._new else None
+        self._has_assistant = any(
+            isinstance(entry, SessionMessageEntry) and entry.message.role == "assistant" for entry in kept
+        )
+        self._flush()
+        return file
+
+    # -- listing -----------------------------------------------------------------------
+
+    @staticmethod
+    def list(
+        cwd: PathArg,
+        session_dir: PathArg | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[SessionInfo]:
+        """The sessions of a project, most recently active first (see :func:`list_sessions`)."""
+        directory = Path(session_dir) if session_dir is not None else default_session_dir(os.fspath(cwd))
+        return list_sessions(directory, on_progress)
+
+    @staticmethod
+    def list_all(
+        base: PathArg | None = None, on_progress: Callable[[int, int], None] | None = None
+    ) -> builtins.list[SessionInfo]:
+        """The sessions of every project under the agent directory, most recent first."""
+        return list_all_sessions(base, on_progress)
+
+
+def _apply_label(labels: dict[str, tuple[str, str]], entry: LabelEntry) -> None:
+    if entry.label:
+        labels[entry.target_id] = (entry.label, entry.timestamp)
+    else:
+        labels.pop(entry.target_id, None)
+
+
+def _clean_name(name: str | None) -> str | None:
+    return (name or "").strip() or None
+
+
+def session_version_of(header: SessionHeader) -> int:
+    """A header's format version (1 when it has none)."""
+    return header.version if header.version is not None else 1
+
+
+def _is_header(obj: Any) -> bool:
+    return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str)
+
+
+def _read_all(file: Path, warn: Callable[[str, int], None]) -> tuple[builtins.list[Any], builtins.list[str]]:
+    """Every JSON line of a file (parsed, and as text), skipping malformed lines like pi."""
+    objects: builtins.list[Any] = []
+    lines: builtins.list[str] = []
+    offset = 0
+    with open(file, "rb") as f:
+        for raw in f:
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if text.strip():
+                try:
+                    objects.append(json.loads(text))
+                    lines.append(text)
+                except ValueError:
+                    warn("skipped a malformed line", offset)
+            offset += len(raw)
+    if objects and not _is_header(objects[0]):
+        return [], []
+    return objects, lines
+
+
+def _free_name(path: Path) -> Path:
+    candidate, number = path, 1
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.name}.{number}")
+    return candidate
