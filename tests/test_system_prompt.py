@@ -13,9 +13,13 @@ from pi_host import Tool, ToolResult
 from pi_host.resources import (
     ContextFile,
     DocsPaths,
+    ResourceOptions,
+    SettingsManager,
     Skill,
     build_system_prompt,
     find_docs,
+    format_skills_for_prompt,
+    load_resources,
     load_system_prompt_sources,
     resolve_prompt_input,
 )
@@ -315,3 +319,69 @@ class TestResolvePromptInput:
         long_text = "word " * 2000
         assert resolve_prompt_input(long_text, cwd=tmp_path) == long_text
         assert resolve_prompt_input("nul\x00inside", cwd=tmp_path) == "nul\x00inside"
+
+
+class TestLoadResources:
+    @pytest.fixture
+    def dirs(self, tmp_path: Path) -> tuple[Path, Path, Path]:
+        home = tmp_path / "home"
+        agent = home / ".pi-host"
+        cwd = tmp_path / "project"
+        (agent / "skills" / "global-skill").mkdir(parents=True)
+        (agent / "skills" / "global-skill" / "SKILL.md").write_text(
+            "---\ndescription: Global skill.\n---\nG body"
+        )
+        (agent / "prompts").mkdir()
+        (agent / "prompts" / "fix.md").write_text("Fix $1 carefully")
+        (agent / "AGENTS.md").write_text("Global rules.")
+        (cwd / ".pi" / "library" / "local-skill").mkdir(parents=True)
+        (cwd / ".pi" / "library" / "local-skill" / "SKILL.md").write_text(
+            "---\ndescription: Local.\n---\nL body"
+        )
+        (cwd / ".pi" / "settings.json").write_text('{"skills": ["library"]}')
+        (cwd / ".pi" / "APPEND_SYSTEM.md").write_text("Project appendix.")
+        (cwd / "AGENTS.md").write_text("Project rules.")
+        return home, agent, cwd
+
+    def test_trusted_project(self, dirs: tuple[Path, Path, Path]) -> None:
+        home, agent, cwd = dirs
+        settings = SettingsManager.load(cwd, agent, project_trusted=True)
+        resources = load_resources(cwd=cwd, agent_dir=agent, settings=settings, home=home)
+        assert [s.name for s in resources.skills] == ["local-skill", "global-skill"]
+        assert [t.name for t in resources.prompt_templates] == ["fix"]
+        assert [Path(f.path).name for f in resources.context_files] == ["AGENTS.md", "AGENTS.md"]
+        assert resources.append_system_prompt == ("Project appendix.",)
+        assert resources.diagnostics == ()
+        prompt = resources.system_prompt([READ, BASH], today=DAY, docs=NO_DOCS)
+        assert "\n\nProject appendix.\n\n# Project Context\n\n" in prompt
+        assert "<name>local-skill</name>" in prompt
+        assert prompt.endswith(f"Current working directory: {cwd}")
+        assert resources.expand_input("/fix main.py") == "Fix main.py carefully"
+        assert resources.expand_input("/skill:global-skill now").endswith("G body\n</skill>\n\nnow")
+
+    def test_untrusted_project_and_switches(self, dirs: tuple[Path, Path, Path]) -> None:
+        home, agent, cwd = dirs
+        settings = SettingsManager.load(cwd, agent, project_trusted=False)
+        options = ResourceOptions(
+            context_files=False,
+            prompt_templates=False,
+            system_prompt="Custom.",
+            append_system_prompt=("Flag appendix.",),
+        )
+        resources = load_resources(cwd=cwd, agent_dir=agent, settings=settings, options=options, home=home)
+        assert [s.name for s in resources.skills] == ["global-skill"]
+        assert resources.prompt_templates == ()
+        assert resources.context_files == ()
+        assert resources.system_prompt([READ], today=DAY) == (
+            "Custom.\n\nFlag appendix."
+            + format_skills_for_prompt(resources.skills)
+            + f"\nCurrent date: 2026-03-04\nCurrent working directory: {cwd}"
+        )
+
+
+def test_package_exports_are_explicit() -> None:
+    import pi_host.resources as resources
+
+    public = {name for name in vars(resources) if not name.startswith("_")} - {"annotations"}
+    assert set(resources.__all__) == public
+    assert len(resources.__all__) == len(set(resources.__all__))

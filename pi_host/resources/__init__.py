@@ -13,6 +13,7 @@ from ._context_files import CONTEXT_FILE_NAMES, ContextFile, ContextFilesResult,
 from ._diagnostics import ResourceCollision, ResourceDiagnostic
 from ._discovery import ResourceScope
 from ._frontmatter import Frontmatter, FrontmatterError, parse_frontmatter, strip_frontmatter
+from ._loader import ResourceOptions, Resources, load_resources
 from ._paths import AGENT_DIR_ENV, CONFIG_DIR_NAME, agent_dir, expand_home, project_config_dir
 from ._settings import (
     BranchSummarySettings,
@@ -103,7 +104,9 @@ __all__ = [
     "QueueMode",
     "ResourceCollision",
     "ResourceDiagnostic",
+    "ResourceOptions",
     "ResourceScope",
+    "Resources",
     "RetrySettings",
     "Settings",
     "SettingsIssue",
@@ -133,6 +136,7 @@ __all__ = [
     "load_context_files",
     "load_prompt_template",
     "load_prompt_templates",
+    "load_resources",
     "load_skill_file",
     "load_skills",
     "load_skills_from_dir",

@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from ._diagnostics import ResourceDiagnostic
+from ._paths import exists
 
 __all__ = ["CONTEXT_FILE_NAMES", "ContextFile", "ContextFilesResult", "load_context_files"]
 
@@ -41,7 +42,7 @@ class ContextFilesResult:
 def _load_from_dir(directory: Path, diagnostics: list[ResourceDiagnostic]) -> ContextFile | None:
     for name in CONTEXT_FILE_NAMES:
         path = directory / name
-        if not path.exists():
+        if not exists(path):
             continue
         try:
             # Invalid UTF-8 becomes U+FFFD rather than losing the whole file.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ._paths import canonical_path, project_config_dir, resolve_user_path
+from ._paths import canonical_path, exists, is_dir, is_file, project_config_dir, resolve_user_path
 from ._patterns import IgnoreRules, apply_patterns, is_enabled_by_overrides, relative_posix
 
 __all__ = [
@@ -42,10 +42,7 @@ class DiscoveredFile:
 
 def _entry_kind(path: Path) -> tuple[bool, bool]:
     """(is_dir, is_file) following symlinks; (False, False) for a broken link."""
-    try:
-        return path.is_dir(), path.is_file()
-    except OSError:
-        return False, False
+    return is_dir(path), is_file(path)
 
 
 def _sorted_children(directory: Path) -> list[Path]:
@@ -66,7 +63,7 @@ def collect_skill_files(directory: Path, *, include_root_files: bool = True) -> 
     are skipped; symlinks are followed, once.
     """
     found: list[Path] = []
-    if not directory.is_dir():
+    if not is_dir(directory):
         return found
     _walk_skills(directory, directory, include_root_files, IgnoreRules(), set(), found)
     return found
@@ -86,18 +83,18 @@ def _walk_skills(
     visited.add(real)
     rules.add_directory(directory, root)
     skill_file = directory / "SKILL.md"
-    if skill_file.is_file() and not rules.ignores(relative_posix(skill_file, root)):
+    if is_file(skill_file) and not rules.ignores(relative_posix(skill_file, root)):
         found.append(skill_file)
         return
     for child in _sorted_children(directory):
         if child.name.startswith(".") or child.name == "node_modules":
             continue
-        is_dir, is_file = _entry_kind(child)
-        if rules.ignores(relative_posix(child, root), is_dir=is_dir):
+        entry_is_dir, entry_is_file = _entry_kind(child)
+        if rules.ignores(relative_posix(child, root), is_dir=entry_is_dir):
             continue
-        if is_dir:
+        if entry_is_dir:
             _walk_skills(child, root, False, rules, visited, found)
-        elif is_file and include_root_files and child.name.endswith(".md"):
+        elif entry_is_file and include_root_files and child.name.endswith(".md"):
             found.append(child)
 
 
@@ -109,7 +106,7 @@ def collect_prompt_files(directory: Path, *, recursive: bool = False) -> list[Pa
     skipped.
     """
     found: list[Path] = []
-    if directory.is_dir():
+    if is_dir(directory):
         _walk_prompts(directory, directory, recursive, IgnoreRules(), set(), found)
     return found
 
@@ -125,12 +122,12 @@ def _walk_prompts(
     for child in _sorted_children(directory):
         if child.name.startswith(".") or child.name == "node_modules":
             continue
-        is_dir, is_file = _entry_kind(child)
-        if rules.ignores(relative_posix(child, root), is_dir=is_dir):
+        entry_is_dir, entry_is_file = _entry_kind(child)
+        if rules.ignores(relative_posix(child, root), is_dir=entry_is_dir):
             continue
-        if is_dir and recursive:
+        if entry_is_dir and recursive:
             _walk_prompts(child, root, recursive, rules, visited, found)
-        elif is_file and child.name.endswith(".md"):
+        elif entry_is_file and child.name.endswith(".md"):
             found.append(child)
 
 
@@ -138,7 +135,7 @@ def find_git_root(start: Path) -> Path | None:
     """The nearest directory at or above *start* that contains ``.git``."""
     directory = Path(os.path.abspath(start))
     while True:
-        if (directory / ".git").exists():
+        if exists(directory / ".git"):
             return directory
         if directory.parent == directory:
             return None
@@ -168,10 +165,10 @@ def ancestor_agents_skill_dirs(cwd: Path, *, home: Path | None = None) -> list[P
 
 
 def _files_from_entry(path: Path, kind: ResourceKind) -> list[Path]:
-    is_dir, is_file = _entry_kind(path)
-    if is_file:
+    entry_is_dir, entry_is_file = _entry_kind(path)
+    if entry_is_file:
         return [path]
-    if is_dir:
+    if entry_is_dir:
         if kind == "skills":
             return collect_skill_files(path)
         return collect_prompt_files(path, recursive=True)

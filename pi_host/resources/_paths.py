@@ -15,7 +15,10 @@ __all__ = [
     "CONFIG_DIR_NAME",
     "agent_dir",
     "canonical_path",
+    "exists",
     "expand_home",
+    "is_dir",
+    "is_file",
     "project_config_dir",
     "resolve_user_path",
 ]
@@ -76,3 +79,22 @@ def canonical_path(path: str | os.PathLike[str]) -> str:
         return os.path.realpath(path, strict=True)
     except OSError:
         return os.path.abspath(path)
+
+
+# Path.exists() and friends raise on EACCES before Python 3.12; discovery must never stop at an
+# unreadable directory, so these answer False for any error, as os.path.exists does.
+
+
+def exists(path: str | os.PathLike[str]) -> bool:
+    """Whether *path* exists; ``False`` when it cannot be checked."""
+    return os.path.exists(path)
+
+
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """Whether *path* is a file (symlinks followed); ``False`` when it cannot be checked."""
+    return os.path.isfile(path)
+
+
+def is_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether *path* is a directory (symlinks followed); ``False`` when it cannot be checked."""
+    return os.path.isdir(path)

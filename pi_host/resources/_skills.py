@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from ._diagnostics import ResourceCollision, ResourceDiagnostic
 from ._discovery import ResourceScope, collect_skill_files, resolve_resource_files
 from ._frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
-from ._paths import canonical_path, resolve_user_path
+from ._paths import canonical_path, exists, is_dir, is_file, resolve_user_path
 
 __all__ = [
     "MAX_SKILL_DESCRIPTION_LENGTH",
@@ -209,16 +209,16 @@ class _SkillSet:
     def add_path(
         self, path: Path, scope: ResourceScope, *, missing: Literal["warning", "error"] = "warning"
     ) -> None:
-        if not path.exists():
+        if not exists(path):
             self.diagnostics.append(
                 ResourceDiagnostic(type=missing, message="skill path does not exist", path=os.fspath(path))
             )
             return
-        if path.is_dir():
+        if is_dir(path):
             result = load_skills_from_dir(path, scope=scope)
             self.diagnostics.extend(result.diagnostics)
             self.add(result.skills)
-        elif path.is_file() and path.name.endswith(".md"):
+        elif is_file(path) and path.name.endswith(".md"):
             skill, problems = load_skill_file(path, scope=scope)
             self.diagnostics.extend(problems)
             if skill is not None:

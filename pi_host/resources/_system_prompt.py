@@ -10,6 +10,7 @@ and the working directory follow, in pi's format, which models tuned on pi know.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -20,7 +21,7 @@ from typing import Protocol
 
 from ._context_files import ContextFile
 from ._diagnostics import ResourceDiagnostic
-from ._paths import project_config_dir
+from ._paths import exists, project_config_dir
 from ._skills import Skill, format_skills_for_prompt
 
 __all__ = [
@@ -75,12 +76,13 @@ class DocsPaths:
     examples: Path | None = None
 
 
+@functools.lru_cache(maxsize=1)
 def find_docs() -> DocsPaths:
     """pi-host's installed documentation: ``README.md``, ``docs/``, ``examples/``.
 
     Looked up inside the package first, then in the source checkout the package was imported
     from (the directory holding ``pyproject.toml`` next to ``pi_host/``). Only paths that exist
-    are returned.
+    are returned. Looked up once per process.
     """
     package_dir = Path(__file__).resolve().parent.parent
     roots = [package_dir]
@@ -229,13 +231,9 @@ def resolve_prompt_input(value: str, *, cwd: str | os.PathLike[str] | None = Non
     :raises OSError: the file exists but cannot be read.
     """
     base = os.fspath(cwd) if cwd is not None else os.getcwd()
-    try:
-        candidate = Path(base, value)
-        exists = candidate.exists()
-    except (OSError, ValueError):
-        # Long or NUL-containing text is not a path; it is the prompt.
-        return value
-    if not exists:
+    candidate = Path(base, value)
+    # Text too long or with a NUL byte for a path simply does not exist as one.
+    if not exists(candidate):
         return value
     return candidate.read_text(encoding="utf-8", errors="replace")
 
@@ -258,7 +256,7 @@ class SystemPromptSources:
 def _discover(cwd: Path, agent_dir: Path, name: str, project_trusted: bool) -> Path | None:
     candidates = [project_config_dir(cwd) / name] if project_trusted else []
     candidates.append(agent_dir / name)
-    return next((p for p in candidates if p.exists()), None)
+    return next((p for p in candidates if exists(p)), None)
 
 
 def load_system_prompt_sources(

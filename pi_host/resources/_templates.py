@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from ._diagnostics import ResourceCollision, ResourceDiagnostic
 from ._discovery import ResourceScope, collect_prompt_files, resolve_resource_files
 from ._frontmatter import FrontmatterError, parse_frontmatter
-from ._paths import resolve_user_path
+from ._paths import exists, is_dir, is_file, resolve_user_path
 
 __all__ = [
     "PromptTemplate",
@@ -208,16 +208,16 @@ class _TemplateSet:
         )
 
     def add_path(self, path: Path, scope: ResourceScope) -> None:
-        if not path.exists():
+        if not exists(path):
             self.diagnostics.append(
                 ResourceDiagnostic(
                     type="error", message="Prompt template path does not exist", path=os.fspath(path)
                 )
             )
-        elif path.is_dir():
+        elif is_dir(path):
             for file_path in collect_prompt_files(path):
                 self.add_file(file_path, scope)
-        elif path.is_file() and path.name.endswith(".md"):
+        elif is_file(path) and path.name.endswith(".md"):
             self.add_file(path, scope)
         else:
             self.diagnostics.append(

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ._discovery import ancestor_agents_skill_dirs
 from ._jsonfile import file_lock, write_json_atomic
-from ._paths import CONFIG_DIR_NAME, canonical_path
+from ._paths import CONFIG_DIR_NAME, canonical_path, exists, is_dir
 from ._settings import DefaultProjectTrust
 
 __all__ = [
@@ -193,10 +193,10 @@ def has_trust_requiring_resources(
     """
     directory = Path(_normalize(cwd))
     config_dir = directory / CONFIG_DIR_NAME
-    if any((config_dir / entry).exists() for entry in TRUST_REQUIRING_PROJECT_RESOURCES):
+    if any(exists(config_dir / entry) for entry in TRUST_REQUIRING_PROJECT_RESOURCES):
         return True
     home_path = Path(home) if home is not None else Path.home()
-    return any(d.is_dir() for d in ancestor_agents_skill_dirs(directory, home=home_path))
+    return any(is_dir(d) for d in ancestor_agents_skill_dirs(directory, home=home_path))
 
 
 def trust_prompt_text(cwd: str | os.PathLike[str]) -> str:
