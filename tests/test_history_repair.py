@@ -1,0 +1,129 @@
+"""Before every provider request the loop makes the tool history valid (SPEC §5)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from pi_host.agent import Agent, AgentContext, AgentLoopConfig, run_agent_loop
+from pi_host.messages import (
+    AgentEvent,
+    AgentMessage,
+    AssistantMessage,
+    DoneEvent,
+    Message,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_host.providers import LlmContext, Model, StreamOptions
+
+MODEL = Model(id="mock", api="mock-api", provider="mock")
+
+
+class Stream:
+    def __init__(self) -> None:
+        self.contexts: list[LlmContext] = []
+
+    def __call__(self, model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[Any]:
+        self.contexts.append(context)
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[Any]:
+        await anyio.lowlevel.checkpoint()
+        yield DoneEvent(reason="stop", message=AssistantMessage(content=[TextContent(text="ok")]))
+
+
+def calls(*ids: str, stop_reason: str = "toolUse") -> AssistantMessage:
+    return AssistantMessage(
+        content=[ToolCall(id=i, name="read", arguments={"path": i}) for i in ids], stop_reason=stop_reason
+    )
+
+
+def result(call_id: str, text: str = "content") -> ToolResultMessage:
+    return ToolResultMessage(tool_call_id=call_id, tool_name="read", content=[TextContent(text=text)])
+
+
+async def ignore(event: AgentEvent) -> None:
+    pass
+
+
+async def sent_for(history: list[AgentMessage], **config: Any) -> list[Message]:
+    stream = Stream()
+    await run_agent_loop(
+        [UserMessage(content="next")],
+        AgentContext(messages=history),
+        AgentLoopConfig(model=MODEL, stream_fn=stream, **config),
+        ignore,
+    )
+    return stream.contexts[0].messages
+
+
+def shape(messages: list[Message]) -> list[str]:
+    out = []
+    for m in messages:
+        if isinstance(m, ToolResultMessage):
+            out.append(f"result:{m.tool_call_id}{':error' if m.is_error else ''}")
+        elif isinstance(m, AssistantMessage):
+            out.append("assistant:" + ",".join(b.id for b in m.content if isinstance(b, ToolCall)))
+        else:
+            out.append(m.role)
+    return out
+
+
+async def test_a_call_without_a_result_gets_a_synthetic_error_result() -> None:
+    sent = await sent_for([UserMessage(content="go"), calls("a")])
+    assert shape(sent) == ["user", "assistant:a", "result:a:error", "user"]
+    synthetic = sent[2]
+    assert isinstance(synthetic, ToolResultMessage)
+    assert (synthetic.tool_name, synthetic.content) == ("read", [TextContent(text="No result provided")])
+
+
+async def test_missing_results_follow_the_results_that_exist() -> None:
+    sent = await sent_for([UserMessage(content="go"), calls("a", "b", "c"), result("b")])
+    assert shape(sent) == ["user", "assistant:a,b,c", "result:b", "result:a:error", "result:c:error", "user"]
+
+
+async def test_an_orphan_result_is_dropped() -> None:
+    sent = await sent_for([UserMessage(content="go"), result("ghost"), AssistantMessage(content=[])])
+    assert shape(sent) == ["user", "assistant:", "user"]
+
+
+async def test_a_duplicate_result_is_dropped() -> None:
+    sent = await sent_for(
+        [UserMessage(content="go"), calls("a"), result("a", "first"), result("a", "second")]
+    )
+    assert shape(sent) == ["user", "assistant:a", "result:a", "user"]
+    assert sent[2].content == [TextContent(text="first")]  # type: ignore[union-attr]
+
+
+async def test_failed_and_aborted_replies_are_not_replayed() -> None:
+    history: list[AgentMessage] = [
+        UserMessage(content="one"),
+        calls("x", stop_reason="aborted"),
+        UserMessage(content="two"),
+        AssistantMessage(content=[TextContent(text="")], stop_reason="error", error_message="overloaded"),
+    ]
+    sent = await sent_for(history)
+    assert shape(sent) == ["user", "user", "user"]
+
+
+async def test_repair_runs_on_what_convert_to_llm_returns() -> None:
+    async def convert(messages: list[AgentMessage]) -> list[Message]:
+        # A converter that injects a dangling call must not produce an invalid request.
+        return [*messages, calls("injected")]  # type: ignore[list-item]
+
+    sent = await sent_for([UserMessage(content="go")], convert_to_llm=convert)
+    assert shape(sent) == ["user", "user", "assistant:injected", "result:injected:error"]
+
+
+async def test_the_transcript_itself_is_left_as_it_was() -> None:
+    stream = Stream()
+    history: list[AgentMessage] = [UserMessage(content="go"), calls("a"), result("ghost")]
+    agent = Agent(stream_fn=stream, model=MODEL, messages=history)
+    await agent.prompt("next")
+    assert agent.state.messages[:3] == history
+    assert shape(stream.contexts[0].messages) == ["user", "assistant:a", "result:a:error", "user"]
