@@ -1,0 +1,281 @@
+"""Credentials: ``auth.json`` in pi's format, runtime keys (``--api-key``) and environment variables.
+
+``auth.json`` maps a provider to ``{"type": "api_key", "key": "..."}`` (the key may be a
+``!command``, an environment variable name or a literal; see :mod:`._config_value`) or to an
+OAuth credential ``{"type": "oauth", "access": ..., "refresh": ..., "expires": <ms>}`` written by
+pi's ``/login``. The file is created with mode ``0600`` in a ``0700`` directory and rewritten
+with ``0600`` on every change, atomically, under an advisory lock (a sidecar
+``.auth.json.lock``, not the ``auth.json.lock`` directory pi's lock library creates, so the two
+never block each other's lock attempts).
+
+Key resolution for a provider, first match wins (pi's order):
+
+1. a runtime key (``--api-key``), never written to disk;
+2. ``auth.json``;
+3. the provider's environment variables (``ANTHROPIC_OAUTH_TOKEN``, ``ANTHROPIC_API_KEY``,
+   ``OPENAI_API_KEY`` …);
+4. a fallback resolver (the model registry's ``models.json`` provider keys).
+
+pi-host reads OAuth credentials but cannot refresh them yet: an expired token resolves to no key
+(with an error recorded), and ``pi /login`` refreshes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ._config_value import resolve_config_value
+from ._env_keys import env_api_key, env_api_key_names
+from ._paths import agent_dir
+
+__all__ = ["AuthStatus", "AuthStorage", "write_private_file"]
+
+Credential = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AuthStatus:
+    """Where a provider's credential comes from, without revealing it (pi's ``getAuthStatus``)."""
+
+    configured: bool
+    source: (
+        Literal["stored", "runtime", "environment", "fallback", "models_json_command", "models_json_key"]
+        | None
+    ) = None
+    label: str | None = None
+
+
+def write_private_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, readable and writable by the owner only (``0600``)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    os.chmod(path, 0o600)
+
+
+class AuthStorage:
+    """Credentials from ``auth.json`` (or memory), runtime keys and the environment.
+
+    :param path: the ``auth.json`` file; ``None`` keeps credentials in memory only.
+    :param env: the environment to read keys from (``os.environ`` by default).
+    """
+
+    def __init__(self, path: Path | None, *, env: Mapping[str, str] | None = None) -> None:
+        self.path = path
+        self._env = env
+        self._data: dict[str, Credential] = {}
+        self._runtime: dict[str, str] = {}
+        self._fallback: Callable[[str], str | None] | None = None
+        self.load_error: str | None = None
+        self._errors: list[str] = []
+        self.reload()
+
+    @classmethod
+    def default(cls, *, env: Mapping[str, str] | None = None) -> AuthStorage:
+        """``auth.json`` in the agent directory."""
+        return cls(agent_dir(env) / "auth.json", env=env)
+
+    @classmethod
+    def in_memory(
+        cls, data: Mapping[str, Credential] | None = None, *, env: Mapping[str, str] | None = None
+    ) -> AuthStorage:
+        """Credentials that never touch the disk (tests, embedding)."""
+        storage = cls(None, env=env)
+        storage._data = {provider: dict(credential) for provider, credential in (data or {}).items()}
+        return storage
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return os.environ if self._env is None else self._env
+
+    # -- file ------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Re-read ``auth.json``. A file that cannot be read is reported and never overwritten."""
+        if self.path is None:
+            return
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            self._data = {}
+            self.load_error = None
+            return
+        except OSError as exc:
+            self._fail_load(f"Cannot read {self.path}: {exc.strerror or exc}")
+            return
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            self._fail_load(f"{self.path} is not valid JSON ({exc}); fix or delete it")
+            return
+        if not isinstance(data, dict):
+            self._fail_load(f"{self.path} must hold a JSON object mapping providers to credentials")
+            return
+        self._data = {key: value for key, value in data.items() if isinstance(value, dict)}
+        self.load_error = None
+
+    def _fail_load(self, message: str) -> None:
+        self.load_error = message
+        self._errors.append(message)
+
+    def drain_errors(self) -> list[str]:
+        """Errors recorded since the last call (load failures, expired OAuth tokens)."""
+        errors, self._errors = self._errors, []
+        return errors
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        lock_path = self.path.with_name(f".{self.path.name}.lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                import fcntl
+            except ImportError:  # Windows: no advisory locks; writes stay atomic
+                yield
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _persist(self, provider: str, credential: Credential | None) -> None:
+        if self.path is None or self.load_error is not None:
+            return
+        with self._locked():
+            try:
+                current = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+            except FileNotFoundError:
+                current = {}
+            except ValueError:
+                self._fail_load(
+                    f"{self.path} changed on disk and is no longer valid JSON; not overwriting it"
+                )
+                return
+            if not isinstance(current, dict):
+                current = {}
+            if credential is None:
+                current.pop(provider, None)
+            else:
+                current[provider] = credential
+            write_private_file(self.path, json.dumps(current, indent=2, ensure_ascii=False))
+
+    # -- credentials -----------------------------------------------------------------------
+
+    def get(self, provider: str) -> Credential | None:
+        """The stored credential for ``provider``."""
+        return self._data.get(provider)
+
+    def set(self, provider: str, credential: Credential) -> None:
+        """Store ``credential`` (``{"type": "api_key", "key": ...}`` or OAuth) and write the file."""
+        self._data[provider] = dict(credential)
+        self._persist(provider, dict(credential))
+
+    def set_api_key(self, provider: str, key: str) -> None:
+        """Store an API key for ``provider``."""
+        self.set(provider, {"type": "api_key", "key": key})
+
+    def remove(self, provider: str) -> None:
+        """Forget the stored credential of ``provider``."""
+        self._data.pop(provider, None)
+        self._persist(provider, None)
+
+    def providers(self) -> list[str]:
+        """Providers with a stored credential."""
+        return list(self._data)
+
+    def has(self, provider: str) -> bool:
+        return provider in self._data
+
+    def set_runtime_api_key(self, provider: str, key: str) -> None:
+        """A key for this process only (the ``--api-key`` flag); it wins over everything else."""
+        self._runtime[provider] = key
+
+    def remove_runtime_api_key(self, provider: str) -> None:
+        self._runtime.pop(provider, None)
+
+    def set_fallback_resolver(self, resolver: Callable[[str], str | None] | None) -> None:
+        """Consulted last, for providers whose key lives in ``models.json``."""
+        self._fallback = resolver
+
+    def has_auth(self, provider: str) -> bool:
+        """Whether some credential is configured, without running commands or checking expiry."""
+        return bool(
+            provider in self._runtime
+            or self._data.get(provider)
+            or env_api_key(provider, self.env)
+            or (self._fallback is not None and self._fallback(provider))
+        )
+
+    def status(self, provider: str) -> AuthStatus:
+        """Where ``provider``'s credential would come from."""
+        if self._data.get(provider):
+            return AuthStatus(configured=True, source="stored")
+        if provider in self._runtime:
+            return AuthStatus(configured=False, source="runtime", label="--api-key")
+        names = env_api_key_names(provider, self.env)
+        if names:
+            return AuthStatus(configured=False, source="environment", label=names[0])
+        if self._fallback is not None and self._fallback(provider):
+            return AuthStatus(configured=False, source="fallback", label="custom provider config")
+        return AuthStatus(configured=False)
+
+    def api_key(self, provider: str, *, include_fallback: bool = True) -> str | None:
+        """Resolve ``provider``'s key (see the module docstring for the order).
+
+        May run an ``auth.json`` ``!command`` (once per process); call it off the event loop
+        when that matters.
+        """
+        runtime = self._runtime.get(provider)
+        if runtime:
+            return runtime
+        credential = self._data.get(provider)
+        if credential is not None:
+            kind = credential.get("type")
+            if kind == "api_key" and isinstance(credential.get("key"), str):
+                resolved = resolve_config_value(credential["key"], env=self.env, cache_commands=True)
+                if resolved:
+                    return resolved
+            elif kind == "oauth":
+                token = self._oauth_access(provider, credential)
+                if token:
+                    return token
+        from_env = env_api_key(provider, self.env)
+        if from_env:
+            return from_env
+        if include_fallback and self._fallback is not None:
+            return self._fallback(provider)
+        return None
+
+    def _oauth_access(self, provider: str, credential: Credential) -> str | None:
+        access = credential.get("access")
+        expires = credential.get("expires")
+        if not isinstance(access, str) or not access:
+            return None
+        if isinstance(expires, (int, float)) and time.time() * 1000 >= expires:
+            self._errors.append(
+                f'The OAuth token for "{provider}" expired; log in again (pi /login) to refresh it'
+            )
+            return None
+        return access
