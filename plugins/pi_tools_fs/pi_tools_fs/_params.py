@@ -16,6 +16,12 @@ from pydantic.alias_generators import to_camel
 __all__ = ["ToolParams", "pi_json_schema"]
 
 
+def _drop_docstring(schema: dict[str, Any]) -> None:
+    # pydantic turns a model's docstring into its schema description; pi's objects have none,
+    # and the docstrings here are written for developers, not for the model.
+    schema.pop("description", None)
+
+
 class ToolParams(BaseModel):
     """Base of the tools' parameter models: camelCase on the wire, frozen, pi-shaped schema."""
 
@@ -24,6 +30,7 @@ class ToolParams(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         frozen=True,
+        json_schema_extra=_drop_docstring,
     )
 
     @classmethod

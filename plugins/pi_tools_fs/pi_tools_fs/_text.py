@@ -16,6 +16,7 @@ __all__ = [
     "JS_WHITESPACE",
     "encode_utf8",
     "format_size",
+    "int_argument",
     "js_length",
     "js_number",
     "js_prefix",
@@ -91,6 +92,19 @@ def format_size(size: int) -> str:
     if size < 1024 * 1024:
         return f"{_to_fixed_1(size / 1024)}KB"
     return f"{_to_fixed_1(size / (1024 * 1024))}MB"
+
+
+def int_argument(value: float | None, default: int) -> int:
+    """A numeric tool argument as a whole number: fractions truncated, ``None``/NaN -> default.
+
+    pi's schemas say ``number``; models send whole numbers, and a fractional line number or
+    limit has no useful meaning.
+    """
+    if value is None or math.isnan(value):
+        return default
+    if math.isinf(value):
+        return 2**53 if value > 0 else -(2**53)
+    return math.trunc(value)
 
 
 def js_number(value: float) -> str:
