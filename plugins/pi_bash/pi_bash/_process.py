@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import inspect
 import os
+import secrets
 import shutil
 import signal as signal_module
 import subprocess
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_KILL_GRACE",
     "EXIT_DRAIN_SECONDS",
+    "RUN_ID_VAR",
     "BackgroundPolicy",
     "BashError",
     "CommandOutcome",
@@ -53,6 +55,9 @@ BackgroundPolicy = Literal["keep", "kill"]
 
 DEFAULT_KILL_GRACE = 0.5
 """Seconds between SIGTERM and SIGKILL when a command group is stopped."""
+
+RUN_ID_VAR = "PI_HOST_BASH_RUN"
+"""Set to a fresh id for every command, so its processes can be told from strangers'."""
 
 EXIT_DRAIN_SECONDS = 0.1
 """How long output is still read after the shell exited, when something else holds the pipe."""
@@ -136,38 +141,49 @@ async def run_shell_command(
     :param env: the complete environment (see :func:`build_env`); default ``build_env()``.
     :raises BashError: the working directory does not exist, or the shell cannot start.
     """
+    if sys.platform == "win32":  # pragma: no cover
+        raise BashError("pi-bash runs commands in POSIX process groups; Windows is not supported.")
     if not os.path.exists(cwd):
         raise BashError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
     if signal is not None and signal.aborted:
         return CommandOutcome(exit_code=None, aborted=True)
     shell, args = resolve_shell(shell_path)
+    run_id = secrets.token_hex(8)
+    full_env = dict(env) if env is not None else build_env()
+    full_env[RUN_ID_VAR] = run_id
     try:
         process = subprocess.Popen(
             [shell, *args, command],
             cwd=cwd,
-            env=dict(env) if env is not None else build_env(),
+            env=full_env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command or env
         raise BashError(f"Could not start {shell} in {cwd}: {exc}") from exc
-    return await _CommandRun(process, on_data, kill_grace, background).run(signal, timeout)
+    return await _CommandRun(process, run_id, on_data, kill_grace, background).run(signal, timeout)
 
 
 class _CommandRun:
-    """One started command: pumps its output, waits for its exit, stops its group."""
+    """One started command: pumps its output, waits for its exit, stops its group.
+
+    The shell is reaped only at the very end: while it is an unreaped zombie its pid, which
+    is the group id, cannot be reused, so no signal sent meanwhile can reach a stranger.
+    """
 
     def __init__(
         self,
         process: subprocess.Popen[bytes],
+        run_id: str,
         on_data: OnData,
         kill_grace: float,
         background: BackgroundPolicy,
     ) -> None:
         self.process = process
         self.pgid = process.pid  # a session leader's pid is its group id
+        self.run_id = run_id
         self.on_data = on_data
         self.kill_grace = kill_grace
         self.background = background
@@ -176,38 +192,47 @@ class _CommandRun:
     async def run(self, signal: AbortSignal | None, timeout: float | None) -> CommandOutcome:
         stdout = self.process.stdout
         assert stdout is not None
-        fd = stdout.fileno()
-        os.set_blocking(fd, False)
+        os.set_blocking(stdout.fileno(), False)
+        stopped: CommandOutcome | None = None
+        completed = False
         try:
-            async with anyio.create_task_group() as task_group:
-                task_group.start_soon(self._pump, fd)
-                returncode: int | None = None
-                with anyio.move_on_after(timeout):
-                    with signal.scope() if signal is not None else contextlib.nullcontext():
-                        returncode = await _wait_exit(self.process)
-                if returncode is None:
-                    outcome = CommandOutcome(
-                        exit_code=None,
-                        aborted=signal is not None and signal.aborted,
-                        timed_out=not (signal is not None and signal.aborted),
-                    )
-                    await self._stop_group()
-                else:
-                    outcome = CommandOutcome(exit_code=_exit_status(returncode))
-                    if self.background == "kill" and _group_alive(self.pgid):
+            try:
+                async with anyio.create_task_group() as task_group:
+                    task_group.start_soon(self._pump, stdout.fileno())
+                    exited = False
+                    with anyio.move_on_after(timeout):
+                        with signal.scope() if signal is not None else contextlib.nullcontext():
+                            await _wait_exited(self.process)
+                            exited = True
+                    if not exited:
+                        aborted = signal is not None and signal.aborted
+                        stopped = CommandOutcome(exit_code=None, aborted=aborted, timed_out=not aborted)
                         await self._stop_group()
-                with anyio.move_on_after(EXIT_DRAIN_SECONDS):
-                    await self.eof.wait()
-                task_group.cancel_scope.cancel()
+                    elif self.background == "kill" and _group_alive(self.pgid):
+                        await self._stop_group()
+                    # Whatever still holds the pipe gets a moment to flush, not a veto.
+                    with anyio.move_on_after(EXIT_DRAIN_SECONDS):
+                        await self.eof.wait()
+                    task_group.cancel_scope.cancel()
+            except BaseExceptionGroup as group:
+                # Only a failing on_data lands here; give the caller that error itself.
+                if len(group.exceptions) == 1:
+                    raise group.exceptions[0] from None
+                raise
+            if self.background == "keep" and _group_alive(self.pgid):
+                _track_background_group(self.pgid, self.run_id)
+            completed = True
         finally:
             with anyio.CancelScope(shield=True):
-                if self.process.returncode is None:
-                    # Cancelled from outside (or failed) while the command still ran.
+                if not completed:
+                    # Cancelled from outside, or failed: the command goes, all of it.
                     await self._stop_group()
                 stdout.close()
-        if self.background == "keep" and _group_alive(self.pgid):
-            _track_background_group(self.pgid)
-        return outcome
+                returncode = self.process.poll()
+        if stopped is not None:
+            return stopped
+        assert returncode is not None
+        return CommandOutcome(exit_code=_exit_status(returncode))
 
     async def _pump(self, fd: int) -> None:
         while True:
@@ -233,31 +258,38 @@ async def _stop_group(pgid: int, grace: float, leader: subprocess.Popen[bytes] |
     _signal_group(pgid, signal_module.SIGTERM)
     with anyio.move_on_after(grace):
         if leader is not None:
-            await _wait_exit(leader)
+            await _wait_exited(leader)
         await _wait_group_gone(pgid)
     _signal_group(pgid, signal_module.SIGKILL)
     with anyio.move_on_after(_KILL_CONFIRM_SECONDS):
         if leader is not None:
-            await _wait_exit(leader)
+            await _wait_exited(leader)
         # Re-sending covers children forked between two signals.
         await _wait_group_gone(pgid, resend=signal_module.SIGKILL)
 
 
-async def _wait_exit(process: subprocess.Popen[bytes]) -> int:
-    """Wait for the process to exit and reap it, without waiting on its pipes."""
+async def _wait_exited(process: subprocess.Popen[bytes]) -> None:
+    """Wait until the process has exited, without reaping it and without waiting on its pipes."""
     if process.returncode is not None:
-        return process.returncode
+        return
     pidfd = _open_pidfd(process.pid)
     if pidfd is None:
-        # No pidfd (not Linux): a worker thread blocks in waitpid; when cancelled it is
+        # No pidfd (not Linux): a worker thread blocks in waitid; when cancelled it is
         # abandoned and ends as soon as the process does, which stopping the group ensures.
-        return await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(_wait_exited_blocking, process.pid, abandon_on_cancel=True)
+        return
     try:
-        while (returncode := process.poll()) is None:
-            await anyio.wait_readable(pidfd)
-        return returncode
+        # A pidfd turns readable when the process exits, reaped or not.
+        await anyio.wait_readable(pidfd)
     finally:
         os.close(pidfd)
+
+
+def _wait_exited_blocking(pid: int) -> None:
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    except ChildProcessError:
+        pass
 
 
 def _open_pidfd(pid: int) -> int | None:
@@ -298,8 +330,9 @@ _PROC = "/proc"
 _HAVE_PROC = sys.platform.startswith("linux") and os.path.isdir(_PROC)
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether the group has a member that is not a zombie.
+def _group_alive(pgid: int, run_id: str | None = None) -> bool:
+    """Whether the group has a member that is not a zombie (and, given ``run_id`` on Linux,
+    one that carries that run's id, so a recycled group id is never mistaken for ours).
 
     Zombies count as members for ``kill``, and an init process that never reaps orphans (a
     common container setup) keeps them forever, so on Linux the members are looked up.
@@ -309,10 +342,19 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        return run_id is None or not _HAVE_PROC
     if not _HAVE_PROC:
         return True
-    return any(True for _ in _live_members(pgid))
+    needle = f"{RUN_ID_VAR}={run_id}".encode() if run_id is not None else None
+    return any(needle is None or _has_env_entry(pid, needle) for pid in _live_members(pgid))
+
+
+def _has_env_entry(pid: int, entry: bytes) -> bool:
+    try:
+        with open(f"{_PROC}/{pid}/environ", "rb") as environ_file:
+            return entry in environ_file.read().split(b"\0")
+    except OSError:
+        return False
 
 
 def _live_members(pgid: int) -> Iterator[int]:
@@ -333,31 +375,38 @@ def _live_members(pgid: int) -> Iterator[int]:
 
 # -- background groups ----------------------------------------------------------------------
 
-_background_groups: set[int] = set()
+# group id -> the run that created it (checked before signalling: ids get recycled)
+_background_groups: dict[int, str] = {}
 _atexit_registered = False
 
 
-def _track_background_group(pgid: int) -> None:
+def _track_background_group(pgid: int, run_id: str) -> None:
     global _atexit_registered
-    # Forget groups that ended, so a recycled id is never signalled later.
-    _background_groups.difference_update([g for g in _background_groups if not _group_alive(g)])
-    _background_groups.add(pgid)
+    for old, old_run in list(_background_groups.items()):
+        if not _group_alive(old, old_run):
+            del _background_groups[old]
+    _background_groups[pgid] = run_id
     if not _atexit_registered:
         atexit.register(_kill_background_at_exit)
         _atexit_registered = True
 
 
+def _take_live_background_groups() -> list[int]:
+    groups = [pgid for pgid, run_id in _background_groups.items() if _group_alive(pgid, run_id)]
+    _background_groups.clear()
+    return groups
+
+
 def background_process_groups() -> frozenset[int]:
     """Process groups of commands that returned while leaving processes running."""
-    return frozenset(g for g in _background_groups if _group_alive(g))
+    return frozenset(pgid for pgid, run_id in _background_groups.items() if _group_alive(pgid, run_id))
 
 
 async def kill_background_processes(*, grace: float = DEFAULT_KILL_GRACE) -> int:
     """Stop every process that commands left running in the background; return how many
     groups were stopped. Call it when the session ends.
     """
-    groups = [g for g in _background_groups if _group_alive(g)]
-    _background_groups.clear()
+    groups = _take_live_background_groups()
     with anyio.CancelScope(shield=True):
         async with anyio.create_task_group() as task_group:
             for pgid in groups:
@@ -366,13 +415,12 @@ async def kill_background_processes(*, grace: float = DEFAULT_KILL_GRACE) -> int
 
 
 def _kill_background_at_exit() -> None:
-    groups = [g for g in _background_groups if _group_alive(g)]
-    _background_groups.clear()
+    groups = _take_live_background_groups()
     for pgid in groups:
         _signal_group(pgid, signal_module.SIGTERM)
     deadline = time.monotonic() + DEFAULT_KILL_GRACE
     while groups and time.monotonic() < deadline:
-        groups = [g for g in groups if _group_alive(g)]
+        groups = [pgid for pgid in groups if _group_alive(pgid)]
         time.sleep(_POLL_INTERVAL)
     for pgid in groups:
         _signal_group(pgid, signal_module.SIGKILL)

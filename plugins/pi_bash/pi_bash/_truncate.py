@@ -85,9 +85,8 @@ def truncate_tail(
     over the byte limit: then its end is kept (``last_line_partial``), cut on a character
     boundary. Lines are counted as pi counts them: ``"a\\n"`` is two lines, the second empty.
     """
-    total_bytes = len(content.encode("utf-8"))
-    lines = content.split("\n")
-    total_lines = len(lines)
+    total_bytes = _utf8_len(content)
+    total_lines = content.count("\n") + 1
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return TruncationResult(
             content=content,
@@ -103,42 +102,55 @@ def truncate_tail(
             max_bytes=max_bytes,
         )
 
-    kept: list[str] = []
+    # Walk back line by line from the end, touching only what is kept (the text may be a
+    # large rolling tail, and this runs on every streamed update).
+    kept_lines = 0
     kept_bytes = 0
+    start = end = len(content)
+    output: str | None = None
     truncated_by: TruncatedBy = "lines"
     last_line_partial = False
-    for line in reversed(lines):
-        if len(kept) >= max_lines:
-            break
+    while kept_lines < max_lines:
+        newline = content.rfind("\n", 0, end)
+        line = content[newline + 1 : end]
         # Every kept line but the first one costs its newline too.
-        line_bytes = len(line.encode("utf-8")) + (1 if kept else 0)
+        line_bytes = _utf8_len(line) + (1 if kept_lines else 0)
         if kept_bytes + line_bytes > max_bytes:
             truncated_by = "bytes"
-            if not kept:
-                tail = _tail_of(line, max_bytes)
-                kept.append(tail)
-                kept_bytes = len(tail.encode("utf-8"))
+            if kept_lines == 0:
+                output = _tail_of(line, max_bytes)
+                kept_lines = 1
+                kept_bytes = _utf8_len(output)
                 last_line_partial = True
             break
-        kept.append(line)
+        kept_lines += 1
         kept_bytes += line_bytes
-    if len(kept) >= max_lines and kept_bytes <= max_bytes:
+        start = newline + 1
+        if newline < 0:
+            break
+        end = newline
+    if kept_lines >= max_lines and kept_bytes <= max_bytes:
         truncated_by = "lines"
-    kept.reverse()
-    output = "\n".join(kept)
+    if output is None:
+        output = content[start:]
     return TruncationResult(
         content=output,
         truncated=True,
         truncated_by=truncated_by,
         total_lines=total_lines,
         total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=len(output.encode("utf-8")),
+        output_lines=kept_lines,
+        output_bytes=kept_bytes,
         last_line_partial=last_line_partial,
         first_line_exceeds_limit=False,
         max_lines=max_lines,
         max_bytes=max_bytes,
     )
+
+
+def _utf8_len(text: str) -> int:
+    # ASCII text (the common case) needs no encoding pass; isascii() is O(1) in CPython.
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def _tail_of(text: str, max_bytes: int) -> str:

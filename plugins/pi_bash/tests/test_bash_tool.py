@@ -132,6 +132,16 @@ async def test_custom_shell_path(run_tool: RunTool) -> None:
     assert run.text == "Custom shell path not found: /no/such/shell"
 
 
+async def test_a_command_that_cannot_start_is_a_clear_error(run_tool: RunTool, tmp_path: object) -> None:
+    run = await run_tool("echo a\0b")
+    assert run.text.startswith("Could not start /bin/bash in ")
+    assert "null byte" in run.text
+    not_a_dir = os.path.join(str(tmp_path), "file")
+    open(not_a_dir, "w").close()
+    run = await run_tool("true", cwd=not_a_dir)
+    assert run.text.startswith(f"Could not start /bin/bash in {not_a_dir}: ")
+
+
 # -- timeouts --------------------------------------------------------------------------------
 
 
@@ -225,6 +235,33 @@ async def test_cancelling_the_caller_stops_the_group(run_tool: RunTool, marked_p
     assert marked_processes() == []
 
 
+async def test_abort_under_the_agent_loops_cancel_scope(
+    run_tool: RunTool, marked_processes: Processes
+) -> None:
+    # The agent loop runs execute() inside signal.scope(): abort arrives as cancellation.
+    signal = AbortSignal()
+    started, on_update = _first_output("started")
+
+    returned: list[object] = []
+
+    async def call() -> None:
+        with signal.scope():
+            returned.append(
+                await run_tool(
+                    "trap '' TERM; echo started; sleep 100 & sleep 100", signal=signal, on_update=on_update
+                )
+            )
+
+    with anyio.fail_after(3):
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(call)
+            await started.wait()
+            signal.abort()
+    # The cancellation went through execute() (no result) and the group went with it.
+    assert returned == []
+    assert marked_processes() == []
+
+
 # -- background processes ----------------------------------------------------------------------
 
 
@@ -264,8 +301,10 @@ async def test_background_kill_policy_stops_them_on_return(
 async def test_a_process_that_leaves_the_group_is_not_touched(
     run_tool: RunTool, marked_processes: Processes
 ) -> None:
-    # setsid is the way to detach deliberately; it still must not hold the call open.
-    run = await run_tool("setsid sleep 100 & echo started", timeout=10, tool_options={"background": "kill"})
+    # setsid is the way to detach deliberately; it still must not hold the call open. The
+    # fifo makes the shell wait until the detached process has left the group.
+    command = "mkfifo left; setsid sh -c 'echo > left; exec sleep 100' & read _ < left; echo started"
+    run = await run_tool(command, timeout=10, tool_options={"background": "kill"})
     assert run.text == "started\n"
     assert run.elapsed < 1
     escaped = marked_processes()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pi_bash import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
 
 
@@ -78,3 +80,52 @@ def test_result_serialises_with_pis_field_names() -> None:
 )
 def test_format_size(size: int, text: str) -> None:
     assert format_size(size) == text
+
+
+def _reference_truncate_tail(
+    content: str, max_lines: int, max_bytes: int
+) -> tuple[str, str | None, int, bool]:
+    """The rule spelled out the simple way: split everything, keep lines from the end."""
+    lines = content.split("\n")
+    if len(lines) <= max_lines and len(content.encode()) <= max_bytes:
+        return content, None, len(lines), False
+    kept: list[str] = []
+    size = 0
+    by = "lines"
+    partial = False
+    for line in reversed(lines):
+        if len(kept) >= max_lines:
+            break
+        cost = len(line.encode()) + (1 if kept else 0)
+        if size + cost > max_bytes:
+            by = "bytes"
+            if not kept:
+                data = line.encode()[-max_bytes:] if max_bytes else b""
+                kept.append(data.decode("utf-8", "ignore"))
+                partial = True
+            break
+        kept.append(line)
+        size += cost
+    if len(kept) >= max_lines and size <= max_bytes:
+        by = "lines"
+    return "\n".join(reversed(kept)), by, len(kept), partial
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    content=st.text(alphabet=st.sampled_from(["a", "é", "€", "😀", "\n", " "]), max_size=80),
+    max_lines=st.integers(min_value=1, max_value=12),
+    max_bytes=st.integers(min_value=1, max_value=40),
+)
+def test_truncate_tail_agrees_with_the_simple_rule(content: str, max_lines: int, max_bytes: int) -> None:
+    result = truncate_tail(content, max_lines=max_lines, max_bytes=max_bytes)
+    expected, by, lines, partial = _reference_truncate_tail(content, max_lines, max_bytes)
+    assert (result.content, result.truncated_by, result.output_lines, result.last_line_partial) == (
+        expected,
+        by,
+        lines,
+        partial,
+    )
+    assert result.output_bytes == len(result.content.encode())
+    assert result.total_lines == content.count("\n") + 1
+    assert result.total_bytes == len(content.encode())
