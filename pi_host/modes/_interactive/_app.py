@@ -103,13 +103,13 @@ _STYLE = Style.from_dict(
         "status.spinner": "#5fafff",
         "status.warning": "#d7af00",
         "widget": "",
-        "dialog.title": "bold",
-        "dialog.message": "",
-        "dialog.hint": "#808080",
-        "dialog.option": "",
-        "dialog.selected": "bold #5fafff",
-        "dialog.placeholder": "#6c6c6c italic",
-        "dialog.rule": "#5f5f5f",
+        "picker.title": "bold",
+        "picker.message": "",
+        "picker.hint": "#808080",
+        "picker.option": "",
+        "picker.selected": "bold #5fafff",
+        "picker.placeholder": "#6c6c6c italic",
+        "picker.rule": "#5f5f5f",
         "completion-menu": "bg:#262626 #d0d0d0",
         "completion-menu.completion.current": "bg:#005f87 #ffffff",
         "completion-menu.meta.completion": "bg:#262626 #808080",
@@ -725,7 +725,9 @@ class InteractiveApp:
             state = self.buffer.complete_state
             if state is not None and state.current_completion is not None:
                 self.buffer.apply_completion(state.current_completion)
-                return
+                # A picked command runs at once; a picked path stays in the editor.
+                if not _is_command_name(self.buffer.text):
+                    return
             self.submit(follow_up=False)
 
         @kb.add("escape", "enter", filter=editing)
@@ -738,7 +740,10 @@ class InteractiveApp:
 
         @kb.add("tab", filter=editing)
         def _tab(event: KeyPressEvent) -> None:
-            if self.buffer.complete_state is not None:
+            state = self.buffer.complete_state
+            if state is not None and len(state.completions) == 1:
+                self.buffer.apply_completion(state.completions[0])
+            elif state is not None:
                 self.buffer.complete_next()
             else:
                 self.buffer.start_completion(insert_common_part=True)
@@ -979,9 +984,10 @@ class InteractiveApp:
         filterable: bool | None = None,
         message: str | None = None,
         max_visible: int = 10,
+        query: str | None = None,
     ) -> int | None:
         if filterable is None:
-            filterable = len(options) > 8
+            filterable = len(options) > 8 or bool(query)
         dialog = SelectDialog(
             title,
             options,
@@ -990,6 +996,8 @@ class InteractiveApp:
             message=message,
             max_visible=max_visible,
         )
+        if query:
+            dialog.type_filter(query)
         return await self.show_dialog(dialog)
 
     async def confirm(self, title: str, message: str) -> bool:
@@ -1359,6 +1367,10 @@ def _get(obj: Any, *names: str) -> Any:
         elif hasattr(obj, name):
             return getattr(obj, name)
     return None
+
+
+def _is_command_name(text: str) -> bool:
+    return text.startswith("/") and " " not in text.strip() and "\n" not in text
 
 
 def _clip(text: str, width: int) -> str:

@@ -147,7 +147,6 @@ class CommandRunner:
             if len(exact) == 1 or not models:
                 await self._set_model(exact[0].ref if exact else args)
                 return
-            models = [m for m in models if args.lower() in m.ref.lower()] or models
         if not models:
             self.app.warning("No models available. Configure an API key or models.json first.")
             return
@@ -156,7 +155,8 @@ class CommandRunner:
             f"{m.id}  [{m.provider}]" + ("  ✓" if current and m.ref == current.ref else "") for m in models
         ]
         initial = next((i for i, m in enumerate(models) if current and m.ref == current.ref), 0)
-        index = await self.app.select("Select model", labels, initial=initial)
+        # No exact match: the picker opens with what was typed as its search.
+        index = await self.app.select("Select model", labels, initial=initial, query=args or None)
         if index is not None:
             await self._set_model(models[index].ref)
 

@@ -61,15 +61,15 @@ class Dialog(Generic[T]):
 
 
 def _title_window(title: str) -> Window:
-    return Window(FormattedTextControl([("class:dialog.title", title)]), height=1, dont_extend_height=True)
+    return Window(FormattedTextControl([("class:picker.title", title)]), height=1, dont_extend_height=True)
 
 
 def _hint_window(text: str) -> Window:
-    return Window(FormattedTextControl([("class:dialog.hint", text)]), height=1, dont_extend_height=True)
+    return Window(FormattedTextControl([("class:picker.hint", text)]), height=1, dont_extend_height=True)
 
 
 def _rule() -> Window:
-    return Window(char="─", height=1, style="class:dialog.rule")
+    return Window(char="─", height=1, style="class:picker.rule")
 
 
 class SelectDialog(Dialog[int]):
@@ -145,7 +145,7 @@ class SelectDialog(Dialog[int]):
         if message:
             parts.append(
                 Window(
-                    FormattedTextControl([("class:dialog.message", message)]),
+                    FormattedTextControl([("class:picker.message", message)]),
                     wrap_lines=True,
                     dont_extend_height=True,
                 )
@@ -154,10 +154,10 @@ class SelectDialog(Dialog[int]):
             BufferControl(self._filter, input_processors=[]),
             height=1,
             dont_extend_height=True,
-            style="class:dialog.filter",
+            style="class:picker.filter",
         )
         if filterable:
-            label = Window(FormattedTextControl([("class:dialog.hint", "search: ")]), width=8, height=1)
+            label = Window(FormattedTextControl([("class:picker.hint", "search: ")]), width=8, height=1)
             parts.append(VSplit([label, filter_window], height=1))
         parts += [self._list, _hint_window(self._hint())]
         self.container = HSplit(parts, key_bindings=bindings)
@@ -203,16 +203,16 @@ class SelectDialog(Dialog[int]):
     def _list_fragments(self) -> StyleAndTextTuples:
         fragments: StyleAndTextTuples = []
         if not self._visible:
-            return [("class:dialog.hint", "  No matches\n")]
+            return [("class:picker.hint", "  No matches\n")]
         position = self._visible.index(self._selected) if self._selected in self._visible else 0
         start = max(0, min(position - self._max_visible // 2, len(self._visible) - self._max_visible))
         for index in self._visible[start : start + self._max_visible]:
             selected = index == self._selected
             marker = "› " if selected else "  "  # noqa: RUF001
-            style = "class:dialog.selected" if selected else "class:dialog.option"
+            style = "class:picker.selected" if selected else "class:picker.option"
             fragments.append((style, f"{marker}{self.options[index]}"))
             fragments.append(("", "\n"))
-        fragments.append(("class:dialog.hint", f"  ({position + 1}/{len(self._visible)})"))
+        fragments.append(("class:picker.hint", f"  ({position + 1}/{len(self._visible)})"))
         return fragments
 
     @property
@@ -241,9 +241,9 @@ class InputDialog(Dialog[str]):
         def _cancel(event: KeyPressEvent) -> None:
             self.close(None)
 
-        window = Window(BufferControl(self.buffer), height=1, style="class:dialog.input")
+        window = Window(BufferControl(self.buffer), height=1, style="class:picker.input")
         placeholder_window = ConditionalContainer(
-            Window(FormattedTextControl([("class:dialog.placeholder", placeholder or "")]), height=1),
+            Window(FormattedTextControl([("class:picker.placeholder", placeholder or "")]), height=1),
             filter=Condition(lambda: bool(placeholder) and not self.buffer.text),
         )
         self.container = HSplit(
@@ -286,7 +286,7 @@ class EditorDialog(Dialog[str]):
             BufferControl(self.buffer),
             height=Dimension(min=1, max=12),
             wrap_lines=True,
-            style="class:dialog.input",
+            style="class:picker.input",
         )
         self.container = HSplit(
             [

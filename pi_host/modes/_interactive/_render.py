@@ -451,7 +451,7 @@ def render_tool(view: ToolView, options: RenderOptions) -> RenderableType:
         if output and output.strip():
             lines = output.strip("\n").split("\n")
             parts += _preview(lines, _GENERIC_PREVIEW_LINES, expanded=expanded, tail=False)
-    if view.is_error and output:
+    if view.is_error and output and name != "bash":  # bash shows its output (the error) above
         parts.append(Text(output.strip(), style="red"))
     if view.partial and view.result_text is None:
         border = "yellow"

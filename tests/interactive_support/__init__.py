@@ -1,0 +1,1 @@
+"""Helpers for the interactive-mode tests: a scripted fake session, a pty driver, a screen model."""

@@ -1,0 +1,168 @@
+"""Drive a program in a pseudo-terminal and read its screen (pexpect + :class:`Screen`)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pexpect
+
+from .screen import Screen
+
+LAUNCHER = Path(__file__).with_name("launch.py")
+
+# What the keys send.
+ENTER = "\r"
+ALT_ENTER = "\x1b\r"
+ESCAPE = "\x1b"
+ALT_UP = "\x1b[1;3A"
+UP = "\x1b[A"
+DOWN = "\x1b[B"
+CTRL_C = "\x03"
+CTRL_D = "\x04"
+TAB = "\t"
+
+
+class ScreenTimeout(AssertionError):
+    pass
+
+
+class Terminal:
+    """A program running in a pty of ``rows`` x ``columns``."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        rows: int = 30,
+        columns: int = 100,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        environment = {
+            **os.environ,
+            "TERM": "xterm-256color",
+            # Nothing answers cursor position requests in a pty without a terminal emulator.
+            "PROMPT_TOOLKIT_NO_CPR": "1",
+            "COLUMNS": str(columns),
+            "LINES": str(rows),
+            **(env or {}),
+        }
+        environment.pop("NO_COLOR", None)
+        self.screen = Screen(rows, columns)
+        self.raw = ""
+        self.child = pexpect.spawn(
+            argv[0],
+            list(argv[1:]),
+            cwd=str(cwd),
+            env=environment,
+            dimensions=(rows, columns),
+            encoding="utf-8",
+            codec_errors="replace",
+        )
+
+    @classmethod
+    def launch_fake(cls, scenario_path: Path, *, cwd: Path, **kwargs: object) -> Terminal:
+        """Run the interactive mode on the scripted fake session (see ``launch.py``)."""
+        return cls([sys.executable, str(LAUNCHER), str(scenario_path)], cwd=cwd, **kwargs)  # type: ignore[arg-type]
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def _pump(self, timeout: float) -> bool:
+        """Read what is there (waiting up to ``timeout``); False at end of file."""
+        try:
+            data = self.child.read_nonblocking(65536, timeout=timeout)
+        except pexpect.TIMEOUT:
+            return True
+        except pexpect.EOF:
+            return False
+        self.raw += data
+        self.screen.feed(data)
+        return True
+
+    def wait_for(
+        self,
+        condition: str | re.Pattern[str] | Callable[[], bool],
+        *,
+        timeout: float = 10.0,
+        where: Callable[[], str] | None = None,
+    ) -> None:
+        """Read output until ``condition`` holds: a string or pattern found in ``where()``
+        (the whole scrollback and screen by default), or a predicate."""
+        source = where or self.screen.text
+        if isinstance(condition, str):
+            needle = condition
+
+            def check() -> bool:
+                return needle in source()
+        elif isinstance(condition, re.Pattern):
+            pattern = condition
+
+            def check() -> bool:
+                return pattern.search(source()) is not None
+        else:
+            check = condition
+        deadline = time.monotonic() + timeout
+        alive = True
+        while True:
+            if check():
+                return
+            if not alive or time.monotonic() > deadline:
+                raise ScreenTimeout(
+                    f"timed out waiting for {condition!r}; screen:\n{self.dump()}\nhistory:\n"
+                    + "\n".join(self.screen.history[-40:])
+                )
+            alive = self._pump(0.05)
+
+    def wait_gone(self, text: str, *, timeout: float = 10.0) -> None:
+        """Read output until ``text`` is no longer on the visible screen."""
+        self.wait_for(lambda: text not in self.screen.screen_text(), timeout=timeout)
+
+    def dump(self) -> str:
+        return "\n".join(f"|{line}" for line in self.screen.display())
+
+    def editor_text(self) -> str:
+        """The text between the editor's two rules (the last two all-``─`` lines on screen)."""
+        lines = self.screen.display()
+        rules = [
+            i for i, line in enumerate(lines) if len(line) >= self.screen.columns - 2 and set(line) == {"─"}
+        ]
+        if len(rules) < 2:
+            return ""
+        top, bottom = rules[-2], rules[-1]
+        return "\n".join(line.strip() for line in lines[top + 1 : bottom]).strip()
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        self.child.send(text)
+
+    def type(self, text: str) -> None:
+        """Type ``text`` and wait until it shows in the editor (so keys are not read early)."""
+        self.child.send(text)
+        last_line = text.split("\n")[-1].strip()
+        self.wait_for(lambda: last_line in self.editor_text())
+
+    def submit(self, text: str) -> None:
+        self.type(text)
+        self.send(ENTER)
+
+    # -- ending ---------------------------------------------------------------------------------
+
+    def wait_exit(self, timeout: float = 10.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self._pump(0.05):
+            if time.monotonic() > deadline:
+                raise ScreenTimeout(f"program did not exit; screen:\n{self.dump()}")
+        self.child.close()
+        return int(
+            self.child.exitstatus if self.child.exitstatus is not None else -(self.child.signalstatus or 0)
+        )
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)

@@ -1,0 +1,235 @@
+"""The interactive mode used as a person uses it: in a pseudo-terminal, through the keyboard.
+
+Each test starts ``run_interactive`` on the scripted fake session (``interactive_support``) in a
+pty, types, and reads the screen back through a VT100 screen model. Every wait is for text to
+appear on (or leave) the screen, with a timeout; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interactive_support.terminal import (
+    ALT_ENTER,
+    ALT_UP,
+    CTRL_C,
+    CTRL_D,
+    ENTER,
+    ESCAPE,
+    TAB,
+    UP,
+    Terminal,
+)
+
+SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(__import__("os"), "openpty"), reason="needs a POSIX pseudo-terminal"
+)
+
+
+@pytest.fixture
+def launch(tmp_path: Path) -> Iterator[Any]:
+    terminals: list[Terminal] = []
+
+    def start(script: list[dict[str, Any]], **kwargs: Any) -> Terminal:
+        scenario = tmp_path / "scenario.json"
+        scenario.write_text(json.dumps({"script": script, **kwargs}))
+        terminal = Terminal.launch_fake(scenario, cwd=tmp_path)
+        terminals.append(terminal)
+        terminal.wait_for("fake-model", timeout=30)  # the footer: the app is up
+        return terminal
+
+    yield start
+    for terminal in terminals:
+        terminal.close()
+
+
+def test_prompt_stream_steer_abort_compact_tree_quit(launch: Any) -> None:
+    term: Terminal = launch(
+        [
+            {
+                "thinking": "Considering the greeting.",
+                "text": "# Greeting\n\nHello **world**, this is the first paragraph.\n\n"
+                "- one\n- two\n\nThe end.",
+            },
+            {
+                "toolCalls": [
+                    {
+                        "name": "bash",
+                        "arguments": {"command": "make test"},
+                        "until": "steer",
+                        "result": "42 passed",
+                    }
+                ]
+            },
+            {"text": "Steered as asked."},
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "sleep 600"}, "until": "steer"}]},
+        ]
+    )
+
+    # A prompt: the user message, thinking (dim), the streamed markdown, the usage in the footer.
+    term.submit("hello there")
+    term.wait_for("The end.")
+    text = term.screen.text()
+    assert "hello there" in text
+    assert "Considering the greeting." in text
+    assert "Greeting" in text and "Hello world, this is the first paragraph." in text
+    assert "• one" in text and "• two" in text
+    term.wait_for("↑1.2k ↓340")
+    term.wait_gone("Working...")
+
+    # Steer while a tool runs: Enter queues a steering message; the tool, waiting for it, ends;
+    # the message is delivered and the model answers it.
+    term.submit("run the tests")
+    term.wait_for("$ make test")
+    term.wait_for("Working... (esc to interrupt)")
+    term.submit("also check lint")
+    term.wait_for("Steered as asked.")
+    text = term.screen.text()
+    assert "42 passed" in text
+    assert text.index("42 passed") < text.index("also check lint") < text.index("Steered as asked.")
+    term.wait_gone("Working...")
+
+    # Abort with Escape: the queued follow-up comes back into the editor.
+    term.submit("start something long")
+    term.wait_for("$ sleep 600")
+    term.type("remember the docs")
+    term.send(ALT_ENTER)
+    term.wait_for("Follow-up: remember the docs", where=term.screen.screen_text)
+    assert term.editor_text() == ""
+    term.send(ESCAPE)
+    term.wait_for("Command aborted")
+    term.wait_for(lambda: term.editor_text() == "remember the docs")
+    term.wait_gone("Follow-up: remember the docs")
+    term.wait_gone("Working...")
+    term.send(CTRL_C)  # clear the editor
+    term.wait_for(lambda: term.editor_text() == "")
+
+    # /compact with focus instructions: spinner, then the compaction notice.
+    term.submit("/compact keep the test names")
+    term.wait_for("[compaction]")
+    term.wait_for("Compacted from 12,345 tokens")
+
+    # /tree: the session tree in place of the editor; pick the first user message, no summary.
+    term.submit("/tree")
+    term.wait_for("Session tree", where=term.screen.screen_text)
+    screen = term.screen.screen_text()
+    assert "user: hello there" in screen
+    assert "[compaction: 12k tokens]" in screen
+    for _ in range(30):
+        term.send(UP)
+    term.wait_for(f"{SELECTED} • user: hello there", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("Summarize branch?", where=term.screen.screen_text)
+    term.send(ENTER)  # "No summary"
+    term.wait_for("Navigated to selected point")
+    term.wait_for(lambda: term.editor_text() == "hello there")
+
+    # Quit.
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.editor_text() == "")
+    term.submit("/quit")
+    assert term.wait_exit() == 0
+
+
+def test_slash_commands_plugin_ui_and_user_bash(launch: Any, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    term: Terminal = launch([{"text": "A reply worth copying."}])
+
+    # Completion of slash commands lists built-ins and plugin commands with descriptions.
+    term.send("/gr")
+    term.wait_for("Say hello through the UI bridge", where=term.screen.screen_text)
+    term.send(TAB)
+    term.wait_for(lambda: term.editor_text() == "/greet")
+    # A plugin command asks through the UI bridge: a select dialog, then a notice and a status.
+    term.send(ENTER)
+    term.wait_for("Pick a greeting", where=term.screen.screen_text)
+    term.send("\x1b[B")  # down to "howdy"
+    term.wait_for(f"{SELECTED} howdy", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("greeting: howdy")
+    term.wait_for("greeted howdy", where=term.screen.screen_text)  # footer status line
+
+    # @file completion.
+    term.send("look at @note")
+    term.wait_for("@notes.txt", where=term.screen.screen_text)
+    term.send(TAB)
+    term.wait_for(lambda: term.editor_text() == "look at @notes.txt")
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.editor_text() == "")
+
+    # !cmd runs in the shell and shows its output; a failing command shows its exit code.
+    term.submit("!echo shell-$((6*7))")
+    term.wait_for("shell-42")
+    term.submit("!!exit 3")
+    term.wait_for("(exit 3)")
+
+    # A reply, then /copy puts it on the clipboard with OSC 52.
+    term.submit("say something")
+    term.wait_for("A reply worth copying.")
+    term.wait_gone("Working...")
+    term.submit("/copy")
+    term.wait_for("Copied last agent message to clipboard")
+    assert base64.b64decode(term.screen.clipboard[-1]).decode() == "A reply worth copying."
+
+    # /name, /session, /hotkeys, /thinking, /model.
+    term.submit("/name release prep")
+    term.wait_for("Session name set: release prep")
+    term.wait_for("• release prep", where=term.screen.screen_text)  # footer: cwd • session name
+    term.submit("/session")
+    term.wait_for("Session Info")
+    term.wait_for("fake-session-0001")
+    term.submit("/hotkeys")
+    term.wait_for("Keyboard Shortcuts")
+    term.wait_for("Queue a follow-up")
+    term.submit("/thinking high")
+    term.wait_for("Thinking level: high")
+    term.wait_for("fake-model • high", where=term.screen.screen_text)
+    term.submit("/model other-model")
+    term.wait_for("Model: other-model")
+    term.wait_for("other-model", where=lambda: _footer_stats(term))
+    # No such model: the picker opens searching for it, and finds nothing.
+    term.submit("/model nope")
+    term.wait_for("No matches", where=term.screen.screen_text)
+    term.send(ESCAPE)
+    term.wait_gone("No matches")
+
+    # Up recalls history; Ctrl+D on an empty editor quits.
+    term.send(UP)
+    term.wait_for(lambda: term.editor_text() == "/model nope")
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.editor_text() == "")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+def _footer_stats(term: Terminal) -> str:
+    return next((line for line in reversed(term.screen.display()) if "(auto)" in line), "")
+
+
+def test_alt_up_restores_queued_messages(launch: Any) -> None:
+    term: Terminal = launch(
+        [{"toolCalls": [{"name": "bash", "arguments": {"command": "sleep 600"}, "until": "steer"}]}]
+    )
+    term.submit("go")
+    term.wait_for("$ sleep 600")
+    term.type("first follow-up")
+    term.send(ALT_ENTER)
+    term.wait_for("Follow-up: first follow-up", where=term.screen.screen_text)
+    term.send(ALT_UP)
+    term.wait_for("Restored 1 queued message to editor")
+    assert term.editor_text() == "first follow-up"
+    term.wait_gone("Follow-up: first follow-up")
+    term.send(ESCAPE)
+    term.wait_for("Command aborted")
+    term.wait_gone("Working...")
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0
