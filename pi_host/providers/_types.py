@@ -128,10 +128,14 @@ class Provider:
 
     ``stream`` is either the stream function itself or a lazy ``"module:attribute"``
     reference, imported on first use, so that a provider's SDK costs nothing at start-up.
+    ``models`` are models this provider brings with it (they join the model registry), and
+    ``requires_auth=False`` marks a provider that needs no credentials (local or scripted).
     """
 
     api: str
     stream: StreamFn | str
+    models: tuple[Model, ...] = ()
+    requires_auth: bool = True
 
     def load(self) -> StreamFn:
         """Return the stream function, importing it if it was given by reference."""

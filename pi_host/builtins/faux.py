@@ -1,0 +1,41 @@
+"""The scripted ``faux`` provider as an essential plugin: offline demos and tests.
+
+With ``PI_HOST_FAUX_SCRIPT`` set to a JSON file (a list of replies, see
+:func:`pi_host.providers.load_faux_script`), ``--provider faux`` replays it; without it, the
+provider answers every request with a clear error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+from functools import cache
+
+from pi_host.hookspecs import hookimpl
+from pi_host.messages import AssistantMessageEvent
+from pi_host.providers import LlmContext, Model, Provider, StreamOptions
+from pi_host.providers._faux import FauxProvider, load_faux_script
+
+__all__ = ["FAUX_SCRIPT_ENV", "pi_register_providers"]
+
+FAUX_SCRIPT_ENV = "PI_HOST_FAUX_SCRIPT"
+
+
+@cache
+def _scripted() -> FauxProvider:
+    path = os.environ.get(FAUX_SCRIPT_ENV)
+    if path:
+        return load_faux_script(path)
+    return FauxProvider(exhausted_message=f"No faux replies: set {FAUX_SCRIPT_ENV} to a JSON script file")
+
+
+def _stream(
+    model: Model, context: LlmContext, options: StreamOptions
+) -> AsyncIterator[AssistantMessageEvent]:
+    return _scripted().stream(model, context, options)
+
+
+@hookimpl(trylast=True)
+def pi_register_providers(register: Callable[[Provider], None]) -> None:
+    """Register ``faux`` with its model ``faux/faux-1`` (no credentials needed)."""
+    register(Provider(api="faux", stream=_stream, models=FauxProvider().models, requires_auth=False))

@@ -1,0 +1,159 @@
+"""The ``pi-host`` command: parse pi's flags, build a session, run the chosen mode.
+
+``--version`` and ``--help`` return before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from ._args import CliArgs, parse_args, render_help, unknown_flag_error
+
+if TYPE_CHECKING:
+    from pi_host.runtime import AgentSession, Host
+
+__all__ = ["main"]
+
+_VERSION = "0.1.0"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``pi-host``; returns the exit status."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
+        print(_VERSION)
+        return 0
+    errors = [d.message for d in args.diagnostics if d.level == "error"]
+    for diagnostic in args.diagnostics:
+        if diagnostic.level == "warning":
+            print(f"Warning: {diagnostic.message}", file=sys.stderr)
+    if errors:
+        for message in errors:
+            print(f"Error: {message}", file=sys.stderr)
+        return 2
+    if args.subcommand is not None:
+        from ._plugins_cmd import run_plugins_command
+
+        return run_plugins_command(args.subcommand[1:])
+    if args.help:
+        print(render_help(_plugin_flag_help(args)), end="")
+        return 0
+    if args.list_models is not None:
+        from ._list_models import run_list_models
+
+        return run_list_models(None if args.list_models is True else str(args.list_models))
+    if args.export:
+        from ._export import run_export
+
+        outputs = args.messages[:1]
+        return run_export(args.export, outputs[0] if outputs else None)
+    import anyio
+
+    try:
+        return anyio.run(_run, args)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _plugin_flag_help(args: CliArgs) -> list[tuple[str, str, str]]:
+    from pi_host.runtime import Host
+
+    host = Host.load(disabled=args.disabled_plugins)
+    return [(flag.name, flag.type, flag.description) for flag in host.flags.values()]
+
+
+def _read_stdin() -> str | None:
+    if sys.stdin is None or sys.stdin.closed or sys.stdin.isatty():
+        return None
+    try:
+        data = sys.stdin.read()
+    except (OSError, ValueError):
+        return None
+    return data if data.strip() else None
+
+
+async def _run(args: CliArgs) -> int:
+    from pi_host.runtime import Host, SessionError, SessionOptions, create_session
+
+    from ._files import FileArgumentError, read_file_arguments
+
+    interactive = (
+        not args.print and args.mode in (None, "text") and sys.stdin.isatty() and sys.stdout.isatty()
+    )
+    run_mode = (
+        "rpc" if args.mode == "rpc" else "json" if args.mode == "json" else "tui" if interactive else "print"
+    )
+
+    host = Host.load(disabled=args.disabled_plugins)
+    for error in host.load_errors:
+        print(str(error), file=sys.stderr)
+    unknown = [name for name in args.unknown_flags if name not in host.flags]
+    if unknown:
+        print(f"Error: {unknown_flag_error(unknown[0], list(host.flags))}", file=sys.stderr)
+        return 2
+
+    try:
+        initial_text, images = read_file_arguments(args.file_args, os.getcwd())
+    except FileArgumentError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    messages = list(args.messages)
+    piped = _read_stdin() if run_mode != "rpc" and not interactive else None
+    if piped is not None:
+        initial_text = f"{initial_text}{piped}" if initial_text else piped
+    if initial_text:
+        first = messages.pop(0) if messages else ""
+        messages.insert(0, f"{initial_text}{first}")
+
+    options = SessionOptions(
+        mode=run_mode,  # type: ignore[arg-type]
+        provider=args.provider,
+        model=args.model,
+        api_key=args.api_key,
+        thinking=args.thinking,  # type: ignore[arg-type]
+        session=args.session,
+        session_id=args.session_id,
+        continue_session=args.continue_session,
+        fork=args.fork,
+        session_dir=args.session_dir,
+        no_session=args.no_session,
+        name=args.name,
+        tools=args.tools,
+        exclude_tools=args.exclude_tools,
+        no_builtin_tools=args.no_builtin_tools,
+        no_tools=args.no_tools,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt or None,
+        no_context_files=args.no_context_files,
+        skills=args.skills,
+        no_skills=args.no_skills,
+        prompt_templates=args.prompt_templates,
+        no_prompt_templates=args.no_prompt_templates,
+        disabled_plugins=args.disabled_plugins,
+        flags=dict(args.unknown_flags),
+        approve=args.approve,
+    )
+    try:
+        session = await create_session(options, host=host)
+    except SessionError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    return await _run_mode(run_mode, session, host, messages, images)
+
+
+async def _run_mode(
+    mode: str, session: AgentSession, host: Host, messages: list[str], images: list[object]
+) -> int:
+    if mode == "rpc":
+        from ._rpc import run_rpc_mode
+
+        return await run_rpc_mode(session)
+    if mode == "tui":
+        from ._interactive import run_interactive
+
+        return await run_interactive(session, initial_messages=messages)
+    from ._print import run_print_mode
+
+    return await run_print_mode(session, messages, images, json_mode=mode == "json")

@@ -1,0 +1,79 @@
+"""Print mode (``-p``) and JSON mode (``--mode json``): run the prompts, then exit.
+
+Print writes the final reply's text to stdout (errors to stderr, exit status 1); JSON writes
+the session header, then every session event as one line of pi's JSON.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from pi_host.hookspecs import StashKey
+from pi_host.messages import AssistantMessage, ImageContent, TextContent, WireModel
+from pi_host.runtime import AgentSession, SessionError
+
+__all__ = ["run_print_mode"]
+
+_SIGNAL_EXIT: StashKey[int] = StashKey()
+
+
+def _write_json_line(event: Any) -> None:
+    if isinstance(event, WireModel):
+        sys.stdout.write(event.to_json() + "\n")
+        sys.stdout.flush()
+
+
+async def run_print_mode(
+    session: AgentSession,
+    messages: Sequence[str],
+    images: Sequence[ImageContent] = (),
+    *,
+    json_mode: bool = False,
+) -> int:
+    """Run ``messages`` one after another; returns the exit status."""
+    exit_code = 0
+    if json_mode:
+        sys.stdout.write(session.session_manager.header.to_json() + "\n")
+        session.subscribe(_write_json_line)
+    async with anyio.create_task_group() as tg:
+        session.bind_task_group(tg)
+        tg.start_soon(_watch_signals, session, tg.cancel_scope)
+        try:
+            await session.start("startup")
+            for index, message in enumerate(messages):
+                await session.prompt(message, images=images if index == 0 else ())
+        except SessionError as exc:
+            print(str(exc), file=sys.stderr)
+            exit_code = 1
+        finally:
+            with anyio.CancelScope(shield=True):
+                await session.shutdown("quit")
+            tg.cancel_scope.cancel()
+    if signal_exit := session.stash.get(_SIGNAL_EXIT, None):
+        return signal_exit
+    if exit_code or json_mode:
+        return exit_code
+    last = session.messages[-1] if session.messages else None
+    if isinstance(last, AssistantMessage):
+        if last.stop_reason in ("error", "aborted"):
+            print(last.error_message or f"Request {last.stop_reason}", file=sys.stderr)
+            return 1
+        for block in last.content:
+            if isinstance(block, TextContent):
+                sys.stdout.write(block.text + "\n")
+    return 0
+
+
+async def _watch_signals(session: AgentSession, scope: anyio.CancelScope) -> None:
+    """SIGTERM and SIGHUP end the run as pi does: shut down, exit 143 / 129."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for received in signals:
+            session.stash[_SIGNAL_EXIT] = 129 if received == signal.SIGHUP else 143
+            session.agent.abort()
+            scope.cancel()
+            return

@@ -1,0 +1,325 @@
+"""The plugin context (``ctx``) a session hands to every hook: a thin view over the session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from pi_host.hookspecs import (
+    Command,
+    CompactionResult,
+    ContextUsage,
+    DeliverAs,
+    ExecResult,
+    Flag,
+    Mode,
+    NotifyLevel,
+    Stash,
+)
+from pi_host.messages import CustomMessage, ImageContent, TextContent, WireModel
+from pi_host.providers import AbortSignal, Model, ThinkingLevel
+
+if TYPE_CHECKING:
+    from pi_host.agent import Tool
+
+    from ._session import AgentSession
+
+__all__ = ["NullUI", "SessionPluginContext"]
+
+
+class NullUI:
+    """The UI of modes without a user to ask (print, JSON): dialogs return their defaults."""
+
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
+        return None
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        return False
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        return None
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        return None
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+        pass
+
+    def set_status(self, key: str, text: str | None) -> None:
+        pass
+
+    def set_widget(self, key: str, lines: Sequence[str] | None, *, placement: str = "aboveEditor") -> None:
+        pass
+
+    def set_working_message(self, message: str | None = None) -> None:
+        pass
+
+    def set_title(self, title: str) -> None:
+        pass
+
+    def set_editor_text(self, text: str) -> None:
+        pass
+
+    def get_editor_text(self) -> str:
+        return ""
+
+
+class SessionPluginContext:
+    """Implements :class:`pi_host.hookspecs.CommandContext` over an :class:`AgentSession`.
+
+    Actions that start work (``send_user_message``, ``compact``) are scheduled on the
+    session's task group and return at once, so a hook never waits on its own effects.
+    """
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    # -- where and how pi-host runs ---------------------------------------------------------
+
+    @property
+    def cwd(self) -> str:
+        return self._session.cwd
+
+    @property
+    def mode(self) -> Mode:
+        return self._session.mode
+
+    @property
+    def has_ui(self) -> bool:
+        return self._session.mode in ("tui", "rpc")
+
+    @property
+    def ui(self) -> Any:
+        return self._session.ui
+
+    @property
+    def stash(self) -> Stash:
+        return self._session.stash
+
+    @property
+    def session_manager(self) -> Any:
+        return self._session.session_manager
+
+    def is_project_trusted(self) -> bool:
+        return self._session.project_trusted
+
+    # -- the agent's state ------------------------------------------------------------------
+
+    @property
+    def model(self) -> Model | None:
+        return self._session.model
+
+    @property
+    def thinking_level(self) -> ThinkingLevel:
+        return self._session.thinking_level
+
+    @property
+    def system_prompt(self) -> str:
+        return self._session.system_prompt
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        return self._session.agent.signal
+
+    @property
+    def messages(self) -> list[Any]:
+        """The agent's transcript as the next request will see it (read-only use)."""
+        return list(self._session.agent.state.messages)
+
+    @property
+    def settings(self) -> Any:
+        """The merged settings (``pi_host.resources.Settings``)."""
+        return self._session.settings
+
+    def is_idle(self) -> bool:
+        return not self._session.is_streaming
+
+    def has_pending_messages(self) -> bool:
+        return self._session.agent.has_queued_messages()
+
+    def context_usage(self) -> ContextUsage | None:
+        return self._session.context_usage()
+
+    # -- controlling the agent --------------------------------------------------------------
+
+    def abort(self) -> None:
+        self._session.agent.abort()
+
+    def compact(
+        self,
+        custom_instructions: str | None = None,
+        *,
+        on_complete: Callable[[CompactionResult], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        async def run() -> None:
+            try:
+                result = await self._session.compact(custom_instructions)
+            except Exception as exc:
+                if on_error is not None:
+                    on_error(exc)
+                return
+            if result is not None and on_complete is not None:
+                on_complete(result)
+
+        self._session.spawn(run)
+
+    async def run_compaction(
+        self,
+        reason: Literal["manual", "threshold", "overflow"],
+        *,
+        will_retry: bool = False,
+        custom_instructions: str | None = None,
+    ) -> CompactionResult | None:
+        """Compact now and wait for it (for compaction plugins' triggers)."""
+        return await self._session.run_compaction(
+            reason, will_retry=will_retry, custom_instructions=custom_instructions
+        )
+
+    def emit(self, event: WireModel) -> None:
+        """Send a session event (``auto_retry_start``, ``compaction_end`` …) to subscribers."""
+        self._session.emit_event(event)
+
+    def shutdown(self) -> None:
+        self._session.request_shutdown()
+
+    async def set_model(self, model: Model) -> bool:
+        return await self._session.set_model(model)
+
+    def set_thinking_level(self, level: ThinkingLevel) -> None:
+        self._session.set_thinking_level(level)
+
+    def get_active_tools(self) -> list[str]:
+        return self._session.active_tool_names
+
+    def get_all_tools(self) -> list[Tool[Any]]:
+        return list(self._session.host.tools.values())
+
+    def set_active_tools(self, names: Sequence[str]) -> None:
+        self._session.set_active_tools(names)
+
+    # -- registering at runtime -------------------------------------------------------------
+
+    def register_tool(self, tool: Tool[Any]) -> None:
+        self._session.register_tool(tool)
+
+    def register_command(self, command: Command) -> None:
+        self._session.host.add_command(command)
+
+    def register_flag(self, flag: Flag) -> None:
+        self._session.host.add_flag(flag)
+
+    def get_flag(self, name: str) -> bool | str | None:
+        return self._session.get_flag(name)
+
+    # -- messages and the session -----------------------------------------------------------
+
+    def send_message(
+        self, message: CustomMessage, *, trigger_turn: bool = False, deliver_as: DeliverAs | None = None
+    ) -> None:
+        self._session.spawn(
+            lambda: self._session.send_custom_message(
+                message, trigger_turn=trigger_turn, deliver_as=deliver_as
+            )
+        )
+
+    def send_user_message(
+        self,
+        content: str | Sequence[TextContent | ImageContent],
+        *,
+        deliver_as: Literal["steer", "followUp"] | None = None,
+    ) -> None:
+        self._session.spawn(lambda: self._session.send_user_message(content, deliver_as=deliver_as))
+
+    def append_entry(self, custom_type: str, data: Any = None) -> None:
+        self._session.session_manager.append_custom_entry(custom_type, data)
+
+    def set_session_name(self, name: str) -> None:
+        self._session.set_session_name(name)
+
+    def set_label(self, entry_id: str, label: str | None) -> None:
+        self._session.session_manager.append_label_change(entry_id, label)
+
+    async def exec(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        cwd: str | None = None,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> ExecResult:
+        killed = False
+        argv = [command, *args]
+        process = await anyio.open_process(argv, cwd=cwd or self.cwd, env=dict(os.environ))
+        stdout = bytearray()
+        stderr = bytearray()
+
+        async def drain(stream: Any, sink: bytearray) -> None:
+            if stream is not None:
+                async for chunk in stream:
+                    sink.extend(chunk)
+
+        try:
+            with (
+                anyio.fail_after(timeout) if timeout else anyio.CancelScope(),
+                (signal or AbortSignal()).scope(),
+            ):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(drain, process.stdout, stdout)
+                    tg.start_soon(drain, process.stderr, stderr)
+                await process.wait()
+        except TimeoutError:
+            killed = True
+        finally:
+            if process.returncode is None:
+                killed = True
+                process.kill()
+                with anyio.CancelScope(shield=True):
+                    await process.wait()
+        return ExecResult(
+            stdout=stdout.decode("utf-8", "replace"),
+            stderr=stderr.decode("utf-8", "replace"),
+            code=process.returncode if process.returncode is not None else -1,
+            killed=killed,
+        )
+
+    # -- command context: session control ---------------------------------------------------
+
+    async def wait_for_idle(self) -> None:
+        await self._session.agent.wait_for_idle()
+
+    async def new_session(self, *, parent_session: str | None = None) -> bool:
+        return await self._session.new_session(parent_session=parent_session)
+
+    async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool:
+        return await self._session.fork(entry_id, position=position)
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool:
+        outcome = await self._session.navigate_tree(
+            target_id,
+            summarize=summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
+        return outcome.cancelled
+
+    async def switch_session(self, path: str) -> bool:
+        return await self._session.switch_session(path)
+
+    async def reload(self) -> None:
+        await self._session.reload()

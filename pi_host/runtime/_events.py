@@ -1,0 +1,103 @@
+"""Session-level events: what an AgentSession adds to the agent loop's events (pi's AgentSessionEvent)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+from pi_host.messages import AgentEvent, AgentMessage, WireModel
+
+__all__ = [
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
+    "CompactionEndEvent",
+    "CompactionReason",
+    "CompactionStartEvent",
+    "ExtensionErrorEvent",
+    "QueueUpdateEvent",
+    "SessionAgentEndEvent",
+    "SessionEvent",
+    "SessionInfoChangedEvent",
+    "ThinkingLevelChangedEvent",
+]
+
+CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
+
+
+class SessionAgentEndEvent(WireModel):
+    """``agent_end`` as sessions emit it: with ``will_retry`` set when auto-retry follows."""
+
+    type: Literal["agent_end"] = "agent_end"
+    messages: list[AgentMessage]
+    will_retry: bool = False
+
+
+class QueueUpdateEvent(WireModel):
+    """The full steering and follow-up queues (display texts), after any change."""
+
+    type: Literal["queue_update"] = "queue_update"
+    steering: list[str]
+    follow_up: list[str]
+
+
+class CompactionStartEvent(WireModel):
+    type: Literal["compaction_start"] = "compaction_start"
+    reason: CompactionReason
+
+
+class CompactionEndEvent(WireModel):
+    """Compaction finished, failed (``error_message``) or was aborted."""
+
+    type: Literal["compaction_end"] = "compaction_end"
+    reason: CompactionReason
+    result: Any = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+
+
+class AutoRetryStartEvent(WireModel):
+    type: Literal["auto_retry_start"] = "auto_retry_start"
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+class AutoRetryEndEvent(WireModel):
+    type: Literal["auto_retry_end"] = "auto_retry_end"
+    success: bool
+    attempt: int
+    final_error: str | None = None
+
+
+class SessionInfoChangedEvent(WireModel):
+    type: Literal["session_info_changed"] = "session_info_changed"
+    name: str | None = None
+
+
+class ThinkingLevelChangedEvent(WireModel):
+    type: Literal["thinking_level_changed"] = "thinking_level_changed"
+    level: str
+
+
+class ExtensionErrorEvent(WireModel):
+    """A plugin hook raised or returned a wrong value; the run went on (RPC's ``extension_error``)."""
+
+    type: Literal["extension_error"] = "extension_error"
+    extension_path: str
+    event: str
+    error: str
+
+
+SessionEvent: TypeAlias = (
+    AgentEvent
+    | SessionAgentEndEvent
+    | QueueUpdateEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | AutoRetryStartEvent
+    | AutoRetryEndEvent
+    | SessionInfoChangedEvent
+    | ThinkingLevelChangedEvent
+    | ExtensionErrorEvent
+)

@@ -1,0 +1,225 @@
+"""create_session: everything a session needs, resolved in pi's order (pi's ``createAgentSession``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from pi_host.agent import Agent, Tool
+from pi_host.hookspecs import Mode
+from pi_host.providers import Model, ThinkingLevel
+from pi_host.providers._registry import ModelRegistry
+from pi_host.resources import ProjectTrust, ResourceOptions, SettingsManager, agent_dir, load_resources
+from pi_host.session import SessionManager
+
+from ._host import BUILTIN_TOOL_NAMES, Host
+from ._models import ModelResolver
+from ._session import AgentSession, SessionError, clamp_thinking_level
+
+__all__ = ["DEFAULT_ACTIVE_TOOLS", "DEFAULT_THINKING_LEVEL", "SessionOptions", "create_session"]
+
+DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
+"""pi's default tool set; the others (grep, find, ls) are off unless listed."""
+
+DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
+
+
+@dataclass
+class SessionOptions:
+    """What the command line (or an embedding program) decides about a session.
+
+    Field meanings follow pi's flags of the same names (``pi-host --help``).
+    """
+
+    cwd: str = field(default_factory=os.getcwd)
+    agent_dir: str | None = None
+    mode: Mode = "print"
+    ui: Any = None
+    provider: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    thinking: ThinkingLevel | None = None
+    session: str | None = None
+    session_id: str | None = None
+    continue_session: bool = False
+    fork: str | None = None
+    session_dir: str | None = None
+    no_session: bool = False
+    name: str | None = None
+    tools: Sequence[str] | None = None
+    exclude_tools: Sequence[str] = ()
+    no_builtin_tools: bool = False
+    no_tools: bool = False
+    system_prompt: str | None = None
+    append_system_prompt: Sequence[str] | None = None
+    no_context_files: bool = False
+    skills: Sequence[str] = ()
+    no_skills: bool = False
+    prompt_templates: Sequence[str] = ()
+    no_prompt_templates: bool = False
+    disabled_plugins: Sequence[str] = ()
+    extra_plugins: Sequence[object] = ()
+    flags: dict[str, bool | str] = field(default_factory=dict)
+    approve: bool | None = None
+
+
+def _open_session_manager(options: SessionOptions, cwd: str, session_dir: str | None) -> SessionManager:
+    if options.no_session:
+        return SessionManager.in_memory(cwd)
+    if options.fork:
+        source = _find_session(options.fork, cwd, session_dir)
+        return SessionManager.fork_from(source, cwd, session_dir)
+    if options.session:
+        return SessionManager.open(_find_session(options.session, cwd, session_dir))
+    if options.continue_session:
+        return SessionManager.continue_recent(cwd, session_dir)
+    return SessionManager.create(cwd, session_dir, id=options.session_id)
+
+
+def _find_session(reference: str, cwd: str, session_dir: str | None) -> str:
+    """A session file path, or the session in this project whose id starts with ``reference``."""
+    if os.path.exists(reference):
+        return reference
+    if reference.endswith(".jsonl") or os.sep in reference:
+        raise SessionError(f"Session file not found: {reference}")
+    from pi_host.session import default_session_dir, list_sessions
+
+    directory = Path(session_dir) if session_dir else default_session_dir(cwd)
+    matches = [info for info in list_sessions(directory) if info.id.startswith(reference)]
+    if not matches:
+        raise SessionError(f'No session found matching "{reference}"')
+    if len(matches) > 1:
+        raise SessionError(f'Session id "{reference}" is ambiguous: {len(matches)} sessions match')
+    return str(matches[0].path)
+
+
+def _active_tools(options: SessionOptions, tools: dict[str, Tool[Any]]) -> list[str]:
+    if options.no_tools:
+        names: list[str] = []
+    elif options.tools is not None:
+        names = [name for name in options.tools if name in tools]
+    else:
+        plugin_tools = [name for name in tools if name not in BUILTIN_TOOL_NAMES]
+        builtin = [] if options.no_builtin_tools else [name for name in DEFAULT_ACTIVE_TOOLS if name in tools]
+        names = [*builtin, *plugin_tools]
+    excluded = set(options.exclude_tools)
+    return [name for name in names if name not in excluded]
+
+
+async def create_session(options: SessionOptions | None = None, *, host: Host | None = None) -> AgentSession:
+    """Build an :class:`AgentSession`: settings, trust, plugins, models, session file, prompt.
+
+    :param host: reuse loaded plugins (tests, embedding); loaded from the environment by default.
+    :raises SessionError: a session that cannot be opened, a model that does not exist.
+    """
+    options = options or SessionOptions()
+    cwd = os.path.abspath(options.cwd)
+    root = Path(options.agent_dir) if options.agent_dir else agent_dir()
+    global_settings = SettingsManager.load(cwd, root, project_trusted=False)
+    trust = ProjectTrust(
+        root, default=global_settings.settings.default_project_trust, override=options.approve
+    )
+    trusted = trust.resolve(cwd)
+    settings_manager = (
+        SettingsManager.load(cwd, root, project_trusted=trusted) if trusted else global_settings
+    )
+    settings = settings_manager.settings
+    if host is None:
+        disabled = [*settings.plugins.disable, *options.disabled_plugins]
+        host = Host.load(disabled=disabled, extra_plugins=options.extra_plugins)
+    registry = ModelRegistry.create(root)
+    resolver = ModelResolver(registry, host.providers, api_key=options.api_key)
+
+    session_dir = (
+        options.session_dir or os.environ.get("PI_HOST_SESSION_DIR") or settings.expanded_session_dir()
+    )
+    manager = _open_session_manager(options, cwd, session_dir)
+    restored = manager.build_session_context()
+
+    model, thinking = _initial_model(options, resolver, restored, settings)
+    resources = load_resources(
+        cwd=cwd,
+        agent_dir=root,
+        settings=settings_manager,
+        options=ResourceOptions(
+            context_files=not options.no_context_files,
+            skills=not options.no_skills,
+            prompt_templates=not options.no_prompt_templates,
+            skill_paths=tuple(options.skills),
+            prompt_template_paths=tuple(options.prompt_templates),
+            system_prompt=options.system_prompt,
+            append_system_prompt=None
+            if options.append_system_prompt is None
+            else tuple(options.append_system_prompt),
+        ),
+    )
+    agent = Agent(
+        stream_fn=resolver.stream,
+        model=model,
+        thinking_level=thinking,
+        messages=restored.messages,
+        steering_mode=settings.steering_mode,
+        follow_up_mode=settings.follow_up_mode,
+        session_id=manager.session_id,
+        cwd=cwd,
+    )
+    session = AgentSession(
+        host=host,
+        agent=agent,
+        session_manager=manager,
+        cwd=cwd,
+        mode=options.mode,
+        ui=options.ui,
+        settings=settings,
+        model_resolver=resolver,
+        system_prompt_builder=lambda tools: resources.system_prompt(tools),
+        skills=resources.skills,
+        prompt_templates=resources.prompt_templates,
+        active_tools=_active_tools(options, host.tools),
+        flags=options.flags,
+        project_trusted=trusted,
+    )
+    if not restored.messages and model is not None:
+        manager.append_model_change(model.provider, model.id)
+        manager.append_thinking_level_change(thinking)
+    elif not restored.has_thinking_entry:
+        manager.append_thinking_level_change(thinking)
+    if options.name:
+        session.set_session_name(options.name)
+    return session
+
+
+def _initial_model(
+    options: SessionOptions, resolver: ModelResolver, restored: Any, settings: Any
+) -> tuple[Model | None, ThinkingLevel]:
+    """pi's order: explicit flag → the session's model → settings default → a provider default."""
+    model: Model | None = None
+    thinking: ThinkingLevel | None = options.thinking
+    if options.model or options.provider:
+        resolution = resolver.resolve(options.model or "", options.provider) if options.model else None
+        if resolution is not None:
+            if resolution.error:
+                raise SessionError(resolution.error)
+            model = resolution.model
+            thinking = thinking or resolution.thinking_level
+        else:
+            provider_models = [m for m in resolver.all_models() if m.provider == options.provider]
+            if not provider_models:
+                raise SessionError(f'Unknown provider "{options.provider}". Run pi-host --list-models.')
+            model = provider_models[0]
+    if model is None and restored.model is not None:
+        model = resolver.find(restored.model.provider, restored.model.model_id)
+        if model is not None and not resolver.has_auth(model):
+            model = None
+    if model is None and settings.default_provider and settings.default_model:
+        model = resolver.find(settings.default_provider, settings.default_model)
+    if model is None:
+        model = resolver.default_model()
+    if thinking is None and restored.has_thinking_entry:
+        thinking = cast(ThinkingLevel, restored.thinking_level)
+    if thinking is None:
+        thinking = settings.default_thinking_level or DEFAULT_THINKING_LEVEL
+    return model, clamp_thinking_level(model, cast(ThinkingLevel, thinking))

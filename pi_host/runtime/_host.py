@@ -1,0 +1,135 @@
+"""The host: one plugin manager, its dispatcher, and what plugins registered (tools, providers …)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from pi_host.agent import Tool
+from pi_host.errors import PluginLoadError
+from pi_host.hookspecs import Command, Flag
+from pi_host.plugin import Dispatcher, PluginControls, PluginManager, load_plugins
+from pi_host.providers import Provider
+
+__all__ = ["BUILTIN_TOOL_NAMES", "ESSENTIALS", "Host"]
+
+logger = logging.getLogger("pi_host.runtime")
+
+ESSENTIALS: tuple[str, ...] = ("pi_host.builtins.providers", "pi_host.builtins.faux")
+"""Plugins that ship inside pi-host and cannot be disabled."""
+
+BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})
+"""The tools pi calls built in (here: provided by the first-party plugins)."""
+
+
+@dataclass
+class Host:
+    """A loaded set of plugins and their registrations.
+
+    Registration follows pi's rule: between plugins, the first registration of a name wins
+    (pluggy calls the most recently registered plugin first, so installed plugins can
+    override the defaults); a duplicate is logged and ignored.
+    """
+
+    plugin_manager: PluginManager
+    dispatcher: Dispatcher
+    load_errors: list[PluginLoadError] = field(default_factory=list)
+    tools: dict[str, Tool[Any]] = field(default_factory=dict)
+    tool_sources: dict[str, str] = field(default_factory=dict)
+    providers: dict[str, Provider] = field(default_factory=dict)
+    commands: dict[str, Command] = field(default_factory=dict)
+    flags: dict[str, Flag] = field(default_factory=dict)
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        controls: PluginControls | None = None,
+        disabled: Iterable[str] = (),
+        extra_plugins: Iterable[object] = (),
+        essentials: Iterable[str] = ESSENTIALS,
+        trace: bool | TextIO | None = None,
+    ) -> Host:
+        """Load the essentials, the installed plugins and ``extra_plugins``, then collect registrations.
+
+        :param controls: which plugins may load; default from the environment plus ``disabled``.
+        :param extra_plugins: plugin objects (modules, instances) registered after discovery,
+            as tests and embedding programs do.
+        """
+        pm = PluginManager()
+        controls = controls or PluginControls.from_environ(disabled=disabled)
+        errors = load_plugins(pm, controls=controls, essentials=essentials)
+        for plugin in extra_plugins:
+            pm.register(plugin)
+        host = cls(pm, Dispatcher(pm, trace=trace), errors)
+        host.collect_registrations()
+        return host
+
+    def collect_registrations(self) -> None:
+        """Ask every plugin for its tools, providers, commands and flags (again)."""
+        self.tools.clear()
+        self.tool_sources.clear()
+        self.providers.clear()
+        self.commands.clear()
+        self.flags.clear()
+        hook = self.plugin_manager.hook
+        registrations: list[tuple[str, Any]] = [
+            ("pi_register_tools", None),
+            ("pi_register_providers", self.add_provider),
+            ("pi_register_commands", self.add_command),
+            ("pi_register_flags", self.add_flag),
+        ]
+        for hook_name, add in registrations:
+            # Call order (last registered first) so the first registration of a name wins.
+            for impl in reversed(getattr(hook, hook_name).get_hookimpls()):
+                source = impl.plugin_name
+
+                def register(value: Any, add: Any = add, source: str = source) -> None:
+                    if add is None:
+                        self.add_tool(value, source)
+                    else:
+                        add(value)
+
+                try:
+                    impl.function(register=register)
+                except Exception as exc:
+                    logger.error(
+                        'plugin "%s" failed in %s: %s: %s. Disable it with PI_HOST_DISABLE_PLUGINS=%s',
+                        source,
+                        hook_name,
+                        type(exc).__name__,
+                        exc,
+                        source,
+                    )
+
+    def add_tool(self, tool: Tool[Any], source: str = "runtime") -> None:
+        if not isinstance(tool, Tool):
+            raise TypeError(f"plugin {source!r} registered {tool!r}, which is not a pi_host.Tool")
+        if tool.name in self.tools:
+            logger.info(
+                "tool %r from %s ignored: already registered by %s",
+                tool.name,
+                source,
+                self.tool_sources[tool.name],
+            )
+            return
+        self.tools[tool.name] = tool
+        self.tool_sources[tool.name] = source
+
+    def add_provider(self, provider: Provider) -> None:
+        self.providers.setdefault(provider.api, provider)
+
+    def add_command(self, command: Command) -> None:
+        # pi suffixes duplicates (`:1`, `:2`) so both stay reachable.
+        name, n = command.name, 0
+        while name in self.commands:
+            n += 1
+            name = f"{command.name}:{n}"
+        self.commands[name] = (
+            command if name == command.name else Command(name, command.description, command.handler)
+        )
+
+    def add_flag(self, flag: Flag) -> None:
+        self.flags.setdefault(flag.name, flag)

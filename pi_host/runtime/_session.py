@@ -1,0 +1,1159 @@
+"""AgentSession: pi's coding-agent runtime over the Agent, with every lifecycle stage as a hook.
+
+The prompt pipeline runs in pi's order (plugin command → ``pi_input`` → skill and template
+expansion → queueing while streaming → model and auth check → ``pi_before_prompt`` →
+``pi_before_agent_start`` → run → ``pi_after_agent_run`` loop). Agent events reach plugins
+first, then session subscribers, then the session file (persistence at ``message_end``, after
+plugins, so a replaced message is what is stored).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from anyio.abc import TaskGroup
+
+from pi_host.agent import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    Agent,
+    AgentContext,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    Tool,
+    TurnContext,
+    TurnUpdate,
+)
+from pi_host.hookspecs import (
+    Cancel,
+    CompactionResult,
+    ContextUsage,
+    EntryView,
+    InputHandled,
+    InputTransform,
+    Mode,
+    Stash,
+    StashKey,
+    ToolCallBlock,
+    ToolCallRewrite,
+)
+from pi_host.messages import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentMessage,
+    AgentStartEvent,
+    AssistantMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    ImageContent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    TextContent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    UserMessage,
+    WireModel,
+    now_ms,
+)
+from pi_host.providers import AbortSignal, Model, ThinkingLevel
+
+from ._context import NullUI, SessionPluginContext
+from ._events import (
+    AutoRetryEndEvent,
+    CompactionEndEvent,
+    CompactionStartEvent,
+    ExtensionErrorEvent,
+    QueueUpdateEvent,
+    SessionAgentEndEvent,
+    SessionInfoChangedEvent,
+    ThinkingLevelChangedEvent,
+)
+from ._host import Host
+
+if TYPE_CHECKING:
+    from pi_host.plugin import ExtensionError
+    from pi_host.resources import PromptTemplate, Settings, Skill
+    from pi_host.session import SessionManager
+
+__all__ = ["AgentSession", "SessionError", "SessionListener", "TreeNavigation"]
+
+logger = logging.getLogger("pi_host.runtime")
+
+SessionListener = Callable[[Any], Awaitable[None] | None]
+"""``listener(event)``: every agent event and session event, in order."""
+
+StreamingBehavior = Literal["steer", "followUp"]
+
+_QUEUE_WITHOUT_BEHAVIOR = (
+    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+)
+
+
+class SessionError(RuntimeError):
+    """The session cannot do what was asked (no model, no credentials, bad entry id …)."""
+
+
+@dataclass(frozen=True)
+class TreeNavigation:
+    """The outcome of :meth:`AgentSession.navigate_tree`.
+
+    :ivar cancelled: a plugin cancelled the navigation.
+    :ivar editor_text: the text of the user message navigated to, for re-editing.
+    """
+
+    cancelled: bool
+    editor_text: str | None = None
+
+
+def _user_text(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(block.text for block in message.content if isinstance(block, TextContent))
+
+
+class AgentSession:
+    """One conversation: an Agent, its session file, its plugins, and pi's prompt pipeline.
+
+    Build one with :func:`pi_host.runtime.create_session`; drive it with :meth:`prompt`,
+    :meth:`steer`, :meth:`follow_up`, :meth:`abort`; watch it with :meth:`subscribe`.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: Host,
+        agent: Agent,
+        session_manager: SessionManager,
+        cwd: str,
+        mode: Mode = "print",
+        ui: Any = None,
+        settings: Settings | None = None,
+        model_resolver: Any = None,
+        system_prompt_builder: Callable[[Sequence[Tool[Any]]], str] | None = None,
+        skills: Sequence[Skill] = (),
+        prompt_templates: Sequence[PromptTemplate] = (),
+        active_tools: Sequence[str] | None = None,
+        flags: dict[str, bool | str] | None = None,
+        project_trusted: bool = False,
+    ) -> None:
+        self.host = host
+        self.agent = agent
+        self.session_manager = session_manager
+        self.cwd = cwd
+        self.mode: Mode = mode
+        self.ui = ui if ui is not None else NullUI()
+        self.settings = settings
+        self.model_resolver = model_resolver
+        self.skills = list(skills)
+        self.prompt_templates = list(prompt_templates)
+        self.project_trusted = project_trusted
+        self.stash = Stash()
+        self.ctx = SessionPluginContext(self)
+        self._flags = dict(flags or {})
+        self._system_prompt_builder = system_prompt_builder
+        self._listeners: list[SessionListener] = []
+        self._steering_texts: list[str] = []
+        self._follow_up_texts: list[str] = []
+        self._next_turn_messages: list[AgentMessage] = []
+        self._pending_bash: list[BashExecutionMessage] = []
+        self._turn_index = 0
+        self._last_assistant: AssistantMessage | None = None
+        self._compacting = False
+        self._compaction_signal: AbortSignal | None = None
+        self._task_group: TaskGroup | None = None
+        self._shutdown_requested = False
+        self._active_tool_names: list[str] = []
+        self.base_system_prompt = ""
+        host.dispatcher.add_error_listener(self._on_extension_error)
+        agent.subscribe(self._handle_agent_event)
+        self._install_agent_callbacks()
+        self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
+
+    # -- wiring the agent to plugins ----------------------------------------------------------
+
+    def _install_agent_callbacks(self) -> None:
+        agent, dispatcher, ctx = self.agent, self.host.dispatcher, self.ctx
+
+        async def transform_context(messages: list[AgentMessage], signal: AbortSignal) -> list[AgentMessage]:
+            return await dispatcher.context(messages=messages, ctx=ctx)
+
+        async def on_payload(payload: Any, model: Model) -> Any:
+            return await dispatcher.before_provider_request(payload=payload, model=model, ctx=ctx)
+
+        async def on_response(status: int, headers: dict[str, str], model: Model) -> None:
+            await dispatcher.after_provider_response(status=status, headers=headers, ctx=ctx)
+
+        async def before_tool_call(
+            call: BeforeToolCallContext, signal: AbortSignal
+        ) -> BeforeToolCallResult | None:
+            if not dispatcher.has_implementations("pi_tool_call"):
+                return None
+            raw = call.args.model_dump(mode="json", by_alias=True, exclude_unset=False)
+            verdict = await dispatcher.tool_call(
+                tool_call_id=call.tool_call.id, tool_name=call.tool_call.name, input=raw, ctx=ctx
+            )
+            if isinstance(verdict, ToolCallBlock):
+                return BeforeToolCallResult(block=True, reason=verdict.reason)
+            if isinstance(verdict, ToolCallRewrite):
+                tool = self.host.tools.get(call.tool_call.name)
+                if tool is None:
+                    return None
+                try:
+                    return BeforeToolCallResult(args=tool.validate_arguments(verdict.input))
+                except ValueError as exc:
+                    return BeforeToolCallResult(block=True, reason=str(exc))
+            return None
+
+        async def after_tool_call(
+            call: AfterToolCallContext, signal: AbortSignal
+        ) -> AfterToolCallResult | None:
+            if not dispatcher.has_implementations("pi_tool_result"):
+                return None
+            patch = await dispatcher.tool_result(
+                tool_call_id=call.tool_call.id,
+                tool_name=call.tool_call.name,
+                input=call.args.model_dump(mode="json", by_alias=True),
+                content=call.result.content,
+                details=call.result.details,
+                is_error=call.is_error,
+                ctx=ctx,
+            )
+            if patch is None:
+                return None
+            fields = patch.model_fields_set
+            return AfterToolCallResult(
+                content=list(patch.content) if "content" in fields and patch.content is not None else None,
+                details=patch.details if "details" in fields else call.result.details,
+                is_error=patch.is_error if "is_error" in fields else None,
+            )
+
+        async def prepare_next_turn(turn: TurnContext, signal: AbortSignal) -> TurnUpdate | None:
+            if not dispatcher.has_implementations("pi_prepare_next_turn"):
+                return None
+            update = await dispatcher.prepare_next_turn(
+                message=turn.message, tool_results=turn.tool_results, messages=turn.context.messages, ctx=ctx
+            )
+            if update is None:
+                return None
+            context = None
+            if update.messages is not None:
+                context = AgentContext(
+                    system_prompt=self.agent.state.system_prompt,
+                    messages=list(update.messages),
+                    tools=turn.context.tools,
+                )
+            return TurnUpdate(context=context, model=update.model, thinking_level=update.thinking_level)
+
+        async def get_api_key(provider: str) -> str | None:
+            if self.model_resolver is None:
+                return None
+            key: str | None = await self.model_resolver.api_key_for(provider)
+            return key
+
+        agent.transform_context = transform_context
+        agent.on_payload = on_payload
+        agent.on_response = on_response
+        agent.before_tool_call = before_tool_call
+        agent.after_tool_call = after_tool_call
+        agent.prepare_next_turn = prepare_next_turn
+        agent.get_api_key = get_api_key
+        agent.cwd = self.cwd
+        agent.session = self.ctx
+
+    # -- subscriptions and events -------------------------------------------------------------
+
+    def subscribe(self, listener: SessionListener) -> Callable[[], None]:
+        """Call ``listener(event)`` for every agent and session event; returns an unsubscriber."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def emit_event(self, event: Any) -> None:
+        """Deliver a session event to subscribers now (synchronous listeners) or soon (async ones)."""
+        for listener in tuple(self._listeners):
+            result = listener(event)
+            if result is not None:
+                self.spawn(_awaiting(result))
+
+    async def _emit(self, event: Any) -> None:
+        for listener in tuple(self._listeners):
+            result = listener(event)
+            if result is not None:
+                await result
+
+    async def _on_extension_error(self, error: ExtensionError) -> None:
+        await self._emit(
+            ExtensionErrorEvent(extension_path=error.plugin, event=error.hook, error=error.message)
+        )
+
+    def _emit_queue_update(self) -> None:
+        self.emit_event(
+            QueueUpdateEvent(steering=list(self._steering_texts), follow_up=list(self._follow_up_texts))
+        )
+
+    async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
+        dispatcher, ctx = self.host.dispatcher, self.ctx
+        if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage):
+            self._dequeue_display(_user_text(event.message))
+        # Plugins see every event before session subscribers (pi's order).
+        if isinstance(event, AgentStartEvent):
+            self._turn_index = 0
+            await dispatcher.agent_start(ctx=ctx)
+        elif isinstance(event, TurnStartEvent):
+            await dispatcher.turn_start(turn_index=self._turn_index, timestamp=now_ms(), ctx=ctx)
+        elif isinstance(event, MessageStartEvent):
+            await dispatcher.message_start(message=event.message, ctx=ctx)
+        elif isinstance(event, MessageUpdateEvent):
+            await dispatcher.message_update(
+                message=event.message, assistant_message_event=event.assistant_message_event, ctx=ctx
+            )
+        elif isinstance(event, MessageEndEvent):
+            replacement = await dispatcher.message_end(message=event.message, ctx=ctx)
+            if replacement is not event.message:
+                self._replace_last_message(event.message, replacement)
+                event = MessageEndEvent(message=replacement)
+        elif isinstance(event, ToolExecutionStartEvent):
+            await dispatcher.tool_execution_start(
+                tool_call_id=event.tool_call_id, tool_name=event.tool_name, args=event.args, ctx=ctx
+            )
+        elif isinstance(event, ToolExecutionUpdateEvent):
+            await dispatcher.tool_execution_update(
+                tool_call_id=event.tool_call_id,
+                tool_name=event.tool_name,
+                args=event.args,
+                partial_result=event.partial_result,
+                ctx=ctx,
+            )
+        elif isinstance(event, ToolExecutionEndEvent):
+            await dispatcher.tool_execution_end(
+                tool_call_id=event.tool_call_id,
+                tool_name=event.tool_name,
+                result=event.result,
+                is_error=event.is_error,
+                ctx=ctx,
+            )
+        elif isinstance(event, TurnEndEvent):
+            await dispatcher.turn_end(
+                turn_index=self._turn_index, message=event.message, tool_results=event.tool_results, ctx=ctx
+            )
+            self._turn_index += 1
+        elif isinstance(event, AgentEndEvent):
+            await dispatcher.agent_end(messages=event.messages, ctx=ctx)
+            will_retry = False
+            if self._last_assistant is not None and self._last_assistant.stop_reason == "error":
+                will_retry = await dispatcher.will_retry(message=self._last_assistant, ctx=ctx)
+            await self._emit(SessionAgentEndEvent(messages=event.messages, will_retry=will_retry))
+            return
+        await self._emit(event)
+        if isinstance(event, MessageEndEvent):
+            self._persist(event.message)
+
+    def _replace_last_message(self, original: AgentMessage, replacement: AgentMessage) -> None:
+        if getattr(replacement, "role", None) != getattr(original, "role", None):
+            return
+        messages = self.agent.state.messages
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index] is original:
+                messages[index] = replacement
+                break
+
+    def _persist(self, message: AgentMessage) -> None:
+        manager = self.session_manager
+        if isinstance(message, CustomMessage):
+            manager.append_custom_message_entry(
+                message.custom_type, message.content, message.display, message.details
+            )
+        elif isinstance(message, UserMessage):
+            manager.append_message(message)
+        elif isinstance(message, AssistantMessage):
+            manager.append_message(message)
+            self._last_assistant = message
+            if message.stop_reason != "error":
+                self._note_success()
+        elif message.role == "toolResult":
+            manager.append_message(message)
+
+    def _note_success(self) -> None:
+        retry_attempt = self.stash.get(RETRY_ATTEMPT, 0)
+        if retry_attempt:
+            self.stash[RETRY_ATTEMPT] = 0
+            self.emit_event(AutoRetryEndEvent(success=True, attempt=retry_attempt))
+
+    def _dequeue_display(self, text: str) -> None:
+        for queue in (self._steering_texts, self._follow_up_texts):
+            if text in queue:
+                queue.remove(text)
+                self._emit_queue_update()
+                return
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> Model | None:
+        model = self.agent.state.model
+        return None if model.api == "unknown" else model
+
+    @property
+    def thinking_level(self) -> ThinkingLevel:
+        return self.agent.state.thinking_level
+
+    @property
+    def system_prompt(self) -> str:
+        return self.agent.state.system_prompt
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.agent.state.is_streaming
+
+    @property
+    def is_compacting(self) -> bool:
+        return self._compacting
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        return self.agent.state.messages
+
+    @property
+    def steering_messages(self) -> list[str]:
+        return list(self._steering_texts)
+
+    @property
+    def follow_up_messages(self) -> list[str]:
+        return list(self._follow_up_texts)
+
+    @property
+    def pending_message_count(self) -> int:
+        return len(self._steering_texts) + len(self._follow_up_texts)
+
+    @property
+    def active_tool_names(self) -> list[str]:
+        return list(self._active_tool_names)
+
+    def get_flag(self, name: str) -> bool | str | None:
+        if name in self._flags:
+            return self._flags[name]
+        flag = self.host.flags.get(name)
+        return flag.default if flag is not None else None
+
+    def context_usage(self) -> ContextUsage | None:
+        model = self.model
+        if model is None:
+            return None
+        tokens = estimate_context_tokens(self.agent.state.messages)
+        percent = None if tokens is None or not model.context_window else 100 * tokens / model.context_window
+        return ContextUsage(tokens=tokens, context_window=model.context_window, percent=percent)
+
+    # -- tools and the system prompt ----------------------------------------------------------
+
+    def set_active_tools(self, names: Sequence[str]) -> None:
+        """Activate the named tools (unknown names are ignored) and rebuild the system prompt."""
+        self._active_tool_names = [name for name in dict.fromkeys(names) if name in self.host.tools]
+        tools = [self.host.tools[name] for name in self._active_tool_names]
+        self.agent.state.tools = tools
+        if self._system_prompt_builder is not None:
+            self.base_system_prompt = self._system_prompt_builder(tools)
+            self.agent.state.system_prompt = self.base_system_prompt
+
+    def register_tool(self, tool: Tool[Any]) -> None:
+        """Register a tool at runtime; it is active from the next provider call (pi's rule)."""
+        self.host.add_tool(tool, "runtime")
+        if tool.name not in self._active_tool_names:
+            self.set_active_tools([*self._active_tool_names, tool.name])
+
+    # -- the prompt pipeline ------------------------------------------------------------------
+
+    async def prompt(
+        self,
+        text: str,
+        *,
+        images: Sequence[ImageContent] = (),
+        streaming_behavior: StreamingBehavior | None = None,
+        source: Literal["interactive", "rpc", "extension"] = "interactive",
+        expand: bool = True,
+        preflight: Callable[[bool], None] | None = None,
+    ) -> None:
+        """Send a prompt through pi's pipeline and, when idle, run the agent to completion.
+
+        While a run is streaming the message is queued (``streaming_behavior`` required).
+
+        :param preflight: called with ``True`` once the prompt was accepted (run started,
+            queued or handled) or ``False`` when it was rejected — RPC answers then.
+        :raises SessionError: no model, no credentials, or streaming without a behaviour.
+        """
+        try:
+            messages = await self._prepare_prompt(text, images, streaming_behavior, source, expand)
+        except BaseException:
+            if preflight is not None:
+                preflight(False)
+            raise
+        if preflight is not None:
+            preflight(True)
+        if messages is not None:
+            await self._run(lambda: self.agent.prompt(messages))
+
+    async def _prepare_prompt(
+        self,
+        text: str,
+        images: Sequence[ImageContent],
+        streaming_behavior: StreamingBehavior | None,
+        source: Literal["interactive", "rpc", "extension"],
+        expand: bool,
+    ) -> list[AgentMessage] | None:
+        dispatcher, ctx = self.host.dispatcher, self.ctx
+        if expand and text.startswith("/") and await self._try_command(text):
+            return None
+        current_text, current_images = text, list(images)
+        if dispatcher.has_implementations("pi_input"):
+            result = await dispatcher.input(
+                text=current_text,
+                images=current_images,
+                source=source,
+                streaming_behavior=streaming_behavior if self.is_streaming else None,
+                ctx=ctx,
+            )
+            if isinstance(result, InputHandled):
+                return None
+            if isinstance(result, InputTransform):
+                current_text = result.text
+                if result.images is not None:
+                    current_images = list(result.images)
+        expanded = self._expand(current_text) if expand else current_text
+        if self.is_streaming:
+            if streaming_behavior is None:
+                raise SessionError(_QUEUE_WITHOUT_BEHAVIOR)
+            self._queue(expanded, current_images, streaming_behavior)
+            return None
+        self._flush_pending_bash()
+        self._check_model_and_auth()
+        if self._last_assistant_in_state() is not None or dispatcher.has_implementations("pi_before_prompt"):
+            decision = await dispatcher.before_prompt(message=self._last_assistant_in_state(), ctx=ctx)
+            if decision is not None:
+                if decision.messages is not None:
+                    self.agent.state.messages = list(decision.messages)
+                await self._run(self.agent.continue_)
+        content: list[TextContent | ImageContent] = [TextContent(text=expanded), *current_images]
+        messages: list[AgentMessage] = [UserMessage(content=content, timestamp=now_ms())]
+        messages.extend(self._next_turn_messages)
+        self._next_turn_messages = []
+        outcome = await dispatcher.before_agent_start(
+            prompt=expanded,
+            images=current_images,
+            system_prompt=self.base_system_prompt,
+            system_prompt_options={"cwd": self.cwd, "tools": self.active_tool_names},
+            ctx=ctx,
+        )
+        for injected in outcome.messages:
+            messages.append(injected.model_copy(update={"timestamp": now_ms()}))
+        self.agent.state.system_prompt = outcome.system_prompt or self.base_system_prompt
+        return messages
+
+    async def _run(self, start: Callable[[], Awaitable[None]]) -> None:
+        """Run the agent, then let plugins continue it (retry, compaction) while they ask to."""
+        await start()
+        dispatcher = self.host.dispatcher
+        while True:
+            last = self._last_assistant_in_state()
+            decision = None
+            if last is not None:
+                decision = await dispatcher.after_agent_run(message=last, ctx=self.ctx)
+            if decision is not None:
+                if decision.messages is not None:
+                    self.agent.state.messages = list(decision.messages)
+            elif not self.agent.has_queued_messages():
+                break
+            await self.agent.continue_()
+        self._flush_pending_bash()
+
+    def _last_assistant_in_state(self) -> AssistantMessage | None:
+        for message in reversed(self.agent.state.messages):
+            if isinstance(message, AssistantMessage):
+                return message
+        return None
+
+    def _check_model_and_auth(self) -> None:
+        model = self.model
+        if model is None:
+            raise SessionError(
+                "No model selected.\n\nUse --model provider/id, set defaultProvider and defaultModel in "
+                "settings.json, or configure a provider in models.json."
+            )
+        if self.model_resolver is not None and not self.model_resolver.has_auth(model):
+            raise SessionError(self.model_resolver.missing_auth_message(model))
+
+    async def _try_command(self, text: str) -> bool:
+        name, _, args = text[1:].partition(" ")
+        command = self.host.commands.get(name)
+        if command is None:
+            return False
+        try:
+            await command.handler(args.strip(), self.ctx)
+        except Exception as exc:
+            await self._emit(
+                ExtensionErrorEvent(extension_path=f"command:{name}", event="command", error=str(exc))
+            )
+        return True
+
+    def _expand(self, text: str) -> str:
+        if not text.startswith("/"):
+            return text
+        from pi_host.resources import expand_prompt_template, expand_skill_command
+
+        if text.startswith("/skill:") and self.skills:
+            try:
+                text = expand_skill_command(text, self.skills)
+            except Exception as exc:  # a skill file vanished or is unreadable
+                self.emit_event(
+                    ExtensionErrorEvent(extension_path="skill", event="skill_expansion", error=str(exc))
+                )
+        if self.prompt_templates:
+            text = expand_prompt_template(text, self.prompt_templates)
+        return text
+
+    def _queue(self, text: str, images: Sequence[ImageContent], behavior: StreamingBehavior) -> None:
+        content: list[TextContent | ImageContent] = [TextContent(text=text), *images]
+        message = UserMessage(content=content, timestamp=now_ms())
+        if behavior == "followUp":
+            self._follow_up_texts.append(text)
+            self.agent.follow_up(message)
+        else:
+            self._steering_texts.append(text)
+            self.agent.steer(message)
+        self._emit_queue_update()
+
+    def _reject_command(self, text: str) -> None:
+        if text.startswith("/"):
+            name = text[1:].partition(" ")[0]
+            if name in self.host.commands:
+                raise SessionError(
+                    f'Extension command "/{name}" cannot be queued. Use prompt() or execute the command '
+                    "when not streaming."
+                )
+
+    async def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        """Queue a message delivered after the current turn's tools, before the next model call."""
+        self._reject_command(text)
+        self._queue(self._expand(text), images, "steer")
+
+    async def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        """Queue a message delivered once the agent has nothing else to do."""
+        self._reject_command(text)
+        self._queue(self._expand(text), images, "followUp")
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Empty both queues; returns the (steering, follow-up) texts, e.g. to restore an editor."""
+        steering, follow_up = self._steering_texts, self._follow_up_texts
+        self._steering_texts, self._follow_up_texts = [], []
+        self.agent.clear_all_queues()
+        self._emit_queue_update()
+        return steering, follow_up
+
+    async def send_user_message(
+        self,
+        content: str | Sequence[TextContent | ImageContent],
+        *,
+        deliver_as: StreamingBehavior | None = None,
+    ) -> None:
+        """Prompt as a plugin: no command or template expansion; ``pi_input`` sees source ``extension``."""
+        if isinstance(content, str):
+            text, images = content, []
+        else:
+            text = "\n".join(block.text for block in content if isinstance(block, TextContent))
+            images = [block for block in content if isinstance(block, ImageContent)]
+        await self.prompt(
+            text, images=images, streaming_behavior=deliver_as, source="extension", expand=False
+        )
+
+    async def send_custom_message(
+        self,
+        message: CustomMessage,
+        *,
+        trigger_turn: bool = False,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None:
+        """Add a plugin message: queued while streaming, with the next prompt, or now."""
+        message = message.model_copy(update={"timestamp": now_ms()})
+        if deliver_as == "nextTurn":
+            self._next_turn_messages.append(message)
+        elif self.is_streaming:
+            if deliver_as == "followUp":
+                self.agent.follow_up(message)
+            else:
+                self.agent.steer(message)
+        elif trigger_turn:
+            await self._run(lambda: self.agent.prompt(message))
+        else:
+            self.agent.state.messages.append(message)
+            self._persist(message)
+            await self._emit(MessageStartEvent(message=message))
+            await self._emit(MessageEndEvent(message=message))
+
+    async def abort(self) -> None:
+        """Abort the run (and a retry wait or compaction) and wait until the agent is idle."""
+        if self._compaction_signal is not None:
+            self._compaction_signal.abort()
+        self.stash[ABORT_REQUESTED] = True
+        self.agent.abort()
+        await self.agent.wait_for_idle()
+
+    # -- user bash ----------------------------------------------------------------------------
+
+    async def run_user_bash(
+        self, command: str, *, exclude_from_context: bool = False
+    ) -> BashExecutionMessage:
+        """Run ``!cmd`` through ``pi_user_bash`` and record it (deferred while streaming)."""
+        result = await self.host.dispatcher.user_bash(
+            command=command, exclude_from_context=exclude_from_context, cwd=self.cwd, ctx=self.ctx
+        )
+        if result is None:
+            raise SessionError("No plugin runs user bash commands. Install pi-bash (pip install pi-bash).")
+        message = BashExecutionMessage(
+            command=command,
+            output=result.output,
+            exit_code=result.exit_code,
+            cancelled=result.cancelled,
+            truncated=result.truncated,
+            full_output_path=result.full_output_path,
+            exclude_from_context=exclude_from_context or None,
+            timestamp=now_ms(),
+        )
+        if self.is_streaming:
+            self._pending_bash.append(message)
+        else:
+            self._record_bash(message)
+        return message
+
+    def _record_bash(self, message: BashExecutionMessage) -> None:
+        self.agent.state.messages.append(message)
+        self.session_manager.append_message(message)
+
+    def _flush_pending_bash(self) -> None:
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self._record_bash(message)
+
+    # -- model and thinking level -------------------------------------------------------------
+
+    async def set_model(self, model: Model, *, source: Literal["set", "cycle", "restore"] = "set") -> bool:
+        """Switch models (recorded in the session); ``False`` when it has no credentials."""
+        if self.model_resolver is not None and not self.model_resolver.has_auth(model):
+            return False
+        previous = self.model
+        self.agent.state.model = model
+        self.session_manager.append_model_change(model.provider, model.id)
+        clamped = clamp_thinking_level(model, self.thinking_level)
+        if clamped != self.thinking_level:
+            self.set_thinking_level(clamped)
+        if previous is None or previous.ref != model.ref:
+            await self.host.dispatcher.model_select(
+                model=model, previous_model=previous, source=source, ctx=self.ctx
+            )
+        return True
+
+    def set_thinking_level(self, level: ThinkingLevel) -> None:
+        """Set the thinking level, clamped to the model; recorded when it changes."""
+        model = self.model
+        level = clamp_thinking_level(model, level) if model is not None else level
+        previous = self.thinking_level
+        if level == previous:
+            return
+        self.agent.state.thinking_level = level
+        self.session_manager.append_thinking_level_change(level)
+        self.emit_event(ThinkingLevelChangedEvent(level=level))
+        self.spawn(
+            lambda: self.host.dispatcher.thinking_level_select(
+                level=level, previous_level=previous, ctx=self.ctx
+            )
+        )
+
+    def set_session_name(self, name: str) -> None:
+        name = " ".join(name.split())
+        self.session_manager.append_session_info(name)
+        self.emit_event(SessionInfoChangedEvent(name=name))
+
+    # -- compaction ---------------------------------------------------------------------------
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult | None:
+        """Compact now (``/compact``): abort any run first, then summarise (reason ``manual``)."""
+        if self.is_streaming:
+            await self.abort()
+        return await self.run_compaction("manual", custom_instructions=custom_instructions)
+
+    async def run_compaction(
+        self,
+        reason: Literal["manual", "threshold", "overflow"],
+        *,
+        will_retry: bool = False,
+        custom_instructions: str | None = None,
+    ) -> CompactionResult | None:
+        """Run one compaction with pi's events and hooks; returns its result or ``None``.
+
+        The compaction plugin prepares the cut (``pi_compaction_prepare``) and writes the
+        summary (its ``trylast`` ``pi_session_before_compact``); other plugins may cancel or
+        supply the summary first.
+        """
+        dispatcher, ctx = self.host.dispatcher, self.ctx
+        self._compacting = True
+        self._compaction_signal = signal = AbortSignal()
+        await self._emit(CompactionStartEvent(reason=reason))
+        try:
+            branch = cast("list[EntryView]", self.session_manager.get_branch())
+            preparation = (
+                await dispatcher.call(
+                    "pi_compaction_prepare",
+                    branch_entries=branch,
+                    custom_instructions=custom_instructions,
+                    reason=reason,
+                    ctx=ctx,
+                )
+                if dispatcher.has_implementations("pi_compaction_prepare")
+                else None
+            )
+            if preparation is None:
+                message = (
+                    "Nothing to compact (session too small)"
+                    if dispatcher.has_implementations("pi_compaction_prepare")
+                    else "Compaction is not available: no compaction plugin is installed "
+                    "(pip install pi-compaction)."
+                )
+                await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=message))
+                if reason == "manual":
+                    raise SessionError(message)
+                return None
+            with signal.scope():
+                decision = await dispatcher.session_before_compact(
+                    preparation=preparation,
+                    branch_entries=branch,
+                    custom_instructions=custom_instructions,
+                    reason=reason,
+                    will_retry=will_retry,
+                    signal=signal,
+                    ctx=ctx,
+                )
+            if signal.aborted:
+                await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
+                return None
+            if not isinstance(decision, CompactionResult):
+                await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
+                return None
+            from_plugin = (
+                decision.details is None
+                or not isinstance(decision.details, dict)
+                or not decision.details.get("_pi_compaction")
+            )
+            self.session_manager.append_compaction(
+                decision.summary,
+                decision.first_kept_entry_id,
+                decision.tokens_before,
+                details=decision.details,
+                from_hook=from_plugin or None,
+            )
+            self.agent.state.messages = self.session_manager.build_session_context().messages
+            entry = self.session_manager.get_leaf_entry()
+            await dispatcher.session_compact(
+                compaction_entry=cast("EntryView", entry),
+                from_extension=bool(from_plugin),
+                reason=reason,
+                will_retry=will_retry,
+                ctx=ctx,
+            )
+            await self._emit(
+                CompactionEndEvent(reason=reason, result=_compaction_json(decision), will_retry=will_retry)
+            )
+            return decision
+        except SessionError:
+            raise
+        except Exception as exc:
+            await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=str(exc)))
+            if reason == "manual":
+                raise SessionError(f"Compaction failed: {exc}") from exc
+            return None
+        finally:
+            self._compacting = False
+            self._compaction_signal = None
+
+    # -- background work ----------------------------------------------------------------------
+
+    def bind_task_group(self, task_group: TaskGroup | None) -> None:
+        """Give the session a task group for work plugins start without awaiting it."""
+        self._task_group = task_group
+
+    def spawn(self, work: Callable[[], Awaitable[Any]]) -> None:
+        """Run ``work()`` in the background (the mode's task group); errors are logged."""
+
+        async def guarded() -> None:
+            try:
+                await work()
+            except Exception:
+                logger.exception("background work of the session failed")
+
+        if self._task_group is None:
+            raise SessionError("this session has no task group; run it inside a mode or bind_task_group()")
+        self._task_group.start_soon(guarded)
+
+    def request_shutdown(self) -> None:
+        self._shutdown_requested = True
+
+    @property
+    def shutdown_requested(self) -> bool:
+        return self._shutdown_requested
+
+    # -- session lifecycle --------------------------------------------------------------------
+
+    async def start(
+        self,
+        reason: Literal["startup", "reload", "new", "resume", "fork"] = "startup",
+        previous_session_file: str | None = None,
+    ) -> None:
+        """Fire ``pi_session_start`` (pi fires it once plugins are bound)."""
+        await self.host.dispatcher.session_start(
+            reason=reason, previous_session_file=previous_session_file, ctx=self.ctx
+        )
+
+    async def shutdown(
+        self,
+        reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit",
+        target_session_file: str | None = None,
+    ) -> None:
+        """Fire ``pi_session_shutdown``."""
+        await self.host.dispatcher.session_shutdown(
+            reason=reason, target_session_file=target_session_file, ctx=self.ctx
+        )
+
+    def _restore_from_session(self) -> None:
+        context = self.session_manager.build_session_context()
+        self.agent.state.messages = context.messages
+        self._steering_texts.clear()
+        self._follow_up_texts.clear()
+        self.agent.clear_all_queues()
+        self._last_assistant = None
+
+    async def new_session(self, *, parent_session: str | None = None) -> bool:
+        """Start a fresh session file; returns ``True`` when a plugin cancelled."""
+        dispatcher = self.host.dispatcher
+        if (
+            await dispatcher.session_before_switch(reason="new", target_session_file=None, ctx=self.ctx)
+        ) is not None:
+            return True
+        previous = self._session_file_text()
+        await self.shutdown("new")
+        self.session_manager.new_session(parent_session=parent_session)
+        self._restore_from_session()
+        model = self.model
+        if model is not None:
+            self.session_manager.append_model_change(model.provider, model.id)
+        self.session_manager.append_thinking_level_change(self.thinking_level)
+        await self.start("new", previous)
+        return False
+
+    async def switch_session(self, path: str) -> bool:
+        """Resume another session file; returns ``True`` when a plugin cancelled."""
+        dispatcher = self.host.dispatcher
+        if (
+            await dispatcher.session_before_switch(reason="resume", target_session_file=path, ctx=self.ctx)
+        ) is not None:
+            return True
+        previous = self._session_file_text()
+        await self.shutdown("resume", path)
+        self.session_manager.set_session_file(path)
+        self._restore_from_session()
+        await self.start("resume", previous)
+        return False
+
+    async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool:
+        """Fork the conversation into a new session file (``/fork``: before a user message;
+        ``/clone``: at the entry). Returns ``True`` when a plugin cancelled."""
+        manager = self.session_manager
+        entry = manager.get_entry(entry_id)
+        if entry is None:
+            raise SessionError(f"Entry {entry_id} not found")
+        message = getattr(entry, "message", None)
+        if position == "before" and not isinstance(message, UserMessage):
+            raise SessionError("Can only fork from a user message")
+        decision = await self.host.dispatcher.session_before_fork(
+            entry_id=entry_id, position=position, ctx=self.ctx
+        )
+        if isinstance(decision, Cancel):
+            return True
+        previous = self._session_file_text()
+        await self.shutdown("fork")
+        leaf = entry.parent_id if position == "before" else entry.id
+        if leaf is None:
+            manager.new_session(parent_session=previous)
+        else:
+            manager.create_branched_session(leaf)
+        self._restore_from_session()
+        await self.start("fork", previous)
+        return False
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> TreeNavigation:
+        """Move the session's leaf to another entry (``/tree``), optionally summarising the branch left."""
+        from pi_host.hookspecs import TreePreparation
+
+        manager = self.session_manager
+        old_leaf = manager.leaf_id
+        if target_id == old_leaf:
+            return TreeNavigation(cancelled=False)
+        target = manager.get_entry(target_id)
+        if target is None:
+            raise SessionError(f"Entry {target_id} not found")
+        old_path = {entry.id for entry in manager.get_branch()} if old_leaf else set()
+        target_path = [entry.id for entry in manager.get_branch(target_id)]
+        common = next((entry_id for entry_id in reversed(target_path) if entry_id in old_path), None)
+        to_summarize = (
+            [entry for entry in manager.get_branch() if common is None or entry.id not in set(target_path)]
+            if old_leaf
+            else []
+        )
+        preparation = TreePreparation(
+            target_id=target_id,
+            old_leaf_id=old_leaf,
+            common_ancestor_id=common,
+            entries_to_summarize=tuple(to_summarize),
+            user_wants_summary=summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
+        signal = AbortSignal()
+        decision = await self.host.dispatcher.session_before_tree(
+            preparation=preparation, signal=signal, ctx=self.ctx
+        )
+        if decision is not None and getattr(decision, "cancel", False):
+            return TreeNavigation(cancelled=True)
+        summary_text = getattr(getattr(decision, "summary", None), "summary", None)
+        from_hook = summary_text is not None
+        if summary_text is None and summarize and to_summarize:
+            summary_text = await self.host.dispatcher.summarize_branch(
+                entries=cast("list[EntryView]", to_summarize),
+                custom_instructions=custom_instructions,
+                replace_instructions=replace_instructions,
+                signal=signal,
+                ctx=self.ctx,
+            )
+        message = getattr(target, "message", None)
+        editor_text = None
+        if isinstance(message, UserMessage):
+            new_leaf = target.parent_id
+            editor_text = _user_text(message)
+        elif target.type == "custom_message":
+            new_leaf = target.parent_id
+            content = getattr(target, "content", "")
+            editor_text = content if isinstance(content, str) else None
+        else:
+            new_leaf = target.id
+        summary_entry = None
+        if summary_text:
+            manager.branch_with_summary(new_leaf, summary_text, from_hook=from_hook or None)
+            summary_entry = manager.get_leaf_entry()
+            if label and summary_entry is not None:
+                manager.append_label_change(summary_entry.id, label)
+        elif new_leaf is None:
+            manager.reset_leaf()
+        else:
+            manager.branch(new_leaf)
+        self.agent.state.messages = manager.build_session_context().messages
+        await self.host.dispatcher.session_tree(
+            new_leaf_id=manager.leaf_id,
+            old_leaf_id=old_leaf,
+            summary_entry=cast("EntryView | None", summary_entry),
+            from_extension=from_hook,
+            ctx=self.ctx,
+        )
+        return TreeNavigation(cancelled=False, editor_text=editor_text)
+
+    async def reload(self) -> None:
+        """Re-collect plugin registrations and rebuild the system prompt (``/reload``)."""
+        await self.shutdown("reload")
+        self.host.collect_registrations()
+        self.set_active_tools(self._active_tool_names)
+        await self.start("reload")
+
+    def _session_file_text(self) -> str | None:
+        file = self.session_manager.session_file
+        return None if file is None else str(file)
+
+
+# -- helpers shared with plugins through the stash ----------------------------------------------
+
+RETRY_ATTEMPT: StashKey[int] = StashKey()
+"""The retry plugin's current attempt (the session reports ``auto_retry_end`` on success)."""
+ABORT_REQUESTED: StashKey[bool] = StashKey()
+
+
+def _awaiting(awaitable: Awaitable[Any]) -> Callable[[], Awaitable[Any]]:
+    async def wait() -> Any:
+        return await awaitable
+
+    return wait
+
+
+def _compaction_json(result: CompactionResult) -> dict[str, Any]:
+    """A compaction result in pi's camelCase shape (``compaction_end.result``)."""
+    data: dict[str, Any] = {
+        "summary": result.summary,
+        "firstKeptEntryId": result.first_kept_entry_id,
+        "tokensBefore": result.tokens_before,
+    }
+    if result.details is not None:
+        data["details"] = result.details
+    return data
+
+
+def estimate_context_tokens(messages: Sequence[AgentMessage]) -> int | None:
+    """pi's estimate: the last successful reply's usage plus chars/4 for what came after it."""
+    usage_tokens = None
+    index = -1
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
+            usage = message.usage
+            total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+            if total:
+                usage_tokens, index = total, i
+                break
+    trailing = messages[index + 1 :] if usage_tokens is not None else messages
+    estimate = sum(_chars(message) for message in trailing) // 4
+    return (usage_tokens or 0) + estimate
+
+
+def _chars(message: AgentMessage) -> int:
+    if isinstance(message, WireModel):
+        return len(message.to_json())
+    return 0
+
+
+_LEVEL_ORDER: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+def clamp_thinking_level(model: Model | None, level: ThinkingLevel) -> ThinkingLevel:
+    """The nearest level the model supports (searching up first, then down), as pi clamps."""
+    if model is None:
+        return level
+    if not model.reasoning:
+        return "off"
+    supported: list[ThinkingLevel] = [lvl for lvl in _LEVEL_ORDER if lvl != "xhigh"]
+    mapping = model.thinking_level_map or {}
+    if "xhigh" in mapping and mapping["xhigh"] is not None:
+        supported.append("xhigh")
+    supported = [lvl for lvl in supported if lvl == "off" or mapping.get(lvl, "") is not None]
+    if level in supported:
+        return level
+    index = _LEVEL_ORDER.index(level)
+    for candidate in (*_LEVEL_ORDER[index:], *reversed(_LEVEL_ORDER[:index])):
+        if candidate in supported:
+            return candidate
+    return "off"
