@@ -192,7 +192,8 @@ def _read_text(
 ) -> ToolResult:
     offset_value = int_argument(offset, 0)
     start = max(0, offset_value - 1) if offset_value else 0
-    limit_value = None if limit is None else int_argument(limit, 0)
+    # A negative limit means nothing useful (pi would slice from the end); read no lines.
+    limit_value = None if limit is None else max(0, int_argument(limit, 0))
     window = _read_window(path, start, limit_value, aborted)
     total = window.total_lines
     if start >= total:
