@@ -243,6 +243,19 @@ async def test_a_raising_callback_ends_the_run_with_a_failure_reply() -> None:
     assert [m.role for m in agent.state.messages] == ["user", "assistant"]
 
 
+async def test_convert_to_llm_returning_a_non_provider_message_fails_the_run_clearly() -> None:
+    async def convert(messages: list[AgentMessage]) -> list[Any]:
+        return list(messages)  # forgot to convert the bash run
+
+    agent = Agent(
+        stream_fn=unused_stream, convert_to_llm=convert, messages=[BashExecutionMessage(command="ls")]
+    )
+    await agent.prompt("hello")
+    assert agent.state.error_message == (
+        "convert_to_llm must return user, assistant and tool-result messages, not BashExecutionMessage"
+    )
+
+
 async def test_prompt_waits_for_async_agent_end_listeners() -> None:
     barrier = anyio.Event()
     entered = anyio.Event()

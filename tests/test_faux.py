@@ -163,6 +163,12 @@ async def test_scripted_error_reply_ends_with_an_error_event() -> None:
     assert last.error.error_message == "overloaded" and last.error.content == [TextContent(text="partial")]
 
 
+async def test_scripted_error_without_content_still_starts() -> None:
+    failed = faux_assistant_message([], stop_reason="error", error_message="overloaded")
+    events = await collect(FauxProvider([failed]))
+    assert [e.type for e in events] == ["start", "error"]
+
+
 async def test_empty_queue_gives_an_error_reply() -> None:
     faux = FauxProvider()
     events = await collect(faux)

@@ -30,6 +30,7 @@ never cancelled by an abort, so listeners always see whole events.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -58,6 +59,7 @@ from pi_host.messages import (
     TurnEndEvent,
     TurnStartEvent,
     Usage,
+    UserMessage,
     convert_to_llm,
     now_ms,
     repair_tool_history,
@@ -237,7 +239,7 @@ class AgentLoopConfig:
     :ivar prepare_next_turn: may swap context, model or thinking level for the next turn.
     :ivar get_steering_messages: polled at the start and after every turn.
     :ivar get_follow_up_messages: polled when the run would otherwise end.
-    :ivar cwd: working directory handed to tools (default: the process's).
+    :ivar cwd: working directory handed to tools (default: the process's when the run starts).
     :ivar session: the host object handed to tools as ``ctx.session``.
     """
 
@@ -387,6 +389,7 @@ class _Run:
         self.signal = signal
         self.model = config.model
         self.reasoning = config.reasoning
+        self.cwd = config.cwd or os.getcwd()
         # Tool.spec() renders a JSON schema; once per tool per run is enough.
         self._specs: dict[int, tuple[Tool[Any], ToolSpec]] = {}
 
@@ -494,7 +497,14 @@ class _Run:
             api_key = None
             if config.get_api_key is not None:
                 api_key = await config.get_api_key(self.model.provider)
-            llm_context = LlmContext(
+            for message in converted:
+                if not isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+                    raise TypeError(
+                        "convert_to_llm must return user, assistant and tool-result messages, "
+                        f"not {type(message).__name__}"
+                    )
+            # Already validated messages and specs: skip pydantic's second pass on every turn.
+            llm_context = LlmContext.model_construct(
                 system_prompt=context.system_prompt,
                 messages=repair_tool_history(converted),
                 tools=self._tool_specs(),
@@ -588,7 +598,11 @@ class _Run:
                             break
             aclose = getattr(iterator, "aclose", None)
             if aclose is not None:
-                with anyio.CancelScope(shield=True):
+                if signal.aborted:
+                    # Let the provider's cleanup run even though the run is being aborted.
+                    with anyio.CancelScope(shield=True):
+                        await aclose()
+                else:
                     await aclose()
 
         if final is None:
@@ -726,9 +740,8 @@ class _Run:
                     )
                 )
 
-        extra: dict[str, Any] = {} if config.cwd is None else {"cwd": config.cwd}
         tool_ctx = ToolCallContext(
-            tool_call_id=call.id, signal=signal, session=config.session, _on_update=on_update, **extra
+            tool_call_id=call.id, signal=signal, cwd=self.cwd, session=config.session, _on_update=on_update
         )
         outcome: Any = None
         error: Exception | None = None

@@ -282,9 +282,11 @@ class FauxProvider:
         self.requests.append(FauxRequest(model, context, options))
         return self._stream(step, model, context, options)
 
-    async def _stream(
+    async def _resolve(
         self, step: FauxStep | None, model: Model, context: LlmContext, options: StreamOptions
-    ) -> AsyncIterator[AssistantMessageEvent]:
+    ) -> tuple[AssistantMessage, float | None, bool]:
+        """The reply to stream and its chunk delay; an error reply and ``True`` if the step
+        failed (or the queue is empty)."""
         reply: FauxReply | None = None
         failure: str | None = None
         try:
@@ -315,18 +317,13 @@ class FauxProvider:
                 error_message=failure,
                 timestamp=now_ms(),
             )
-            yield ErrorEvent(reason="error", error=self._with_usage(error, context, options))
-            return
-
+            return self._with_usage(error, context, options), None, True
         message = reply.message.model_copy(
             update={"api": self.api, "provider": self.provider, "model": model.id}
         )
         if reply.usage is not None:
-            message = message.model_copy(update={"usage": reply.usage})
-        else:
-            message = self._with_usage(message, context, options)
-        async for event in self._deltas(message, reply.chunk_delay, options.signal):
-            yield event
+            return message.model_copy(update={"usage": reply.usage}), reply.chunk_delay, False
+        return self._with_usage(message, context, options), reply.chunk_delay, False
 
     # -- streaming --------------------------------------------------------------------------
 
@@ -355,9 +352,15 @@ class FauxProvider:
             await anyio.lowlevel.checkpoint()
         return signal is None or not signal.aborted
 
-    async def _deltas(
-        self, message: AssistantMessage, chunk_delay: float | None, signal: AbortSignal | None
+    async def _stream(
+        self, step: FauxStep | None, model: Model, context: LlmContext, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
+        message, chunk_delay, failed = await self._resolve(step, model, context, options)
+        if failed:
+            # Like a provider refusing the request: no start, just the error.
+            yield ErrorEvent(reason="error", error=message)
+            return
+        signal = options.signal
         partial = message.model_copy(update={"content": []})
 
         def aborted() -> ErrorEvent:
