@@ -225,6 +225,9 @@ class Dispatcher:
         :raises HookError: for an unknown or synchronous hook, or a missing argument.
         """
         prepared = self._get(hook)
+        missing = prepared.argnames - kwargs.keys()
+        if missing:
+            raise HookError(f"{hook} must be called with {', '.join(sorted(missing))}", hook=hook)
         if not prepared.impls:
             if prepared.strategy is Strategy.NOTIFY:
                 return None
@@ -233,9 +236,7 @@ class Dispatcher:
         return await self._run(prepared, kwargs)
 
     async def _run(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
-        missing = hook.argnames - kwargs.keys()
-        if missing:
-            raise HookError(f"{hook.name} must be called with {', '.join(sorted(missing))}", hook=hook.name)
+        # Callers pass every argument: call() checks, the typed methods take them all.
         reducer = hook.reducer
         state = reducer.start(kwargs)
         args = kwargs

@@ -88,6 +88,8 @@ class PluginManager(pluggy.PluginManager):
         super().__init__(PROJECT_NAME)
         self._listeners: list[Callable[[], None]] = []
         self._records: dict[str, _Record] = {}
+        # Historic setup calls made through call_setup(), replayed to plugins registered later.
+        self._replays: dict[str, list[dict[str, Any]]] = {}
         for module in SPEC_MODULES:
             self.add_hookspecs(module)
         # Historic from the start: each plugin gets pi_addhooks while it is being registered,
@@ -122,6 +124,7 @@ class PluginManager(pluggy.PluginManager):
             registered = super().register(plugin, name)
             if registered is not None:
                 self._reject_wrappers(plugin, registered)
+                self._replay(plugin)
         except BaseException:
             # A historic replay (pi_addhooks) that raises, or a rejected wrapper, leaves the
             # plugin half registered; take it out again so a failed plugin leaves no trace.
@@ -147,6 +150,13 @@ class PluginManager(pluggy.PluginManager):
                     self.unregister(plugin)
                     raise
         self._changed()
+
+    def _replay(self, plugin: object) -> None:
+        for hook_name, calls in self._replays.items():
+            for impl in getattr(self.hook, hook_name).get_hookimpls():
+                if impl.plugin is plugin:
+                    for kwargs in calls:
+                        impl.function(*[kwargs[arg] for arg in impl.argnames])
 
     def _reject_wrappers(self, plugin: object, plugin_name: str) -> None:
         for caller in self.get_hookcallers(plugin) or ():
@@ -230,8 +240,8 @@ class PluginManager(pluggy.PluginManager):
 
         An implementation that raises fails its plugin: the plugin is reported (one log line,
         and the returned :class:`PluginLoadError`) and unregistered; the others still run.
-        For historic hooks (``pi_configure``) the call is recorded, so plugins registered
-        later receive it when they register.
+        For historic hooks (``pi_configure``) the call is recorded and replayed to each plugin
+        registered later, during its registration (where a failure fails that registration).
 
         :raises HookError: if ``hook_name`` is not a synchronous ``pi`` hook.
         """
@@ -243,10 +253,9 @@ class PluginManager(pluggy.PluginManager):
             )
         impls = list(reversed(caller.get_hookimpls()))
         if caller.is_historic():
-            # A subset caller that leaves every current plugin out shares the hook's call
-            # history: this records the call for late plugins without calling anyone twice.
-            current = [impl.plugin for impl in impls]
-            self.subset_hook_caller(hook_name, current).call_historic(kwargs=kwargs)
+            # Recorded before calling, so a plugin registered by one of these implementations
+            # gets the call too (once, through the replay in register()).
+            self._replays.setdefault(hook_name, []).append(dict(kwargs))
         errors = []
         for impl in impls:
             if not self.is_registered(impl.plugin):
