@@ -33,10 +33,11 @@ JS_WHITESPACE = (
 )
 
 
-def _replace_with_fffd(error: UnicodeError) -> tuple[str, int]:
+def _replace_with_fffd(error: UnicodeError) -> tuple[bytes, int]:
     if not isinstance(error, UnicodeEncodeError):  # pragma: no cover - only registered for encoding
         raise error
-    return "\ufffd" * (error.end - error.start), error.end
+    # The UTF-8 encoder only takes ASCII text from a handler, so hand it the encoded U+FFFD.
+    return "\ufffd".encode() * (error.end - error.start), error.end
 
 
 _ERRORS = "pi_tools_fs.replace_surrogates"
