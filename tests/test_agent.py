@@ -694,3 +694,57 @@ async def test_steer_accepts_plain_text() -> None:
     agent.steer("text")
     (message,) = agent.steering_queue
     assert isinstance(message, UserMessage) and message.content == [TextContent(text="text")]
+
+
+async def test_abort_leaves_queued_messages_for_the_next_prompt() -> None:
+    started = anyio.Event()
+
+    async def slow(params: Empty, ctx: ToolCallContext) -> ToolResult:
+        started.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    stream = Stream(tool_use(ToolCall(id="t1", name="slow")), default=reply("later"))
+    agent = Agent(stream_fn=stream, tools=[tool("slow", slow)])
+    async with anyio.create_task_group() as group:
+        group.start_soon(agent.prompt, "go")
+        await started.wait()
+        agent.steer("steer after abort")
+        agent.follow_up("follow up after abort")
+        agent.abort()
+    assert [m.role for m in agent.state.messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert text_of(agent.state.messages[2]) == "Operation aborted"
+    assert agent.state.messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
+    assert [text_of(m) for m in agent.steering_queue] == ["steer after abort"]
+    assert [text_of(m) for m in agent.follow_up_queue] == ["follow up after abort"]
+    assert stream.calls == 1
+
+
+async def test_abort_during_prepare_next_turn_stops_before_the_next_request() -> None:
+    asked: list[str] = []
+    agent: Agent
+
+    async def prepare(turn: TurnContext, signal: AbortSignal) -> TurnUpdate | None:
+        agent.steer("queued meanwhile")
+        agent.abort()
+        await anyio.sleep_forever()
+        return None  # pragma: no cover
+
+    async def should_stop(turn: TurnContext, signal: AbortSignal) -> bool:
+        asked.append("should_stop")
+        return True
+
+    async def noop(params: Empty, ctx: ToolCallContext) -> ToolResult:
+        return ToolResult.text("ok")
+
+    stream = Stream(tool_use(ToolCall(id="t1", name="noop")), default=reply("must not be requested"))
+    agent = Agent(
+        stream_fn=stream,
+        tools=[tool("noop", noop)],
+        prepare_next_turn=prepare,
+        should_stop_after_turn=should_stop,
+    )
+    await agent.prompt("go")
+    assert stream.calls == 1 and asked == []
+    assert agent.state.messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
+    assert [text_of(m) for m in agent.steering_queue] == ["queued meanwhile"]

@@ -464,7 +464,7 @@ class _Run:
                     self.model = update.model
                 if update.thinking_level is not None:
                     self.reasoning = None if update.thinking_level == "off" else update.thinking_level
-        if config.should_stop_after_turn is not None:
+        if config.should_stop_after_turn is not None and not signal.aborted:
             stop = False
             with signal.scope():
                 stop = await config.should_stop_after_turn(
