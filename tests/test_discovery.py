@@ -397,7 +397,7 @@ def test_a_failing_registration_hook_fails_only_its_plugin(caplog: pytest.LogCap
         "Disable it with PI_HOST_DISABLE_PLUGINS=bad_tools"
     ]
     assert pm.get_plugin("bad_tools") is None
-    assert by_name(pm)["bad_tools"].status == "failed"
+    assert (by_name(pm)["bad_tools"].source, by_name(pm)["bad_tools"].status) == ("direct", "failed")
     assert caplog.messages == [str(errors[0])]
 
 

@@ -221,7 +221,7 @@ class PluginManager(pluggy.PluginManager):
             self.unregister(plugin)
         existing = self._records.get(name)
         self._records[name] = _Record(
-            existing.source if existing else "entrypoint",
+            existing.source if existing else "direct",
             "failed",
             error.dist if existing is None else existing.distribution,
             error.version if existing is None else existing.version,
