@@ -208,8 +208,12 @@ class _CommandRun:
                         aborted = signal is not None and signal.aborted
                         stopped = CommandOutcome(exit_code=None, aborted=aborted, timed_out=not aborted)
                         await self._stop_group()
-                    elif self.background == "kill" and _group_alive(self.pgid):
-                        await self._stop_group()
+                    else:
+                        # Reaped now, so that an empty group answers "gone" at once; from here
+                        # on a group is only ours if a member carries this run's id.
+                        self.process.poll()
+                        if self.background == "kill" and _group_alive(self.pgid, self.run_id):
+                            await self._stop_group()
                     # Whatever still holds the pipe gets a moment to flush, not a veto.
                     with anyio.move_on_after(EXIT_DRAIN_SECONDS):
                         await self.eof.wait()
@@ -219,7 +223,7 @@ class _CommandRun:
                 if len(group.exceptions) == 1:
                     raise group.exceptions[0] from None
                 raise
-            if self.background == "keep" and _group_alive(self.pgid):
+            if self.background == "keep" and _group_alive(self.pgid, self.run_id):
                 _track_background_group(self.pgid, self.run_id)
             completed = True
         finally:
@@ -250,22 +254,41 @@ class _CommandRun:
 
     async def _stop_group(self) -> None:
         with anyio.CancelScope(shield=True):
-            await _stop_group(self.pgid, self.kill_grace, self.process)
+            await _stop_group(self.pgid, self.kill_grace, self.process, self.run_id)
 
 
-async def _stop_group(pgid: int, grace: float, leader: subprocess.Popen[bytes] | None = None) -> None:
-    """SIGTERM the group, wait up to ``grace`` for it to empty, then SIGKILL until it is gone."""
+async def _stop_group(
+    pgid: int,
+    grace: float,
+    leader: subprocess.Popen[bytes] | None = None,
+    run_id: str | None = None,
+) -> None:
+    """SIGTERM the group, wait up to ``grace`` for it to empty, then SIGKILL until it is gone.
+
+    While ``leader`` (the group's first process) is alive or an unreaped zombie, the group id
+    cannot be recycled and every member counts. Once it is reaped, only members carrying
+    ``run_id`` prove the group is still ours.
+    """
+
+    def alive() -> bool:
+        pinned = leader is not None and leader.returncode is None
+        return _group_alive(pgid, None if pinned else run_id)
+
+    if not alive():
+        return
     _signal_group(pgid, signal_module.SIGTERM)
     with anyio.move_on_after(grace):
         if leader is not None:
             await _wait_exited(leader)
-        await _wait_group_gone(pgid)
-    _signal_group(pgid, signal_module.SIGKILL)
+        while alive():
+            await anyio.sleep(_POLL_INTERVAL)
     with anyio.move_on_after(_KILL_CONFIRM_SECONDS):
+        # Re-sending covers children forked between two signals.
+        while alive():
+            _signal_group(pgid, signal_module.SIGKILL)
+            await anyio.sleep(_POLL_INTERVAL)
         if leader is not None:
             await _wait_exited(leader)
-        # Re-sending covers children forked between two signals.
-        await _wait_group_gone(pgid, resend=signal_module.SIGKILL)
 
 
 async def _wait_exited(process: subprocess.Popen[bytes]) -> None:
@@ -317,13 +340,6 @@ def _signal_group(pgid: int, sig: int) -> None:
         # Some member is not ours to signal (setuid); still stop the ones we may.
         with contextlib.suppress(OSError):
             os.kill(pgid, sig)
-
-
-async def _wait_group_gone(pgid: int, resend: int | None = None) -> None:
-    while _group_alive(pgid):
-        if resend is not None:
-            _signal_group(pgid, resend)
-        await anyio.sleep(_POLL_INTERVAL)
 
 
 _PROC = "/proc"
@@ -391,8 +407,8 @@ def _track_background_group(pgid: int, run_id: str) -> None:
         _atexit_registered = True
 
 
-def _take_live_background_groups() -> list[int]:
-    groups = [pgid for pgid, run_id in _background_groups.items() if _group_alive(pgid, run_id)]
+def _take_live_background_groups() -> list[tuple[int, str]]:
+    groups = [(pgid, run_id) for pgid, run_id in _background_groups.items() if _group_alive(pgid, run_id)]
     _background_groups.clear()
     return groups
 
@@ -409,18 +425,18 @@ async def kill_background_processes(*, grace: float = DEFAULT_KILL_GRACE) -> int
     groups = _take_live_background_groups()
     with anyio.CancelScope(shield=True):
         async with anyio.create_task_group() as task_group:
-            for pgid in groups:
-                task_group.start_soon(_stop_group, pgid, grace)
+            for pgid, run_id in groups:
+                task_group.start_soon(_stop_group, pgid, grace, None, run_id)
     return len(groups)
 
 
 def _kill_background_at_exit() -> None:
     groups = _take_live_background_groups()
-    for pgid in groups:
+    for pgid, _ in groups:
         _signal_group(pgid, signal_module.SIGTERM)
     deadline = time.monotonic() + DEFAULT_KILL_GRACE
     while groups and time.monotonic() < deadline:
-        groups = [pgid for pgid in groups if _group_alive(pgid)]
+        groups = [(pgid, run_id) for pgid, run_id in groups if _group_alive(pgid, run_id)]
         time.sleep(_POLL_INTERVAL)
-    for pgid in groups:
+    for pgid, _ in groups:
         _signal_group(pgid, signal_module.SIGKILL)
