@@ -33,6 +33,7 @@ from pi_host.plugin import (
     PluginInfo,
     PluginManager,
     installed_plugins,
+    load_entrypoint_plugins,
     load_local_plugins,
     load_plugins,
     parse_plugin_names,
@@ -450,3 +451,27 @@ def test_check_pending_names_the_closest_hook_or_says_there_is_none() -> None:
     }
     assert pm.get_plugin("optional") is not None
     assert pm.check_pending_plugins() == []  # each problem is reported once
+
+
+def test_an_assertion_failing_at_import_is_isolated_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # stevedore re-raises AssertionError from its isolation; pi-host must not let it through.
+    group = "pi_host.tests_assert"
+    (tmp_path / "pi_fixture_asserting.py").write_text("assert False, 'not configured'\n")
+    (tmp_path / "pi_fixture_fine.py").write_text("")
+    dist_info = tmp_path / "pi_fixture_asserting-0.2.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: pi-fixture-asserting\nVersion: 0.2.0\n")
+    (dist_info / "entry_points.txt").write_text(
+        f"[{group}]\nasserting = pi_fixture_asserting\nfine = pi_fixture_fine\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pm = PluginManager()
+    errors = load_entrypoint_plugins(pm, group=group)
+    assert [str(error) for error in errors] == [
+        'plugin "asserting" (pi-fixture-asserting 0.2.0) failed to load: AssertionError: not configured. '
+        "Disable it with PI_HOST_DISABLE_PLUGINS=asserting"
+    ]
+    assert pm.get_plugin("fine") is not None
+    sys.modules.pop("pi_fixture_fine", None)

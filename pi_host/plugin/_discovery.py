@@ -85,6 +85,28 @@ class _AllowListLoader(NamedExtensionManager[Any]):
     def list_entry_points(self) -> list[importlib.metadata.EntryPoint]:
         return _entry_points(self.namespace)
 
+    def _load_one_plugin(
+        self,
+        ep: importlib.metadata.EntryPoint,
+        invoke_on_load: bool,
+        invoke_args: tuple[Any, ...],
+        invoke_kwds: dict[str, Any],
+    ) -> Any:
+        try:
+            return super()._load_one_plugin(ep, invoke_on_load, invoke_args, invoke_kwds)
+        except AssertionError as exc:
+            # stevedore lets AssertionError escape its isolation (for its own test suite); a
+            # plugin whose import-time assert fails is broken like any other.
+            raise _FailedAssertion(exc) from exc
+
+
+class _FailedAssertion(Exception):
+    """Carries a plugin's AssertionError through stevedore's isolation."""
+
+    def __init__(self, error: AssertionError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
 
 def load_entrypoint_plugins(
     pm: PluginManager,
@@ -140,7 +162,8 @@ def load_entrypoint_plugins(
 
     def on_load_failure(manager: Any, entry_point: importlib.metadata.EntryPoint, exc: BaseException) -> None:
         dist, version = _origin(entry_point)
-        errors.append(pm.fail(entry_point.name, PluginLoadError(entry_point.name, dist, version, exc)))
+        cause = exc.error if isinstance(exc, _FailedAssertion) else exc
+        errors.append(pm.fail(entry_point.name, PluginLoadError(entry_point.name, dist, version, cause)))
 
     loader = _AllowListLoader(
         group,
