@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pi_host.errors import PluginLoadError, UsageError
 
@@ -58,6 +58,7 @@ def load_plugins(
     pm: PluginManager,
     *,
     controls: PluginControls | None = None,
+    disabled: Iterable[str] = (),
     essentials: Iterable[str] = ESSENTIAL_PLUGINS,
 ) -> list[PluginLoadError]:
     """Register the essentials, then the enabled installed plugins, then check hook names.
@@ -68,10 +69,12 @@ def load_plugins(
     them another way.
 
     :param controls: defaults to :meth:`PluginControls.from_environ`.
+    :param disabled: more plugins to disable (``-p no:NAME``, settings), added to ``controls``.
     :raises UsageError: when asked to disable an essential plugin.
     :raises PluginLoadError: when an essential plugin is broken (a defect of pi-host).
     """
     controls = PluginControls.from_environ() if controls is None else controls
+    controls = replace(controls, disabled=controls.disabled | frozenset(disabled))
     essentials = tuple(essentials)
     essential_names = {essential_name(module) for module in essentials} | set(essentials)
     for name in sorted(controls.disabled & essential_names):
