@@ -109,7 +109,7 @@ def turns_with_minimal_stream(turns: int) -> Callable[[], Coroutine[Any, Any, fl
 # -- message_update throughput --------------------------------------------------------------
 
 
-def updates_prebuilt(deltas: int) -> Callable[[], Coroutine[Any, Any, float]]:
+def updates_prebuilt(deltas: int, through_agent: bool) -> Callable[[], Coroutine[Any, Any, float]]:
     partial = AssistantMessage(content=[TextContent(text="x")])
     prebuilt = [TextDeltaEvent(content_index=0, delta="x", partial=partial) for _ in range(deltas)]
     final = AssistantMessage(content=[TextContent(text="x" * deltas)])
@@ -124,9 +124,12 @@ def updates_prebuilt(deltas: int) -> Callable[[], Coroutine[Any, Any, float]]:
         return events()
 
     async def measure() -> float:
-        config = AgentLoopConfig(model=MODEL, stream_fn=stream)
         start = time.process_time()
-        await run_agent_loop([UserMessage(content="go")], AgentContext(), config, discard)
+        if through_agent:
+            await Agent(stream_fn=stream, model=MODEL).prompt("go")
+        else:
+            config = AgentLoopConfig(model=MODEL, stream_fn=stream)
+            await run_agent_loop([UserMessage(content="go")], AgentContext(), config, discard)
         return deltas / (time.process_time() - start)
 
     return measure
@@ -162,7 +165,16 @@ def main() -> None:
     rows = [
         ("per turn, minimal stream fn", median_of(rounds, turns_with_minimal_stream(args.turns)), "us/turn"),
         ("per turn, faux provider", median_of(rounds, turns_with_faux(args.turns)), "us/turn"),
-        ("message_update, pre-built events, loop", median_of(rounds, updates_prebuilt(args.deltas)), "/s"),
+        (
+            "message_update, pre-built events, loop",
+            median_of(rounds, updates_prebuilt(args.deltas, False)),
+            "/s",
+        ),
+        (
+            "message_update, pre-built events, Agent",
+            median_of(rounds, updates_prebuilt(args.deltas, True)),
+            "/s",
+        ),
         ("message_update, faux provider, loop", median_of(rounds, updates_faux(args.deltas, False)), "/s"),
         ("message_update, faux provider, Agent", median_of(rounds, updates_faux(args.deltas, True)), "/s"),
     ]
