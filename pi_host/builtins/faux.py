@@ -13,8 +13,7 @@ from functools import cache
 
 from pi_host.hookspecs import hookimpl
 from pi_host.messages import AssistantMessageEvent
-from pi_host.providers import LlmContext, Model, Provider, StreamOptions
-from pi_host.providers._faux import FauxProvider, load_faux_script
+from pi_host.providers import FauxProvider, LlmContext, Model, Provider, StreamOptions, load_faux_script
 
 __all__ = ["FAUX_SCRIPT_ENV", "pi_register_providers"]
 

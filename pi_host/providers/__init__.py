@@ -7,6 +7,20 @@ imported lazily, on first use, never by ``import pi_host``.
 from __future__ import annotations
 
 from ._abort import AbortedError, AbortSignal
+from ._faux import (
+    FAUX_ABORTED_MESSAGE,
+    FAUX_NO_MORE_RESPONSES,
+    FauxProvider,
+    FauxReply,
+    FauxRequest,
+    FauxScriptError,
+    FauxState,
+    faux_assistant_message,
+    faux_text,
+    faux_thinking,
+    faux_tool_call,
+    load_faux_script,
+)
 from ._types import (
     THINKING_LEVELS,
     LlmContext,
@@ -20,9 +34,16 @@ from ._types import (
 )
 
 __all__ = [
+    "FAUX_ABORTED_MESSAGE",
+    "FAUX_NO_MORE_RESPONSES",
     "THINKING_LEVELS",
     "AbortSignal",
     "AbortedError",
+    "FauxProvider",
+    "FauxReply",
+    "FauxRequest",
+    "FauxScriptError",
+    "FauxState",
     "LlmContext",
     "Model",
     "ModelCost",
@@ -31,4 +52,9 @@ __all__ = [
     "StreamOptions",
     "ThinkingLevel",
     "ToolSpec",
+    "faux_assistant_message",
+    "faux_text",
+    "faux_thinking",
+    "faux_tool_call",
+    "load_faux_script",
 ]
