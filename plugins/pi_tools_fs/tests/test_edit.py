@@ -10,15 +10,16 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from itertools import pairwise
 from pathlib import Path
 
 import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pi_tools_fs import edit_tool, prepare_edit_arguments, write_tool
 
 from pi_host import AbortSignal, ToolArgumentsError, ToolCallContext
-from pi_tools_fs import edit_tool, prepare_edit_arguments, write_tool
 
 
 def one(old: str, new: str) -> list[dict[str, str]]:
@@ -131,7 +132,9 @@ async def test_edits_match_the_original_not_incrementally(call, tmp_path: Path) 
 
 async def test_empty_edits(call, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("hello\n")
-    with pytest.raises(Exception, match="^Edit tool input is invalid. edits must contain at least one replacement.$"):
+    with pytest.raises(
+        Exception, match=r"^Edit tool input is invalid. edits must contain at least one replacement.$"
+    ):
         await call(edit_tool, {"path": "f.txt", "edits": []})
 
 
@@ -152,7 +155,8 @@ async def test_all_or_nothing(call, tmp_path: Path) -> None:
     with pytest.raises(Exception) as info:
         await call(edit_tool, {"path": "f.txt", "edits": edits})
     assert str(info.value) == (
-        "Could not find edits[1] in f.txt. The oldText must match exactly including all whitespace and newlines."
+        "Could not find edits[1] in f.txt. "
+        "The oldText must match exactly including all whitespace and newlines."
     )
     assert path.read_text() == "alpha\nbeta\ngamma\n"
 
@@ -161,7 +165,10 @@ async def test_all_or_nothing(call, tmp_path: Path) -> None:
     ("edits", "message"),
     [
         (one("", "x"), "oldText must not be empty in f.txt."),
-        ([{"oldText": "a", "newText": "b"}, {"oldText": "", "newText": "x"}], "edits[1].oldText must not be empty in f.txt."),
+        (
+            [{"oldText": "a", "newText": "b"}, {"oldText": "", "newText": "x"}],
+            "edits[1].oldText must not be empty in f.txt.",
+        ),
         (
             one("abc", "abc"),
             "No changes made to f.txt. The replacement produced identical content. "
@@ -222,9 +229,11 @@ def test_read_only_file_eacces(tmp_path: Path) -> None:
             from pi_host import AbortSignal, ToolCallContext
             from pi_tools_fs import edit_tool
             async def main():
-                params = edit_tool.validate_arguments({"path": sys.argv[1], "edits": [{"oldText": "hello", "newText": "x"}]})
+                edits = [{"oldText": "hello", "newText": "x"}]
+                params = edit_tool.validate_arguments({"path": sys.argv[1], "edits": edits})
+                ctx = ToolCallContext(tool_call_id="e", signal=AbortSignal(), cwd="/")
                 try:
-                    await edit_tool.execute(params, ToolCallContext(tool_call_id="e", signal=AbortSignal(), cwd="/"))
+                    await edit_tool.execute(params, ctx)
                 except Exception as exc:
                     print(exc)
             anyio.run(main)
@@ -233,7 +242,12 @@ def test_read_only_file_eacces(tmp_path: Path) -> None:
         python, env, preexec = unprivileged_python()
         out = subprocess.run(
             [python, "-c", script, str(target)],
-            capture_output=True, text=True, timeout=60, preexec_fn=preexec, check=False, env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=preexec,
+            check=False,
+            env=env,
         )
         assert out.stdout.strip() == f"Could not edit file: {target}. Error code: EACCES.", out.stderr
         assert target.read_text() == "hello\n"
@@ -246,10 +260,12 @@ def test_read_only_file_eacces(tmp_path: Path) -> None:
 
 def test_prepare_arguments_folds_legacy_and_json_string() -> None:
     assert prepare_edit_arguments({"path": "p", "oldText": "a", "newText": "b"}) == {
-        "path": "p", "edits": [{"oldText": "a", "newText": "b"}],
+        "path": "p",
+        "edits": [{"oldText": "a", "newText": "b"}],
     }
     assert prepare_edit_arguments({"path": "p", "edits": '[{"oldText": "a", "newText": "b"}]'}) == {
-        "path": "p", "edits": [{"oldText": "a", "newText": "b"}],
+        "path": "p",
+        "edits": [{"oldText": "a", "newText": "b"}],
     }
     folded = prepare_edit_arguments(
         {"path": "p", "edits": [{"oldText": "x", "newText": "y"}], "oldText": "a", "newText": "b"}
@@ -274,17 +290,17 @@ def test_unknown_arguments_are_rejected() -> None:
 # -- line endings and BOM -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("original", "old", "new", "expected"),
-    [
-        ("line one\r\nline two\r\nline three\r\n", "line two\n", "replaced\n", "line one\r\nreplaced\r\nline three\r\n"),
-        ("first\r\nsecond\r\nthird\r\n", "second\n", "REPLACED\n", "first\r\nREPLACED\r\nthird\r\n"),
-        ("first\nsecond\nthird\n", "second\n", "REPLACED\n", "first\nREPLACED\nthird\n"),
-        ("\ufefffirst\r\nsecond\r\nthird\r\n", "second\n", "REPLACED\n", "\ufefffirst\r\nREPLACED\r\nthird\r\n"),
-        ("single line content", "line", "LINE", "single LINE content"),
-        ("first\rsecond\rthird\r", "second\n", "REPLACED\n", "first\nREPLACED\nthird\n"),
-    ],
-)
+LINE_ENDING_CASES = [
+    ("line one\r\nline two\r\nline three\r\n", "line two\n", "new\n", "line one\r\nnew\r\nline three\r\n"),
+    ("first\r\nsecond\r\nthird\r\n", "second\n", "REPLACED\n", "first\r\nREPLACED\r\nthird\r\n"),
+    ("first\nsecond\nthird\n", "second\n", "REPLACED\n", "first\nREPLACED\nthird\n"),
+    ("\ufefffirst\r\nsecond\r\n", "second\n", "REPLACED\n", "\ufefffirst\r\nREPLACED\r\n"),
+    ("single line content", "line", "LINE", "single LINE content"),
+    ("first\rsecond\rthird\r", "second\n", "REPLACED\n", "first\nREPLACED\nthird\n"),
+]
+
+
+@pytest.mark.parametrize(("original", "old", "new", "expected"), LINE_ENDING_CASES)
 async def test_line_endings(call, tmp_path: Path, original: str, old: str, new: str, expected: str) -> None:
     path = tmp_path / "f.txt"
     path.write_bytes(original.encode())
@@ -309,33 +325,42 @@ async def test_duplicates_across_crlf_and_lf(call, tmp_path: Path) -> None:
 # -- fuzzy matching -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("original", "edits", "expected"),
-    [
-        ("line one   \nline two  \nline three\n", one("line one\nline two\n", "replaced\n"), "replaced\nline three\n"),
-        ("你好，世界\n你好（世界）\n", one("你好,世界\n你好(世界)\n", "你好，pi\n你好(pi)\n"), "你好，pi\n你好(pi)\n"),
-        ("ＡＢＣ１２３\ncafe\u0301\n", one("ABC123\ncafé\n", "XYZ789\ncoffee\n"), "XYZ789\ncoffee\n"),
-        ("console.log(\u2018hello\u2019);\n", one("console.log('hello');", "console.log('world');"), "console.log('world');\n"),
-        ("const msg = \u201cHello World\u201d;\n", one('const msg = "Hello World";', 'const msg = "Bye";'), 'const msg = "Bye";\n'),
-        ("range: 1\u20135\nbreak\u2014here\n", one("range: 1-5\nbreak-here", "range: 10-50\nbreak--here"), "range: 10-50\nbreak--here\n"),
-        ("hello\u00a0world\n", one("hello world", "hello universe"), "hello universe\n"),
-        ("const x = 'exact';\nconst y = 'other';\n", one("const x = 'exact';", "const x = 'changed';"),
-         "const x = 'changed';\nconst y = 'other';\n"),
-        (
-            "console.log(\u2018hello\u2019);\nhello\u00a0world\n",
-            [{"oldText": "console.log('hello');\n", "newText": "console.log('world');\n"},
-             {"oldText": "hello world\n", "newText": "hello universe\n"}],
-            "console.log('world');\nhello universe\n",
-        ),
-        ("replace me   \nafter   \n", one("replace me\n", "after\n"), "after\nafter   \n"),
-        (
-            "keep before  \nfirst target  \nfirst after\nkeep middle   \nsecond target  \nsecond after\nkeep after  \n",
-            [{"oldText": "first target\nfirst after", "newText": "FIRST\nFIRST2"},
-             {"oldText": "second target\nsecond after", "newText": "SECOND\nSECOND2"}],
-            "keep before  \nFIRST\nFIRST2\nkeep middle   \nSECOND\nSECOND2\nkeep after  \n",
-        ),
-    ],
-)
+FULLWIDTH = "\u4f60\u597d\uff0c\u4e16\u754c\n\u4f60\u597d\uff08\u4e16\u754c\uff09\n"  # Chinese text with fullwidth punctuation
+FUZZY_CASES = [
+    ("line one   \nline two  \nline three\n", one("line one\nline two\n", "new\n"), "new\nline three\n"),
+    (FULLWIDTH, one("\u4f60\u597d,\u4e16\u754c\n\u4f60\u597d(\u4e16\u754c)\n", "pi\n"), "pi\n"),
+    ("\uff21\uff22\uff23\uff11\uff12\uff13\ncafe\u0301\n", one("ABC123\ncaf\u00e9\n", "XYZ\n"), "XYZ\n"),
+    ("log(\u2018hello\u2019);\n", one("log('hello');", "log('world');"), "log('world');\n"),
+    ("m = \u201cHello World\u201d;\n", one('m = "Hello World";', 'm = "Bye";'), 'm = "Bye";\n'),
+    (
+        "range: 1\u20135\nbreak\u2014here\n",
+        one("range: 1-5\nbreak-here", "r: 10-50\nb--h"),
+        "r: 10-50\nb--h\n",
+    ),
+    ("hello\u00a0world\n", one("hello world", "hello universe"), "hello universe\n"),
+    ("x = 'exact';\ny = 'other';\n", one("x = 'exact';", "x = 'changed';"), "x = 'changed';\ny = 'other';\n"),
+    (
+        "console.log(\u2018hello\u2019);\nhello\u00a0world\n",
+        [
+            {"oldText": "console.log('hello');\n", "newText": "console.log('world');\n"},
+            {"oldText": "hello world\n", "newText": "hello universe\n"},
+        ],
+        "console.log('world');\nhello universe\n",
+    ),
+    ("replace me   \nafter   \n", one("replace me\n", "after\n"), "after\nafter   \n"),
+    (
+        "keep before  \nfirst target  \nfirst after\nkeep middle   \n"
+        "second target  \nsecond after\nkeep after  \n",
+        [
+            {"oldText": "first target\nfirst after", "newText": "FIRST\nFIRST2"},
+            {"oldText": "second target\nsecond after", "newText": "SECOND\nSECOND2"},
+        ],
+        "keep before  \nFIRST\nFIRST2\nkeep middle   \nSECOND\nSECOND2\nkeep after  \n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("original", "edits", "expected"), FUZZY_CASES)
 async def test_fuzzy_matching(call, tmp_path: Path, original: str, edits, expected: str) -> None:
     path = tmp_path / "f.txt"
     path.write_text(original)
@@ -410,7 +435,7 @@ def exact_expectation(content: str, edits: list[dict[str, str]]) -> str | None:
         start = content.index(old)
         spans.append((start, start + len(old), edit["newText"]))
     spans.sort()
-    for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
+    for (_, end, _), (start, _, _) in pairwise(spans):
         if end > start:
             return None
     out, cursor = [], 0

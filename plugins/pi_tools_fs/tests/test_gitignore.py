@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from pi_tools_fs._glob import GlobError, compile_glob, glob_to_regex
 from pi_tools_fs._ignore import Gitignore, Match, Override
 from pi_tools_fs._walk import IgnoreFiles, walk
@@ -86,7 +85,10 @@ def test_glob_syntax(glob: str, subject: str, matches: bool) -> None:
     ("glob", "message"),
     [
         ("[", "error parsing glob '[': unclosed character class; missing ']'"),
-        ("{a", "error parsing glob '{a': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)"),
+        (
+            "{a",
+            "error parsing glob '{a': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)",
+        ),
         ("[z-a]", "error parsing glob '[z-a]': invalid range; 'z' > 'a'"),
     ],
 )
@@ -127,8 +129,16 @@ def test_nested_files_negation_and_order(tmp_path: Path) -> None:
         },
     )
     assert names(tmp_path) == [
-        ".gitignore", ".hidden/", ".hidden/h", "b.txt", "src/", "src/build/", "src/build/y",
-        "sub/", "sub/.gitignore", "sub/keep.log",
+        ".gitignore",
+        ".hidden/",
+        ".hidden/h",
+        "b.txt",
+        "src/",
+        "src/build/",
+        "src/build/y",
+        "sub/",
+        "sub/.gitignore",
+        "sub/keep.log",
     ]
 
 

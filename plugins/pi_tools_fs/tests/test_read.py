@@ -128,7 +128,7 @@ async def test_aborted_before_start(call, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x")
     signal = AbortSignal()
     signal.abort()
-    with pytest.raises(Exception, match="^Operation aborted$"):
+    with pytest.raises(Exception, match=r"^Operation aborted$"):
         await call(read_tool, {"path": "f.txt"}, signal=signal)
 
 
@@ -151,14 +151,18 @@ def pi_read(text: str, offset: int | None, limit: int | None, path: str = "f.txt
     t = truncate_head(selected)
     if t.first_line_exceeds_limit:
         size = format_size(utf8_length(all_lines[start]))
-        return f"[Line {start + 1} is {size}, exceeds 50.0KB limit. Use bash: sed -n '{start + 1}p' {path} | head -c 51200]"
+        first = start + 1
+        hint = f"sed -n '{first}p' {path} | head -c 51200"
+        return f"[Line {first} is {size}, exceeds 50.0KB limit. Use bash: {hint}]"
     if t.truncated:
         last = start + t.output_lines
         note = "" if t.truncated_by == "lines" else " (50.0KB limit)"
-        return f"{t.content}\n\n[Showing lines {start + 1}-{last} of {len(all_lines)}{note}. Use offset={last + 1} to continue.]"
+        shown = f"{start + 1}-{last} of {len(all_lines)}{note}"
+        return f"{t.content}\n\n[Showing lines {shown}. Use offset={last + 1} to continue.]"
     if user_limited is not None and start + user_limited < len(all_lines):
         remaining = len(all_lines) - (start + user_limited)
-        return f"{t.content}\n\n[{remaining} more lines in file. Use offset={start + user_limited + 1} to continue.]"
+        next_offset = start + user_limited + 1
+        return f"{t.content}\n\n[{remaining} more lines in file. Use offset={next_offset} to continue.]"
     return t.content
 
 
@@ -269,7 +273,8 @@ async def test_oversized_image_is_omitted_with_pi_note(call, tmp_path: Path) -> 
     (tmp_path / "big.png").write_bytes(png(2001, 10))
     result = await call(read_tool, {"path": "big.png"})
     assert call.text_of(result) == (
-        "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]"
+        "Read image file [image/png]\n"
+        "[Image omitted: could not be resized below the inline image size limit.]"
     )
     assert len(result.content) == 1
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from pi_tools_fs import create_find_tool, create_grep_tool
 
 RG = shutil.which("rg")
@@ -50,7 +49,7 @@ async def test_grep_limit_and_context(call, tmp_path: Path, grep) -> None:
 async def test_grep_flag_like_pattern_is_text(call, tmp_path: Path, grep) -> None:
     marker = tmp_path / "marker"
     payload = tmp_path / "payload.sh"
-    payload.write_text(f"#!/bin/sh\necho executed > {marker}\ncat \"$1\"\n")
+    payload.write_text(f'#!/bin/sh\necho executed > {marker}\ncat "$1"\n')
     payload.chmod(0o755)
     (tmp_path / "target.txt").write_text("target\n")
     output = await call.text(grep, {"pattern": f"--pre={payload}", "path": str(tmp_path)})
@@ -113,7 +112,10 @@ async def test_find_glob_parse_error(call, tmp_path: Path, find) -> None:
 
 @pytest.mark.parametrize("find", FINDS)
 async def test_find_flag_like_pattern(call, tmp_path: Path, find) -> None:
-    assert await call.text(find, {"pattern": "--help", "path": str(tmp_path)}) == "No files found matching pattern"
+    assert (
+        await call.text(find, {"pattern": "--help", "path": str(tmp_path)})
+        == "No files found matching pattern"
+    )
 
 
 @pytest.mark.parametrize("find", FINDS)
@@ -130,9 +132,9 @@ async def test_find_limit_notice(call, tmp_path: Path, find) -> None:
 
 async def test_find_errors_for_missing_path_and_file(call, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    with pytest.raises(Exception, match="^Path not found: "):
+    with pytest.raises(Exception, match=r"^Path not found: "):
         await call(python_find, {"pattern": "*", "path": "missing"})
-    with pytest.raises(Exception, match="^Not a directory: "):
+    with pytest.raises(Exception, match=r"^Not a directory: "):
         await call(python_find, {"pattern": "*", "path": "file"})
 
 
@@ -238,12 +240,45 @@ async def test_python_grep_honours_every_rule(call, tree: Path) -> None:
 async def test_python_find_honours_every_rule(call, tree: Path) -> None:
     output = await call.text(python_find, {"pattern": "*"}, cwd=tree)
     assert output.split("\n") == [
-        ".env", ".fdignore", ".gitignore", ".hidden/", ".hidden/secret.txt", ".ignore", ".rgignore",
-        "a/", "a/b/", "a/b/c/", "a/shallow.txt", "app.py", "bad.txt", "bin.dat", "bom.txt",
-        "by_rgignore.txt", "crlf.txt", "dironly", "docs/", "docs/guide.md", "docs/x/", "emptydir/",
-        "keep.log", "link.py", "long.txt", "nested/", "nested/x.log", "other/", "src/", "src/Main.PY",
-        "src/build/", "src/build/inner.txt", "sub/", "sub/.gitignore", "sub/.ignore", "sub/debug2.log",
-        "sub/important.txt", "with space.txt", "ünï code.txt",
+        ".env",
+        ".fdignore",
+        ".gitignore",
+        ".hidden/",
+        ".hidden/secret.txt",
+        ".ignore",
+        ".rgignore",
+        "a/",
+        "a/b/",
+        "a/b/c/",
+        "a/shallow.txt",
+        "app.py",
+        "bad.txt",
+        "bin.dat",
+        "bom.txt",
+        "by_rgignore.txt",
+        "crlf.txt",
+        "dironly",
+        "docs/",
+        "docs/guide.md",
+        "docs/x/",
+        "emptydir/",
+        "keep.log",
+        "link.py",
+        "long.txt",
+        "nested/",
+        "nested/x.log",
+        "other/",
+        "src/",
+        "src/Main.PY",
+        "src/build/",
+        "src/build/inner.txt",
+        "sub/",
+        "sub/.gitignore",
+        "sub/.ignore",
+        "sub/debug2.log",
+        "sub/important.txt",
+        "with space.txt",
+        "ünï code.txt",
     ]
 
 

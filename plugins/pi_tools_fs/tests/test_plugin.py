@@ -1,0 +1,74 @@
+"""The plugin's surface: pi's tool definitions, registration, entry point, public imports."""
+
+from __future__ import annotations
+
+import ast
+import json
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+import pi_tools_fs
+import pytest
+from pi_tools_fs import TOOLS
+
+PACKAGE = Path(pi_tools_fs.__file__).parent
+# Dumped from pi 0.73.1's createXToolDefinition(): the interface models were tuned on.
+PI_DEFINITIONS = json.loads((Path(__file__).parent / "data" / "pi-0.73-tool-definitions.json").read_text())
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+def test_definitions_match_pi(tool) -> None:
+    expected = PI_DEFINITIONS[tool.name]
+    spec = tool.spec()
+    assert spec.name == expected["name"]
+    assert tool.label == expected["label"]
+    assert spec.description == expected["description"]
+    # Same keys in the same order, as TypeBox writes them.
+    assert json.dumps(spec.parameters) == json.dumps(expected["parameters"])
+    assert tool.prompt_snippet == expected["promptSnippet"]
+    assert list(tool.prompt_guidelines) == expected.get("promptGuidelines", [])
+    assert (tool.prepare_arguments is not None) == expected["hasPrepare"]
+
+
+def test_tools_in_pi_order() -> None:
+    assert [tool.name for tool in TOOLS] == ["read", "write", "edit", "grep", "find", "ls"]
+
+
+def test_registers_through_the_hook() -> None:
+    from pi_host.plugin import PluginManager
+
+    manager = PluginManager()
+    manager.register(pi_tools_fs, name="tools_fs")
+    registered: list[Any] = []
+    manager.hook.pi_register_tools(register=registered.append)
+    assert registered == list(TOOLS)
+
+
+def test_entry_point() -> None:
+    (point,) = [ep for ep in entry_points(group="pi_host.plugins") if ep.name == "tools_fs"]
+    assert point.value == "pi_tools_fs"
+    assert point.load() is pi_tools_fs
+
+
+def test_imports_only_the_public_pi_host_api() -> None:
+    offenders = []
+    for source in PACKAGE.rglob("*.py"):
+        tree = ast.parse(source.read_text(), filename=str(source))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pi_host":
+                if node.module != "pi_host":
+                    offenders.append(f"{source.name}: from {node.module} import ...")
+            elif isinstance(node, ast.Import):
+                offenders += [
+                    f"{source.name}: import {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("pi_host.")
+                ]
+    assert offenders == []
+
+
+def test_public_names_are_sorted_and_exported() -> None:
+    assert pi_tools_fs.__all__ == sorted(pi_tools_fs.__all__, key=lambda n: (not n.isupper(), n))
+    for name in pi_tools_fs.__all__:
+        assert hasattr(pi_tools_fs, name)
