@@ -81,6 +81,7 @@ HOST_HOOKS = [
     "pi_will_retry",
     "pi_prepare_next_turn",
     "pi_summarize_branch",
+    "pi_compaction_prepare",
 ]
 
 
@@ -125,7 +126,7 @@ def test_hooks_are_declared_in_firing_order() -> None:
     before("pi_input", "pi_before_prompt", "pi_before_agent_start")
     before("pi_context", "pi_before_provider_request", "pi_after_provider_response")
     before("pi_session_before_tree", "pi_summarize_branch", "pi_session_tree")
-    before("pi_session_before_compact", "pi_session_compact")
+    before("pi_compaction_prepare", "pi_session_before_compact", "pi_session_compact")
     before("pi_addhooks", "pi_configure")
     before("pi_thinking_level_select", "pi_model_select")
 

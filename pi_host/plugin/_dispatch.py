@@ -353,6 +353,26 @@ class Dispatcher:
             await self.call("pi_session_before_fork", entry_id=entry_id, position=position, ctx=ctx),
         )
 
+    async def compaction_prepare(
+        self,
+        *,
+        branch_entries: Sequence[EntryView],
+        custom_instructions: str | None = None,
+        reason: CompactionReason,
+        ctx: PluginContext,
+    ) -> CompactionPreparation | None:
+        """``pi_compaction_prepare``: the first preparation, or ``None`` (nothing to compact)."""
+        return cast(
+            "CompactionPreparation | None",
+            await self.call(
+                "pi_compaction_prepare",
+                branch_entries=branch_entries,
+                custom_instructions=custom_instructions,
+                reason=reason,
+                ctx=ctx,
+            ),
+        )
+
     async def session_before_compact(
         self,
         *,
