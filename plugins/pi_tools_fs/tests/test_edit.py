@@ -325,7 +325,8 @@ async def test_duplicates_across_crlf_and_lf(call, tmp_path: Path) -> None:
 # -- fuzzy matching -------------------------------------------------------------------------
 
 
-FULLWIDTH = "\u4f60\u597d\uff0c\u4e16\u754c\n\u4f60\u597d\uff08\u4e16\u754c\uff09\n"  # Chinese text with fullwidth punctuation
+# Chinese text with fullwidth punctuation.
+FULLWIDTH = "\u4f60\u597d\uff0c\u4e16\u754c\n\u4f60\u597d\uff08\u4e16\u754c\uff09\n"
 FUZZY_CASES = [
     ("line one   \nline two  \nline three\n", one("line one\nline two\n", "new\n"), "new\nline three\n"),
     (FULLWIDTH, one("\u4f60\u597d,\u4e16\u754c\n\u4f60\u597d(\u4e16\u754c)\n", "pi\n"), "pi\n"),
