@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ._args import CliArgs, parse_args, render_help, unknown_flag_error
 
 if TYPE_CHECKING:
+    from pi_host.messages import ImageContent
     from pi_host.runtime import AgentSession, Host
 
 __all__ = ["main"]
@@ -144,16 +145,30 @@ async def _run(args: CliArgs) -> int:
 
 
 async def _run_mode(
-    mode: str, session: AgentSession, host: Host, messages: list[str], images: list[object]
+    mode: str, session: AgentSession, host: Host, messages: list[str], images: list[ImageContent]
 ) -> int:
     if mode == "rpc":
         from ._rpc import run_rpc_mode
 
         return await run_rpc_mode(session)
     if mode == "tui":
-        from ._interactive import run_interactive
+        import anyio
 
-        return await run_interactive(session, initial_messages=messages)
+        from ._interactive import run_interactive
+        from ._interactive_session import InteractiveSessionAdapter
+
+        async with anyio.create_task_group() as tg:
+            session.bind_task_group(tg)
+            await session.start("startup")
+            try:
+                await run_interactive(
+                    InteractiveSessionAdapter(session), initial_messages=messages, version=_VERSION
+                )
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await session.shutdown("quit")
+                tg.cancel_scope.cancel()
+        return 0
     from ._print import run_print_mode
 
     return await run_print_mode(session, messages, images, json_mode=mode == "json")

@@ -1,0 +1,238 @@
+"""The bridge from :class:`~pi_host.runtime.AgentSession` to the terminal UI's session protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pi_host.messages import AgentMessage, TextContent, UserMessage
+from pi_host.providers import Model, ThinkingLevel
+from pi_host.runtime import AgentSession, SessionError
+
+from ._interactive import UiBridge
+from ._interactive._driver import (
+    ContextUsage,
+    ForkPoint,
+    Listener,
+    PluginCommand,
+    SessionListing,
+    StreamingBehavior,
+    SwitchResult,
+    TreeNode,
+    UserBashResult,
+)
+
+__all__ = ["InteractiveSessionAdapter"]
+
+
+class InteractiveSessionAdapter:
+    """Presents an AgentSession as the interactive mode's ``InteractiveSession``."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._session.is_streaming
+
+    @property
+    def model(self) -> Model | None:
+        return self._session.model
+
+    @property
+    def thinking_level(self) -> str:
+        return self._session.thinking_level
+
+    @property
+    def messages(self) -> Sequence[AgentMessage]:
+        return self._session.messages
+
+    @property
+    def cwd(self) -> str:
+        return self._session.cwd
+
+    @property
+    def session_file(self) -> str | None:
+        file = self._session.session_manager.session_file
+        return None if file is None else str(file)
+
+    @property
+    def session_id(self) -> str:
+        return self._session.session_manager.session_id
+
+    @property
+    def session_name(self) -> str | None:
+        return self._session.session_manager.session_name
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._session.session_manager.leaf_id
+
+    @property
+    def auto_compaction_enabled(self) -> bool:
+        settings = self._session.settings
+        return bool(settings.compaction.enabled) if settings is not None else True
+
+    def context_usage(self) -> ContextUsage | None:
+        usage = self._session.context_usage()
+        if usage is None:
+            return None
+        return ContextUsage(usage.tokens, usage.context_window, usage.percent)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        return self._session.subscribe(listener)
+
+    def set_ui(self, ui: UiBridge | None) -> None:
+        from pi_host.runtime import NullUI
+
+        self._session.ui = ui if ui is not None else NullUI()
+
+    # -- prompting ----------------------------------------------------------------------------
+
+    async def prompt(self, text: str, *, streaming_behavior: StreamingBehavior | None = None) -> None:
+        await self._session.prompt(text, streaming_behavior=streaming_behavior)
+
+    async def abort(self) -> None:
+        await self._session.abort()
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        return self._session.clear_queue()
+
+    async def run_user_bash(
+        self, command: str, *, exclude_from_context: bool, on_output: Callable[[str], None] | None = None
+    ) -> UserBashResult:
+        message = await self._session.run_user_bash(command, exclude_from_context=exclude_from_context)
+        return UserBashResult(
+            output=message.output,
+            exit_code=message.exit_code,
+            cancelled=message.cancelled,
+            truncated=message.truncated,
+            full_output_path=message.full_output_path,
+        )
+
+    # -- slash-command targets ----------------------------------------------------------------
+
+    async def compact(self, instructions: str | None = None) -> None:
+        await self._session.compact(instructions)
+
+    def available_models(self) -> Sequence[Model]:
+        resolver = self._session.model_resolver
+        return list(resolver.available_models()) if resolver is not None else []
+
+    async def set_model(self, ref: str) -> None:
+        resolver = self._session.model_resolver
+        if resolver is None:
+            raise SessionError("No model registry is configured")
+        resolution = resolver.resolve(ref)
+        if resolution.error or resolution.model is None:
+            raise SessionError(resolution.error or f'Unknown model "{ref}"')
+        if not await self._session.set_model(resolution.model):
+            raise SessionError(resolver.missing_auth_message(resolution.model))
+        if resolution.thinking_level is not None:
+            self._session.set_thinking_level(resolution.thinking_level)
+
+    def set_thinking_level(self, level: str) -> None:
+        self._session.set_thinking_level(_as_level(level))
+
+    async def new_session(self) -> SwitchResult:
+        return SwitchResult(cancelled=await self._session.new_session())
+
+    def list_sessions(self) -> Sequence[SessionListing]:
+        from pi_host.session import list_sessions
+
+        directory = self._session.session_manager.session_dir
+        if directory is None:
+            return []
+        return [
+            SessionListing(
+                path=str(info.path),
+                name=info.name,
+                first_message=info.first_message,
+                modified_ms=int(info.modified.timestamp() * 1000)
+                if hasattr(info.modified, "timestamp")
+                else 0,
+                message_count=info.message_count,
+            )
+            for info in list_sessions(directory)
+        ]
+
+    async def resume(self, path: str) -> SwitchResult:
+        return SwitchResult(cancelled=await self._session.switch_session(path))
+
+    def fork_points(self) -> Sequence[ForkPoint]:
+        points = []
+        for entry in self._session.session_manager.get_branch():
+            message = getattr(entry, "message", None)
+            if isinstance(message, UserMessage):
+                text = (
+                    message.content
+                    if isinstance(message.content, str)
+                    else "".join(block.text for block in message.content if isinstance(block, TextContent))
+                )
+                points.append(ForkPoint(entry_id=entry.id, text=text))
+        return points
+
+    async def fork(self, entry_id: str) -> SwitchResult:
+        entry = self._session.session_manager.get_entry(entry_id)
+        message = getattr(entry, "message", None)
+        cancelled = await self._session.fork(entry_id, position="before")
+        text = None
+        if isinstance(message, UserMessage) and not cancelled:
+            text = (
+                message.content
+                if isinstance(message.content, str)
+                else "".join(block.text for block in message.content if isinstance(block, TextContent))
+            )
+        return SwitchResult(cancelled=cancelled, editor_text=text)
+
+    async def clone(self) -> SwitchResult:
+        leaf = self._session.session_manager.leaf_id
+        if leaf is None:
+            return SwitchResult(cancelled=await self._session.new_session())
+        return SwitchResult(cancelled=await self._session.fork(leaf, position="at"))
+
+    def tree(self) -> Sequence[TreeNode]:
+        def convert(node: Any) -> TreeNode:
+            return TreeNode(entry=node.entry, children=[convert(c) for c in node.children], label=node.label)
+
+        return [convert(node) for node in self._session.session_manager.get_tree()]
+
+    async def navigate_tree(
+        self, entry_id: str, *, summarize: bool, custom_instructions: str | None = None
+    ) -> SwitchResult:
+        outcome = await self._session.navigate_tree(
+            entry_id, summarize=summarize, custom_instructions=custom_instructions
+        )
+        return SwitchResult(cancelled=outcome.cancelled, editor_text=outcome.editor_text)
+
+    def set_session_name(self, name: str) -> None:
+        self._session.set_session_name(name)
+
+    def export_html(self, path: str | None = None) -> str:
+        from ._export import export_html
+
+        file = self._session.session_manager.session_file
+        if file is None:
+            raise SessionError("This session is not saved (--no-session); there is nothing to export.")
+        return str(export_html(file, path))
+
+    async def reload(self) -> None:
+        await self._session.reload()
+
+    def plugin_commands(self) -> Sequence[PluginCommand]:
+        return [
+            PluginCommand(name, command.description) for name, command in self._session.host.commands.items()
+        ]
+
+    async def run_plugin_command(self, name: str, args: str) -> None:
+        await self._session.prompt(f"/{name} {args}".rstrip())
+
+
+def _as_level(level: str) -> ThinkingLevel:
+    from pi_host.providers import THINKING_LEVELS
+
+    if level not in THINKING_LEVELS:
+        raise SessionError(f'Invalid thinking level "{level}". Valid values: {", ".join(THINKING_LEVELS)}')
+    return level

@@ -1,0 +1,38 @@
+"""``pi-host plugins list [--all] [--json]``: every plugin with distribution, version, status and hooks."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+__all__ = ["run_plugins_command"]
+
+_USAGE = "Usage: pi-host plugins list [--all] [--json]"
+
+
+def run_plugins_command(argv: list[str]) -> int:
+    """Run a ``plugins`` subcommand; returns the exit status."""
+    if not argv or argv[0] != "list" or any(arg not in ("--json", "--all", "-a") for arg in argv[1:]):
+        print(_USAGE, file=sys.stderr)
+        return 2
+    from pi_host.runtime import Host
+
+    host = Host.load()
+    infos = host.plugin_manager.list_plugins()
+    if "--all" not in argv and "-a" not in argv:
+        infos = [info for info in infos if info.source != "essential"]
+    if "--json" in argv:
+        print(json.dumps([info.model_dump(mode="json") for info in infos], indent=2))
+        return 0
+    if not infos:
+        print("No plugins installed. (pi-host plugins list --all shows the essentials.)")
+        return 0
+    for info in infos:
+        version = f" {info.version}" if info.version else ""
+        dist = f" ({info.distribution}{version})" if info.distribution else ""
+        print(f"{info.name}{dist} [{info.source}, {info.status}]")
+        if info.error:
+            print(f"    {info.error}")
+        if info.hooks:
+            print(f"    hooks: {', '.join(info.hooks)}")
+    return 0
