@@ -1,0 +1,133 @@
+"""pi's agent-level auto-retry: exponential backoff over transient provider errors.
+
+The session asks ``pi_will_retry`` when a run ends on an error (``agent_end.willRetry``), then
+``pi_after_agent_run``; this plugin answers both for retryable errors (overloads, rate limits,
+5xx, network failures; never context overflow, which compaction handles). Attempt *n* waits
+``baseDelayMs * 2**(n-1)`` — or longer when the server asked for it with ``Retry-After``, up to
+``retry.provider.maxRetryDelayMs`` — then continues the run without the failed reply, which
+stays in the session file. The session reports ``auto_retry_end{success: true}`` itself on the
+next successful reply and resets the counter kept in ``ctx.stash[RETRY_ATTEMPT]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from pi_host import AbortSignal, AssistantMessage, ContinueRun, StashKey, hookimpl
+
+# Not yet re-exported by pi_host.providers (requested); the one private import of this plugin.
+from pi_host.providers._errors import is_context_overflow, is_retryable_error, retry_after_ms
+from pi_host.resources import RetrySettings
+from pi_host.runtime import RETRY_ATTEMPT, AutoRetryEndEvent, AutoRetryStartEvent, SessionPluginContext
+
+__all__ = [
+    "RETRY_CANCELLED",
+    "RETRY_SIGNAL",
+    "abort_retry",
+    "is_retrying",
+    "pi_after_agent_run",
+    "pi_will_retry",
+    "retry_delay_ms",
+]
+
+RETRY_CANCELLED = "Retry cancelled"
+"""``auto_retry_end.finalError`` when the wait before a retry was aborted (pi's text)."""
+
+RETRY_SIGNAL: StashKey[AbortSignal] = StashKey()
+"""The abort signal of the wait in progress; :func:`abort_retry` (and the session's abort,
+when the session aborts it) ends the wait and cancels the retry."""
+
+
+def _settings(ctx: SessionPluginContext) -> RetrySettings:
+    settings: Any = getattr(ctx, "settings", None)
+    retry = getattr(settings, "retry", None)
+    return retry if isinstance(retry, RetrySettings) else RetrySettings()
+
+
+def _context_window(ctx: SessionPluginContext) -> int | None:
+    model = ctx.model
+    return model.context_window if model is not None and model.context_window else None
+
+
+def _retryable(message: AssistantMessage, ctx: SessionPluginContext) -> bool:
+    window = _context_window(ctx)
+    return not is_context_overflow(message, window) and is_retryable_error(message, window)
+
+
+def retry_delay_ms(message: AssistantMessage, attempt: int, settings: RetrySettings) -> int:
+    """How long to wait before retry ``attempt`` (1-based).
+
+    pi's backoff, ``base_delay_ms * 2**(attempt-1)``; a server-requested delay
+    (``Retry-After``, kept on the failed reply) is honoured when longer, but never beyond
+    ``settings.provider.max_retry_delay_ms``.
+    """
+    delay = int(settings.base_delay_ms * 2 ** (attempt - 1))
+    requested = retry_after_ms(message)
+    if requested is not None and requested > delay:
+        delay = min(requested, max(settings.provider.max_retry_delay_ms, delay))
+    return delay
+
+
+def is_retrying(ctx: SessionPluginContext) -> bool:
+    """Whether a retry wait is in progress (pi's ``isRetrying``)."""
+    return RETRY_SIGNAL in ctx.stash
+
+
+def abort_retry(ctx: SessionPluginContext) -> bool:
+    """Cancel the retry wait in progress (pi's ``abortRetry``); ``False`` if there was none."""
+    signal = ctx.stash.get(RETRY_SIGNAL, None)
+    if signal is None:
+        return False
+    signal.abort()
+    return True
+
+
+@hookimpl
+def pi_will_retry(message: AssistantMessage, ctx: SessionPluginContext) -> bool | None:
+    """``True`` for a retryable error with attempts left, ``False`` once they are used up."""
+    settings = _settings(ctx)
+    if not settings.enabled or not _retryable(message, ctx):
+        return None
+    return ctx.stash.get(RETRY_ATTEMPT, 0) < settings.max_retries
+
+
+@hookimpl(tryfirst=True)
+async def pi_after_agent_run(message: AssistantMessage, ctx: SessionPluginContext) -> ContinueRun | None:
+    """Wait, then continue the run without the failed reply; give up after ``max_retries``."""
+    settings = _settings(ctx)
+    if not settings.enabled or not _retryable(message, ctx):
+        return None
+    attempt = ctx.stash.get(RETRY_ATTEMPT, 0) + 1
+    if attempt > settings.max_retries:
+        ctx.stash[RETRY_ATTEMPT] = 0
+        ctx.emit(AutoRetryEndEvent(success=False, attempt=attempt - 1, final_error=message.error_message))
+        return None
+    ctx.stash[RETRY_ATTEMPT] = attempt
+    delay = retry_delay_ms(message, attempt, settings)
+    ctx.emit(
+        AutoRetryStartEvent(
+            attempt=attempt,
+            max_attempts=settings.max_retries,
+            delay_ms=delay,
+            error_message=message.error_message or "Unknown error",
+        )
+    )
+    # The agent is idle between runs, so its own signal (if any) cannot be relied upon.
+    signal = AbortSignal()
+    ctx.stash[RETRY_SIGNAL] = signal
+    try:
+        with anyio.move_on_after(delay / 1000):
+            await signal.wait()
+    finally:
+        del ctx.stash[RETRY_SIGNAL]
+    if signal.aborted:
+        ctx.stash[RETRY_ATTEMPT] = 0
+        ctx.emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error=RETRY_CANCELLED))
+        return None
+    messages = ctx.messages
+    # The failed reply leaves the model's context; the session file keeps it.
+    if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
+        messages = messages[:-1]
+    return ContinueRun(messages=tuple(messages))

@@ -1,0 +1,183 @@
+"""pi-retry against a real session on the scripted provider (pi's agent-session-retry-events)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Any
+
+import anyio
+import pi_retry
+import pluggy
+import pytest
+
+from pi_host import AssistantMessage
+from pi_host.hookspecs import PROJECT_NAME, SPEC_MODULES
+from pi_host.providers._faux import faux_assistant_message
+from pi_host.resources import RetrySettings
+from pi_host.runtime import RETRY_ATTEMPT
+
+SessionFactory = Any  # conftest's make_session: (replies, settings=...) -> (session, faux, events)
+
+FAST = {"retry": {"baseDelayMs": 1}}
+
+
+def failure(text: str = "529 overloaded_error: Overloaded") -> AssistantMessage:
+    return faux_assistant_message("", stop_reason="error", error_message=text)
+
+
+def retry_events(events: list[Any]) -> list[tuple[Any, ...]]:
+    summary: list[tuple[Any, ...]] = []
+    for event in events:
+        if event.type == "auto_retry_start":
+            summary.append(("start", event.attempt, event.max_attempts, event.delay_ms))
+        elif event.type == "auto_retry_end":
+            summary.append(("end", event.success, event.attempt, event.final_error))
+        elif event.type == "agent_end":
+            summary.append(("agent_end", event.will_retry))
+    return summary
+
+
+async def test_retry_once_then_succeed(make_session: SessionFactory) -> None:
+    session, faux, events = await make_session([failure(), faux_assistant_message("ok")], settings=FAST)
+    await session.prompt("hi")
+    assert retry_events(events) == [
+        ("agent_end", True),
+        ("start", 1, 3, 1),
+        ("end", True, 1, None),
+        ("agent_end", False),
+    ]
+    assert faux.call_count == 2
+    # The failed reply left the model's context but stays in the session file.
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    assert session.messages[-1].stop_reason == "stop"
+    stored = [e.message for e in session.session_manager.get_entries() if e.type == "message"]
+    assert [getattr(m, "stop_reason", None) for m in stored] == [None, "error", "stop"]
+    assert session.stash[RETRY_ATTEMPT] == 0
+
+
+async def test_multiple_failures_back_off_exponentially(make_session: SessionFactory) -> None:
+    session, faux, events = await make_session(
+        [failure(), failure("503 service unavailable"), faux_assistant_message("ok")],
+        settings={"retry": {"baseDelayMs": 2}},
+    )
+    await session.prompt("hi")
+    starts = [e for e in retry_events(events) if e[0] == "start"]
+    assert starts == [("start", 1, 3, 2), ("start", 2, 3, 4)]
+    assert ("end", True, 2, None) in retry_events(events)
+    assert faux.call_count == 3
+
+
+async def test_exhausting_max_retries_reports_failure(make_session: SessionFactory) -> None:
+    session, faux, events = await make_session(
+        [failure() for _ in range(3)], settings={"retry": {"baseDelayMs": 1, "maxRetries": 2}}
+    )
+    await session.prompt("hi")
+    assert retry_events(events) == [
+        ("agent_end", True),
+        ("start", 1, 2, 1),
+        ("agent_end", True),
+        ("start", 2, 2, 2),
+        ("agent_end", False),
+        ("end", False, 2, "529 overloaded_error: Overloaded"),
+    ]
+    assert faux.call_count == 3
+    assert session.stash[RETRY_ATTEMPT] == 0
+
+
+async def test_disabled_retry_does_nothing(make_session: SessionFactory) -> None:
+    session, faux, events = await make_session(
+        [failure(), faux_assistant_message("ok")], settings={"retry": {"enabled": False}}
+    )
+    await session.prompt("hi")
+    assert retry_events(events) == [("agent_end", False)]
+    assert faux.call_count == 1
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "401 invalid x-api-key",
+        "429 insufficient_quota: check your billing details",
+        "400 prompt is too long: 210000 tokens > 200000 maximum",
+    ],
+)
+async def test_non_retryable_and_overflow_errors_are_not_retried(
+    make_session: SessionFactory, error: str
+) -> None:
+    session, faux, events = await make_session([failure(error), faux_assistant_message("ok")], settings=FAST)
+    await session.prompt("hi")
+    assert retry_events(events) == [("agent_end", False)]
+    assert faux.call_count == 1
+
+
+async def test_abort_retry_cancels_the_wait(make_session: SessionFactory) -> None:
+    session, faux, events = await make_session(
+        [failure(), faux_assistant_message("ok")], settings={"retry": {"baseDelayMs": 60_000}}
+    )
+    waiting = anyio.Event()
+    session.subscribe(lambda event: waiting.set() if event.type == "auto_retry_start" else None)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.prompt, "hi")
+            await waiting.wait()
+            assert pi_retry.is_retrying(session.ctx)
+            assert pi_retry.abort_retry(session.ctx)
+    assert retry_events(events)[-1] == ("end", False, 1, "Retry cancelled")
+    assert faux.call_count == 1
+    assert not pi_retry.is_retrying(session.ctx)
+    assert not pi_retry.abort_retry(session.ctx)
+    assert session.stash[RETRY_ATTEMPT] == 0
+
+
+async def test_server_retry_after_is_honoured(make_session: SessionFactory) -> None:
+    slow = AssistantMessage.model_validate({**failure("429 rate limited").to_json_dict(), "retryAfterMs": 30})
+    session, faux, events = await make_session([slow, faux_assistant_message("ok")], settings=FAST)
+    await session.prompt("hi")
+    assert ("start", 1, 3, 30) in retry_events(events)
+    assert faux.call_count == 2
+
+
+def test_delays_follow_pi_backoff() -> None:
+    settings = RetrySettings()
+    message = failure()
+    assert [pi_retry.retry_delay_ms(message, n, settings) for n in (1, 2, 3)] == [2000, 4000, 8000]
+
+
+def test_retry_after_is_capped_and_never_shortens_the_backoff() -> None:
+    settings = RetrySettings.model_validate({"provider": {"maxRetryDelayMs": 10_000}})
+
+    def asking(ms: int) -> AssistantMessage:
+        return AssistantMessage.model_validate({**failure().to_json_dict(), "retryAfterMs": ms})
+
+    assert pi_retry.retry_delay_ms(asking(5_000), 1, settings) == 5_000
+    assert pi_retry.retry_delay_ms(asking(500_000), 1, settings) == 10_000
+    assert pi_retry.retry_delay_ms(asking(100), 2, settings) == 4_000
+
+
+def test_the_entry_point_names_the_package() -> None:
+    (entry_point,) = [
+        ep for ep in importlib.metadata.entry_points(group="pi_host.plugins") if ep.name == "retry"
+    ]
+    assert entry_point.value == "pi_retry"
+    assert entry_point.dist is not None and entry_point.dist.name == "pi-retry"
+
+
+def test_hooks_match_their_specs_and_retry_answers_before_compaction() -> None:
+    manager = pluggy.PluginManager(PROJECT_NAME)
+    for module in SPEC_MODULES:
+        manager.add_hookspecs(module)
+    manager.register(pi_retry, name="retry")
+    manager.check_pending()
+    hooks = {caller.name for caller in manager.get_hookcallers(pi_retry) or []}
+    assert hooks == {"pi_will_retry", "pi_after_agent_run"}
+    (implementation,) = manager.hook.pi_after_agent_run.get_hookimpls()
+    assert implementation.tryfirst
+
+
+async def test_disabling_the_plugin_leaves_a_working_host(make_session: SessionFactory) -> None:
+    session, faux, events = await make_session(
+        [failure(), faux_assistant_message("ok")], settings=FAST, disabled=("compaction", "retry")
+    )
+    await session.prompt("hi")
+    assert retry_events(events) == [("agent_end", False)]
+    assert faux.call_count == 1
