@@ -39,15 +39,17 @@ _CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\
 _WHITESPACE = frozenset(" \t\r\n")
 _SCALAR_START = frozenset("-0123456789tfnIN")
 _SCALAR_END = frozenset(",]} \t\r\n")
-_DANGLING_UNICODE_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{0,3}$")
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 _loads = json.JSONDecoder(strict=False).decode
 
 
-def repair_json(text: str) -> str:
-    """Escape raw control characters inside strings and double backslashes of invalid escapes."""
+def repair_json(text: str, *, in_string: bool = False) -> str:
+    """Escape raw control characters inside strings and double backslashes of invalid escapes.
+
+    :param in_string: ``text`` starts inside a string literal (a piece of a longer text).
+    """
     out: list[str] = []
-    in_string = False
     index = 0
     length = len(text)
     while index < length:
@@ -115,23 +117,33 @@ def parse_tool_arguments(text: str) -> dict[str, Any]:
 
 
 class _Frame:
-    __slots__ = ("is_object", "state")
+    __slots__ = ("count", "is_object", "key", "key_chars", "state")
 
     def __init__(self, is_object: bool) -> None:
         self.is_object = is_object
         # object: "key" -> "colon" -> "value" -> "after"; array: "value" -> "after"
         self.state = "key" if is_object else "value"
+        self.key: str = ""  # object: the key of the value being read
+        self.key_chars: list[str] = []
+        self.count = 0  # array: values started so far
 
 
 class StreamingJson:
     """Accumulate a JSON text fragment by fragment; :meth:`value` gives the best-effort parse.
 
-    Each :meth:`feed` costs time proportional to the fragment, not to the whole text.
+    :meth:`feed` costs time proportional to the fragment. :meth:`value` costs one C-level parse
+    of the text, except in the hot case of a long string value still streaming (a file's
+    content in a ``write`` call): there the enclosing structure is parsed once and the string
+    is decoded incrementally, so the cost per fragment stays proportional to the fragment.
     """
 
     __slots__ = (
+        "_base",
+        "_base_for",
         "_broken",
         "_cache",
+        "_decoded",
+        "_decoded_upto",
         "_done",
         "_escape",
         "_in_scalar",
@@ -142,6 +154,7 @@ class StreamingJson:
         "_safe_closers",
         "_safe_pos",
         "_stack",
+        "_string_start",
         "_text",
     )
 
@@ -158,6 +171,11 @@ class StreamingJson:
         self._broken = False
         self._safe_pos = 0
         self._safe_closers = ""
+        self._string_start = -1
+        self._base: Any = None
+        self._base_for = -1
+        self._decoded = ""
+        self._decoded_upto = 0
         self._cache: tuple[int, Any] | None = None
 
     @property
@@ -173,15 +191,13 @@ class StreamingJson:
         if not fragment:
             return
         self._parts.append(fragment)
-        if self._broken:
-            self._pos += len(fragment)
-            return
-        pos = self._pos
-        for char in fragment:
-            self._step(char, pos)
-            if self._broken:
-                break
-            pos += 1
+        if not self._broken:
+            pos = self._pos
+            for char in fragment:
+                self._step(char, pos)
+                if self._broken:
+                    break
+                pos += 1
         self._pos += len(fragment)
 
     def value(self) -> Any:
@@ -189,7 +205,9 @@ class StreamingJson:
         text = self.text
         if self._cache is not None and self._cache[0] == len(text):
             return self._cache[1]
-        result = self._compute(text)
+        result = self._open_string_value(text) if self._in_string and not self._key_string else _UNSET
+        if result is _UNSET:
+            result = self._compute(text)
         self._cache = (len(text), result)
         return result
 
@@ -207,9 +225,12 @@ class StreamingJson:
             self._safe_pos, self._safe_closers = end, ""
 
     def _start_value(self, char: str, pos: int) -> None:
+        if self._stack and not self._stack[-1].is_object:
+            self._stack[-1].count += 1
         if char == '"':
             self._in_string = True
             self._key_string = False
+            self._string_start = pos
         elif char == "{" or char == "[":
             self._stack.append(_Frame(char == "{"))
             self._safe_pos, self._safe_closers = pos + 1, self._closers()
@@ -227,9 +248,15 @@ class StreamingJson:
             elif char == '"':
                 self._in_string = False
                 if self._key_string:
-                    self._stack[-1].state = "colon"
+                    frame = self._stack[-1]
+                    frame.state = "colon"
+                    frame.key = _decode_string_body("".join(frame.key_chars))
+                    frame.key_chars = []
                 else:
                     self._complete_value(pos + 1)
+                return
+            if self._key_string:
+                self._stack[-1].key_chars.append(char)
             return
         if self._in_scalar:
             if char not in _SCALAR_END:
@@ -277,14 +304,34 @@ class StreamingJson:
 
     # -- best-effort value -----------------------------------------------------------------
 
+    def _open_string_value(self, text: str) -> Any:
+        """The value while a string value is open at the end: incremental, or ``_UNSET``."""
+        start = self._string_start
+        if self._base_for != start:
+            try:
+                self._base = parse_json_with_repair(text[:start] + '""' + self._closers())
+            except ValueError:
+                return _UNSET
+            self._base_for = start
+            self._decoded = ""
+            self._decoded_upto = start + 1
+        end = _complete_prefix_end(text, escape_pending=self._escape)
+        if end > self._decoded_upto:
+            self._decoded += _decode_string_body(text[self._decoded_upto : end])
+            self._decoded_upto = end
+        path: list[str | int] = [frame.key if frame.is_object else frame.count - 1 for frame in self._stack]
+        try:
+            return _replace_at(self._base, path, self._decoded)
+        except (KeyError, IndexError, TypeError):
+            return _UNSET
+
     def _compute(self, text: str) -> Any:
         candidates: list[str] = []
         if self._broken or self._done:
             candidates.append(text)
         elif self._in_string and not self._key_string:
-            cut = text
-            cut = cut[:-1] if self._escape else _DANGLING_UNICODE_ESCAPE.sub("", cut)
-            candidates.append(cut + '"' + self._closers())
+            end = _complete_prefix_end(text, escape_pending=self._escape)
+            candidates.append(text[:end] + '"' + self._closers())
         elif self._in_scalar or (self._stack and self._stack[-1].state == "after"):
             candidates.append(text + self._closers())
         if self._safe_pos > 0:
@@ -295,3 +342,54 @@ class StreamingJson:
             except ValueError:
                 continue
         return None
+
+
+_UNSET: Any = object()
+
+
+def _decode_string_body(body: str) -> str:
+    """The value of a string literal's inside (escapes and all, no quotes)."""
+    try:
+        result = _loads(f'"{body}"')
+    except ValueError:
+        result = _loads(f'"{repair_json(body, in_string=True)}"')
+    assert isinstance(result, str)
+    return result
+
+
+def _complete_prefix_end(text: str, *, escape_pending: bool) -> int:
+    """Where the decodable part of an open string ends: before a dangling backslash, a
+    ``\\u`` escape still arriving, or a high surrogate whose low half has not arrived."""
+    end = len(text) - 1 if escape_pending else len(text)
+    while True:
+        trimmed = _before_partial_unicode_escape(text, end)
+        if trimmed == end:
+            return end
+        end = trimmed
+
+
+def _before_partial_unicode_escape(text: str, end: int) -> int:
+    for digits in range(5):
+        u_at = end - digits - 1
+        if u_at < 1 or text[u_at] != "u":
+            continue
+        if not all(char in _HEX for char in text[u_at + 1 : end]):
+            continue
+        backslashes = 0
+        while u_at - 1 - backslashes >= 0 and text[u_at - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            continue  # an escaped backslash followed by a literal "u"
+        if digits < 4 or 0xD800 <= int(text[u_at + 1 : end], 16) <= 0xDBFF:
+            return u_at - 1
+        return end
+    return end
+
+
+def _replace_at(container: Any, path: list[str | int], value: Any) -> Any:
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    copy = container.copy()
+    copy[head] = _replace_at(container[head], rest, value)
+    return copy
