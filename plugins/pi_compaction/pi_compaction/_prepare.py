@@ -1,0 +1,257 @@
+"""pi's compaction preparation: token estimates, cut points, split turns and file operations.
+
+Pure functions over session entries (root first). A cut never separates a tool call from its
+result: tool results are never cut points, so the results of a kept assistant reply are kept
+with it. When the cut lands inside a turn, that turn's beginning is summarised separately.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_host.hookspecs import CompactionPreparation, CompactionSettings, FileOperations
+from pi_host.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_host.session import build_session_context, entry_to_message
+
+__all__ = [
+    "CutPoint",
+    "context_tokens",
+    "estimate_context_tokens",
+    "estimate_tokens",
+    "extract_file_ops",
+    "file_lists",
+    "find_cut_point",
+    "find_turn_start",
+    "prepare_compaction",
+    "should_compact",
+]
+
+# An image counts as this many characters (1,200 tokens), as pi estimates.
+_IMAGE_CHARS = 4800
+
+# Message roles a cut may start at; a toolResult must stay behind its assistant reply.
+_CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+
+
+def _blocks_chars(content: str | Sequence[Any]) -> int:
+    if isinstance(content, str):
+        return len(content)
+    chars = 0
+    for block in content:
+        if isinstance(block, TextContent):
+            chars += len(block.text)
+        elif isinstance(block, ImageContent):
+            chars += _IMAGE_CHARS
+    return chars
+
+
+def estimate_tokens(message: AgentMessage) -> int:
+    """Conservative size of one message: characters / 4, rounded up (pi's ``estimateTokens``)."""
+    if isinstance(message, UserMessage):
+        content = message.content
+        chars = (
+            len(content)
+            if isinstance(content, str)
+            else sum(len(b.text) for b in content if isinstance(b, TextContent))
+        )
+    elif isinstance(message, AssistantMessage):
+        chars = 0
+        for block in message.content:
+            if isinstance(block, TextContent):
+                chars += len(block.text)
+            elif isinstance(block, ThinkingContent):
+                chars += len(block.thinking)
+            elif isinstance(block, ToolCall):
+                chars += len(block.name) + len(_js_json(block.arguments))
+    elif isinstance(message, ToolResultMessage | CustomMessage):
+        chars = _blocks_chars(message.content)
+    elif isinstance(message, BashExecutionMessage):
+        chars = len(message.command) + len(message.output)
+    elif isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
+        chars = len(message.summary)
+    else:
+        return 0
+    return math.ceil(chars / 4)
+
+
+def _js_json(value: Any) -> str:
+    """``JSON.stringify`` spacing, so estimates match pi's."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def context_tokens(message: AssistantMessage) -> int:
+    """Tokens a reply's usage says the context held (pi's ``calculateContextTokens``)."""
+    usage = message.usage
+    return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+
+
+def _usable(message: AgentMessage) -> bool:
+    return (
+        isinstance(message, AssistantMessage)
+        and message.stop_reason not in ("aborted", "error")
+        and context_tokens(message) > 0
+    )
+
+
+def estimate_context_tokens(messages: Sequence[AgentMessage]) -> int:
+    """The last usable reply's usage plus estimates of what followed it (all estimated if none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if _usable(message):
+            assert isinstance(message, AssistantMessage)
+            return context_tokens(message) + sum(estimate_tokens(m) for m in messages[index + 1 :])
+    return sum(estimate_tokens(m) for m in messages)
+
+
+def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
+    """pi's trigger: enabled and more than ``context_window - reserve_tokens`` in use."""
+    return settings.enabled and tokens > context_window - settings.reserve_tokens
+
+
+def _message(entry: Any) -> AgentMessage | None:
+    return getattr(entry, "message", None) if entry.type == "message" else None
+
+
+def _is_cut_point(entry: Any) -> bool:
+    if entry.type in ("branch_summary", "custom_message"):
+        return True
+    message = _message(entry)
+    return message is not None and getattr(message, "role", None) in _CUT_ROLES
+
+
+def find_turn_start(entries: Sequence[Any], index: int, start: int) -> int:
+    """The entry opening the turn that holds ``entries[index]`` (user, bash, branch summary or
+    custom message), or ``-1``."""
+    for i in range(index, start - 1, -1):
+        entry = entries[i]
+        if entry.type in ("branch_summary", "custom_message"):
+            return i
+        message = _message(entry)
+        if message is not None and getattr(message, "role", None) in ("user", "bashExecution"):
+            return i
+    return -1
+
+
+@dataclass(frozen=True)
+class CutPoint:
+    """Where to cut: keep from ``first_kept_index``; ``turn_start_index`` when a turn is split."""
+
+    first_kept_index: int
+    turn_start_index: int = -1
+    is_split_turn: bool = False
+
+
+def find_cut_point(entries: Sequence[Any], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
+    """Keep about ``keep_recent_tokens`` of the newest messages of ``entries[start:end]``."""
+    cut_points = [i for i in range(start, end) if _is_cut_point(entries[i])]
+    if not cut_points:
+        return CutPoint(first_kept_index=start)
+    cut = cut_points[0]
+    accumulated = 0
+    for i in range(end - 1, start - 1, -1):
+        message = _message(entries[i])
+        if message is None:
+            continue
+        accumulated += estimate_tokens(message)
+        if accumulated >= keep_recent_tokens:
+            cut = next((c for c in cut_points if c >= i), cut)
+            break
+    # Settings and label entries just before the cut travel with it.
+    while cut > start and entries[cut - 1].type not in ("message", "compaction"):
+        cut -= 1
+    message = _message(entries[cut])
+    if message is not None and getattr(message, "role", None) == "user":
+        return CutPoint(first_kept_index=cut)
+    turn_start = find_turn_start(entries, cut, start)
+    return CutPoint(first_kept_index=cut, turn_start_index=turn_start, is_split_turn=turn_start != -1)
+
+
+def extract_file_ops(messages: Sequence[AgentMessage], previous: Any = None) -> FileOperations:
+    """Paths passed to ``read`` / ``write`` / ``edit`` calls, plus the files a previous
+    pi-generated compaction entry (``previous``) recorded."""
+    read: set[str] = set()
+    written: set[str] = set()
+    edited: set[str] = set()
+    details = getattr(previous, "details", None)
+    if previous is not None and not getattr(previous, "from_hook", None) and isinstance(details, dict):
+        read.update(f for f in details.get("readFiles", ()) if isinstance(f, str))
+        edited.update(f for f in details.get("modifiedFiles", ()) if isinstance(f, str))
+    sinks = {"read": read, "write": written, "edit": edited}
+    for message in messages:
+        if not isinstance(message, AssistantMessage):
+            continue
+        for block in message.content:
+            if isinstance(block, ToolCall) and block.name in sinks:
+                path = (block.arguments or {}).get("path")
+                if isinstance(path, str) and path:
+                    sinks[block.name].add(path)
+    return FileOperations(read=frozenset(read), written=frozenset(written), edited=frozenset(edited))
+
+
+def file_lists(ops: FileOperations) -> tuple[list[str], list[str]]:
+    """``(read_only, modified)``, both sorted: files only read, and files edited or written."""
+    modified = ops.edited | ops.written
+    return sorted(ops.read - modified), sorted(modified)
+
+
+def _for_summary(entry: Any) -> AgentMessage | None:
+    # A previous compaction is carried by previous_summary, not as a message.
+    return None if entry.type == "compaction" else entry_to_message(entry)
+
+
+def prepare_compaction(
+    entries: Sequence[Any], settings: CompactionSettings | None = None
+) -> CompactionPreparation | None:
+    """pi's ``prepareCompaction`` over a branch (root first); ``None`` when nothing to do."""
+    settings = settings or CompactionSettings()
+    if not entries or entries[-1].type == "compaction":
+        return None
+    previous_index = next((i for i in range(len(entries) - 1, -1, -1) if entries[i].type == "compaction"), -1)
+    previous = entries[previous_index] if previous_index >= 0 else None
+    start = 0
+    if previous is not None:
+        kept = next((i for i, e in enumerate(entries) if e.id == previous.first_kept_entry_id), -1)
+        start = kept if kept >= 0 else previous_index + 1
+    tokens_before = estimate_context_tokens(build_session_context(list(entries)).messages)
+    cut = find_cut_point(entries, start, len(entries), settings.keep_recent_tokens)
+    first_kept = entries[cut.first_kept_index] if cut.first_kept_index < len(entries) else None
+    if first_kept is None or not first_kept.id:
+        return None
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = [m for e in entries[start:history_end] if (m := _for_summary(e)) is not None]
+    prefix: list[AgentMessage] = []
+    if cut.is_split_turn:
+        prefix = [
+            m
+            for e in entries[cut.turn_start_index : cut.first_kept_index]
+            if (m := _for_summary(e)) is not None
+        ]
+    if not to_summarize and not prefix:
+        return None
+    return CompactionPreparation(
+        first_kept_entry_id=first_kept.id,
+        messages_to_summarize=tuple(to_summarize),
+        turn_prefix_messages=tuple(prefix),
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=getattr(previous, "summary", None),
+        file_ops=extract_file_ops([*to_summarize, *prefix], previous),
+        settings=settings,
+    )
