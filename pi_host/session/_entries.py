@@ -10,13 +10,22 @@ exactly that line, whatever key order or number formatting the writer used; any 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, Self, TypeAlias
 
 from pydantic import Discriminator, Field, PrivateAttr, Tag, TypeAdapter, ValidationError
 
-from pi_host.messages import AgentMessage, UserContent, WireModel
+from pi_host.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+    WireModel,
+)
 
 from ._jsjson import js_dumps
 
@@ -73,22 +82,20 @@ def iso_to_ms(timestamp: str) -> int:
 class _Line(WireModel):
     """A model that is one line of a session file."""
 
-    _source: str | None = PrivateAttr(default=None)
+    # A plain slot, not a pydantic private attribute: those cost as much again as validating
+    # the line. Copies (``model_copy``) and pickles do not carry it, so a changed entry can
+    # never serialise as its old line.
+    __slots__ = ("_source",)
 
     def to_json(self) -> str:
         """The line's JSON text: the original line for an unchanged entry read from a file."""
-        if self._source is not None:
-            return self._source
+        source = getattr(self, "_source", None)
+        if source is not None:
+            return source if isinstance(source, str) else source.decode("utf-8", errors="replace")
         return js_dumps(self.to_json_dict())
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        copy = super().model_copy(update=update, deep=deep)
-        if update:
-            copy._source = None
-        return copy
-
-    def _with_source(self, line: str) -> Self:
-        self._source = line
+    def _with_source(self, line: str | bytes) -> Self:
+        object.__setattr__(self, "_source", line)
         return self
 
 
@@ -120,6 +127,22 @@ class _Entry(_Line):
         return out
 
 
+# pi_host.messages.AgentMessage with a plain string discriminator: pydantic then picks the
+# message class inside its JSON reader, which halves the cost of reading a message line. The
+# v2 role name "hookMessage" never gets here: old files are migrated before they are read, and
+# parse_entry renames it on its fallback path.
+_Message: TypeAlias = Annotated[
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage,
+    Field(discriminator="role"),
+]
+
+
 class SessionMessageEntry(_Entry):
     """A conversation message (user, assistant, tool result, bash execution, custom)."""
 
@@ -127,7 +150,7 @@ class SessionMessageEntry(_Entry):
     id: str
     parent_id: str | None = None
     timestamp: str = Field(default_factory=iso_now)
-    message: AgentMessage
+    message: _Message
 
 
 class ThinkingLevelChangeEntry(_Entry):
@@ -286,9 +309,26 @@ FileEntry: TypeAlias = SessionHeader | SessionEntry
 """Any line of a session file."""
 
 _ENTRY: TypeAdapter[SessionEntry] = TypeAdapter(SessionEntry)
+# Parsing goes through a union of the nine known types with a plain string discriminator,
+# which pydantic resolves inside its JSON reader (a callable one needs a Python object first);
+# lines it rejects take the slower path that tells invalid entries from unknown types.
+_KNOWN_ENTRY: TypeAdapter[SessionEntry] = TypeAdapter(
+    Annotated[
+        SessionMessageEntry
+        | ThinkingLevelChangeEntry
+        | ModelChangeEntry
+        | CompactionEntry
+        | BranchSummaryEntry
+        | CustomEntry
+        | CustomMessageEntry
+        | LabelEntry
+        | SessionInfoEntry,
+        Field(discriminator="type"),
+    ]
+)
 
 
-def parse_entry(data: str | dict[str, Any]) -> SessionEntry:
+def parse_entry(data: str | bytes | dict[str, Any]) -> SessionEntry:
     """Read one entry from its JSON line (remembered for exact re-serialisation) or object.
 
     A line of a known type whose fields do not validate, or of a type pi-host does not know,
@@ -297,23 +337,31 @@ def parse_entry(data: str | dict[str, Any]) -> SessionEntry:
     :raises ValueError: when the line is not JSON, not an object, or has no string ``id`` and
         ``type``.
     """
-    line = data if isinstance(data, str) else None
+    line = data if isinstance(data, str | bytes) else None
     entry: SessionEntry | None = None
     try:
-        entry = _ENTRY.validate_json(line) if line is not None else _ENTRY.validate_python(data)
+        entry = _KNOWN_ENTRY.validate_json(line) if line is not None else _KNOWN_ENTRY.validate_python(data)
     except ValidationError as error:
         obj = _as_object(data)
         if not isinstance(obj.get("type"), str) or not isinstance(obj.get("id"), str):
             raise ValueError("not a session entry: needs string 'type' and 'id'") from None
-        reason = _first_error(error)
-        if line is not None:
-            # pydantic's JSON reader refuses some text JavaScript accepts (lone surrogates).
-            try:
-                entry = _ENTRY.validate_python(obj)
-            except ValidationError as again:
-                reason = _first_error(again)
-        if entry is None:
-            entry = _unknown(obj, reason)
+        if obj["type"] not in ENTRY_TYPES:
+            entry = _unknown(obj, None)
+        else:
+            reason = _first_error(error)
+            message = obj.get("message")
+            if isinstance(message, dict) and message.get("role") == "hookMessage":
+                obj = {**obj, "message": {**message, "role": "custom"}}
+                line = None  # the line no longer describes the entry
+            if line is not None or obj is not data:
+                # pydantic's JSON reader refuses some text JavaScript accepts (lone
+                # surrogates, invalid UTF-8 that JavaScript reads as U+FFFD).
+                try:
+                    entry = _KNOWN_ENTRY.validate_python(obj)
+                except ValidationError as again:
+                    reason = _first_error(again)
+            if entry is None:
+                entry = _unknown(obj, reason)
     if line is not None:
         entry._with_source(line)
     return entry
@@ -325,7 +373,7 @@ def _first_error(error: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-def _unknown(obj: dict[str, Any], reason: str) -> UnknownEntry:
+def _unknown(obj: dict[str, Any], reason: str | None) -> UnknownEntry:
     parent = obj.get("parentId")
     timestamp = obj.get("timestamp")
     fields = {
@@ -338,14 +386,16 @@ def _unknown(obj: dict[str, Any], reason: str) -> UnknownEntry:
     return entry
 
 
-def _as_object(data: str | dict[str, Any]) -> dict[str, Any]:
+def _as_object(data: str | bytes | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
     obj = json.loads(data) if isinstance(data, str) else data
     if not isinstance(obj, dict):
         raise ValueError("not a session entry: a JSON object is expected")
     return obj
 
 
-def parse_header(data: str | dict[str, Any]) -> SessionHeader:
+def parse_header(data: str | bytes | dict[str, Any]) -> SessionHeader:
     """Read a session header line.
 
     :raises ValueError: when it is not ``{"type":"session","id":<string>,...}``.
@@ -360,6 +410,6 @@ def parse_header(data: str | dict[str, Any]) -> SessionHeader:
     if not isinstance(fields.get("cwd"), str):
         fields["cwd"] = ""
     header = SessionHeader.model_validate(fields)
-    if isinstance(data, str):
+    if isinstance(data, str | bytes):
         header._with_source(data)
     return header

@@ -21,29 +21,42 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Final, TypeAlias
 
 from ._entries import ENTRY_TYPES, SessionEntry, SessionHeader, UnknownEntry, parse_entry, parse_header
 
-__all__ = ["FileIndex", "SessionWarning", "read_header"]
+__all__ = ["ID", "PARENT", "ROLE", "TYPE", "FileIndex", "SessionWarning", "Slot", "read_header"]
 
 logger = logging.getLogger("pi_host.session")
 
 _FIRST_BLOCK = 64 * 1024
 _MAX_BLOCK = 4 * 1024 * 1024
-_TAIL_WINDOW = 512
 
-_HEAD = re.compile(
-    rb'\{"type":"([A-Za-z_]+)","id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)"),'
-    rb'"timestamp":"[^"\\]*"(?:,"message":\{"role":"([A-Za-z]+)")?'
+# One entry line, preceded by its "\n": either pi's usual layout, type, id, parentId and
+# timestamp first (and for messages the role right after), or the layout of "custom" and
+# "custom_message", whose id, parentId and timestamp close the line.
+_LINE = re.compile(
+    rb'\n(?:\{"type":"([A-Za-z_]+)","id":"([^"\\\n]*)","parentId":(?:null|"([^"\\\n]*)"),'
+    rb'"timestamp":"[^"\\\n]*"(?:,"message":\{"role":"([A-Za-z]+)")?'
+    rb'|\{"type":"([A-Za-z_]+)",.*"id":"([^"\\\n]*)","parentId":(?:null|"([^"\\\n]*)"),'
+    rb'"timestamp":"[^"\\\n]*"\}[ \t\r]*(?=\n|\Z))'
 )
-_TYPE = re.compile(rb'\{"type":"([A-Za-z_]+)"')
-_TAIL = re.compile(rb'"id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)"),"timestamp":"[^"\\]*"\}\s*\Z')
+_ENTRY_ID = re.compile(rb'"id":"([^"\\\n]*)","parentId":')
 _TYPE_NAMES = {name.encode(): name for name in ENTRY_TYPES}
 _ROLE_NAMES = {
     name.encode(): name
     for name in ("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage")
 }
+
+# A slot is what the index knows of one entry line without parsing it, as a plain tuple
+# (cheap to make by the hundred thousand): offset, length, id, parentId, type, message role.
+Slot: TypeAlias = tuple[int, int, str, "str | None", str, "str | None"]
+OFFSET: Final = 0
+LENGTH: Final = 1
+ID: Final = 2
+PARENT: Final = 3
+TYPE: Final = 4
+ROLE: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,23 +69,6 @@ class SessionWarning:
 
     def __str__(self) -> str:
         return self.message
-
-
-class _Slot:
-    """What the index knows about one entry line before (and after) parsing it."""
-
-    __slots__ = ("entry", "id", "length", "offset", "parent_id", "role", "type")
-
-    def __init__(
-        self, offset: int, length: int, id: str, parent_id: str | None, type: str, role: str | None
-    ) -> None:
-        self.offset = offset
-        self.length = length
-        self.id = id
-        self.parent_id = parent_id
-        self.type = type
-        self.role = role
-        self.entry: SessionEntry | None = None
 
 
 def read_header(f: BinaryIO, warn: Callable[[str, int], None]) -> tuple[SessionHeader, int] | None:
@@ -135,13 +131,18 @@ class FileIndex:
         self._start = start
         self._end = end
         self._warn = warn
-        self._slots: dict[str, _Slot] = {}
-        self._shadowed: dict[str, list[_Slot]] = {}  # earlier lines reusing an id
-        self._order: list[_Slot] = []  # every indexed slot, latest line first
+        self._slots: dict[str, Slot] = {}  # the live line of each id
+        self._shadowed: dict[str, list[Slot]] = {}  # earlier lines reusing an id, latest first
+        self._order: list[Slot] = []  # every indexed line, latest first
+        self._parsed: dict[int, SessionEntry] = {}  # by line offset
         self._lo = end  # [lo, end) is indexed, except the carry
         self._carry = b""  # the end of a line whose start lies before lo
         self._block = _FIRST_BLOCK
         self._f: BinaryIO | None = None
+        self._unscanned_ids: set[bytes] | None = None
+        # The block scanned last: a walk up the tree reads its lines right after indexing them.
+        self._buf = b""
+        self._buf_lo = 0
 
     # -- file access -------------------------------------------------------------------
 
@@ -159,7 +160,12 @@ class FileIndex:
                 self._f = None
 
     def _read(self, offset: int, length: int) -> bytes:
-        assert self._f is not None
+        at = offset - self._buf_lo
+        if at >= 0 and at + length <= len(self._buf):
+            return self._buf[at : at + length]
+        if self._f is None:
+            with self.reading():
+                return self._read(offset, length)
         self._f.seek(offset)
         data = self._f.read(length)
         if len(data) < length:
@@ -186,6 +192,7 @@ class FileIndex:
             self._warn(f"stopped reading: {error}", lo)
             self._lo, self._carry = self._start, b""
             return False
+        self._buf, self._buf_lo = data, lo
         base = lo
         if lo > self._start:
             cut = data.find(b"\n")
@@ -198,53 +205,65 @@ class FileIndex:
         else:
             self._carry = b""
         self._lo = lo
-        pieces = data.split(b"\n")
-        offsets = []
-        offset = base
-        for piece in pieces:
-            offsets.append(offset)
-            offset += len(piece) + 1
-        for index in range(len(pieces) - 1, -1, -1):
-            self._index_line(offsets[index], pieces[index])
+        self._index_lines(b"\n" + data, base - 1)
         return True
 
-    def _index_line(self, offset: int, line: bytes) -> None:
-        match = _HEAD.match(line)
-        role: str | None = None
-        if match is not None:
-            raw_type, raw_id, raw_parent, raw_role = match.groups()
-            type_ = _TYPE_NAMES.get(raw_type) or raw_type.decode()
-            if raw_role is not None:
-                role = _ROLE_NAMES.get(raw_role) or raw_role.decode()
-        else:
-            type_match = _TYPE.match(line)
-            tail = _TAIL.search(line, max(0, len(line) - _TAIL_WINDOW)) if type_match else None
-            if type_match is not None and tail is not None:
-                raw_id, raw_parent = tail.groups()
-                type_ = _TYPE_NAMES.get(type_match.group(1)) or type_match.group(1).decode()
-            else:
-                self._index_odd_line(offset, line)
-                return
-        parent = raw_parent.decode() if raw_parent is not None else None
-        self._add(_Slot(offset, len(line), raw_id.decode(), parent, type_, role))
+    def _index_lines(self, buf: bytes, origin: int) -> None:
+        """Index the lines of ``buf`` ("\\n" + whole lines; ``buf[0]`` is at file offset ``origin``)."""
+        records: list[Slot] = []
+        append = records.append
+        find = buf.find
+        types = _TYPE_NAMES
+        roles = _ROLE_NAMES
+        expected = 1  # where the next line starts
+        for match in _LINE.finditer(buf):
+            line_start = match.start() + 1
+            if line_start != expected:
+                self._index_odd_lines(buf, expected, line_start - 1, origin, records)
+            line_end = find(b"\n", match.end())
+            if line_end < 0:
+                line_end = len(buf)
+            raw_type, raw_id, raw_parent, raw_role, custom_type, custom_id, custom_parent = match.groups()
+            if raw_type is None:
+                raw_type, raw_id, raw_parent = custom_type, custom_id, custom_parent
+            append(
+                (
+                    origin + line_start,
+                    line_end - line_start,
+                    raw_id.decode(),
+                    raw_parent.decode() if raw_parent is not None else None,
+                    types.get(raw_type) or raw_type.decode(),
+                    (roles.get(raw_role) or raw_role.decode()) if raw_role is not None else None,
+                )
+            )
+            expected = line_end + 1
+        if expected < len(buf):
+            self._index_odd_lines(buf, expected, len(buf), origin, records)
+        for record in reversed(records):
+            self._add(record)
 
-    def _index_odd_line(self, offset: int, line: bytes) -> None:
+    def _index_odd_lines(self, buf: bytes, lo: int, hi: int, origin: int, records: list[Slot]) -> None:
+        offset = lo
+        for line in buf[lo:hi].split(b"\n"):
+            self._index_odd_line(origin + offset, line, records)
+            offset += len(line) + 1
+
+    def _index_odd_line(self, offset: int, line: bytes, records: list[Slot]) -> None:
         """A line not in pi's key order: blank, foreign-ordered, a stray header, or garbage."""
         if not line.strip():
             return
-        text = line.decode("utf-8", errors="replace")
         try:
-            obj = json.loads(text)
+            obj = json.loads(line.decode("utf-8", errors="replace"))
         except ValueError:
-            torn = offset + len(line) >= self._end and not line.endswith(b"}")
-            what = "an incomplete last line (torn write)" if torn else "a malformed line"
+            torn = offset + len(line) >= self._end
+            what = "an incomplete last line (a torn write)" if torn else "a malformed line"
             self._warn(f"skipped {what}", offset)
             return
-        if not isinstance(obj, dict) or obj.get("type") == "session":
-            if isinstance(obj, dict):
-                self._warn("ignored a second session header", offset)
-            else:
-                self._warn("skipped a line that is not a JSON object", offset)
+        if not isinstance(obj, dict):
+            self._warn("skipped a line that is not a JSON object", offset)
+            return
+        if obj.get("type") == "session":
+            self._warn("ignored a second session header", offset)
             return
         kind, ident, parent = obj.get("type"), obj.get("id"), obj.get("parentId")
         if not isinstance(kind, str) or not isinstance(ident, str):
@@ -252,25 +271,27 @@ class FileIndex:
             return
         message = obj.get("message")
         role = message.get("role") if isinstance(message, dict) else None
-        slot = _Slot(
-            offset,
-            len(line),
-            ident,
-            parent if isinstance(parent, str) else None,
-            kind,
-            role if isinstance(role, str) else None,
+        records.append(
+            (
+                offset,
+                len(line),
+                ident,
+                parent if isinstance(parent, str) else None,
+                kind,
+                role if isinstance(role, str) else None,
+            )
         )
-        self._add(slot)
 
-    def _add(self, slot: _Slot) -> None:
+    def _add(self, slot: Slot) -> None:
         self._order.append(slot)
-        if slot.id in self._slots:
+        ident = slot[ID]
+        if ident in self._slots:
             # Scanning runs backwards, so the slot already held is the later line: as in pi,
             # the later line with an id wins.
-            self._shadowed.setdefault(slot.id, []).append(slot)
-            self._warn(f"duplicate entry id {slot.id}: an earlier line with it is ignored", slot.offset)
+            self._shadowed.setdefault(ident, []).append(slot)
+            self._warn(f"duplicate entry id {ident}: an earlier line with it is ignored", slot[OFFSET])
             return
-        self._slots[slot.id] = slot
+        self._slots[ident] = slot
 
     def scan_all(self) -> None:
         """Index every line of the file."""
@@ -280,71 +301,103 @@ class FileIndex:
 
     # -- lookups -----------------------------------------------------------------------
 
-    def slot(self, entry_id: str) -> _Slot | None:
+    def slot(self, entry_id: str) -> Slot | None:
         """The skeleton of entry ``entry_id``, scanning further back until it is found."""
         found = self._slots.get(entry_id)
         if found is not None or self.complete:
             return found
-        with self.reading():
-            while found is None and self._scan_block():
-                found = self._slots.get(entry_id)
+        if self._f is None:
+            with self.reading():
+                return self.slot(entry_id)
+        while found is None and self._scan_block():
+            found = self._slots.get(entry_id)
         return found
 
     def has_id(self, entry_id: str) -> bool:
-        """Whether a line of the file uses ``entry_id`` (readable or not)."""
+        """Whether a line of the file may use ``entry_id`` (for picking unused ids).
+
+        Lines not yet indexed are searched for ids with one pattern match per block, without
+        indexing them; the answer can be a false "yes", never a false "no".
+        """
         if entry_id in self._slots:
             return True
-        if not self.complete:
-            self.scan_all()
-        return entry_id in self._slots
+        if self.complete:
+            return False
+        if self._unscanned_ids is None:
+            self._unscanned_ids = self._harvest_ids(self._start, self._lo + len(self._carry))
+        return entry_id.encode() in self._unscanned_ids
+
+    def _harvest_ids(self, lo: int, hi: int) -> set[bytes]:
+        ids: set[bytes] = set()
+        with self.reading():
+            carry = b""
+            position = lo
+            while position < hi:
+                size = min(_MAX_BLOCK, hi - position)
+                data = carry + self._read(position, size)
+                position += size
+                cut = data.rfind(b"\n") if position < hi else len(data)
+                if cut < 0:
+                    carry = data
+                    continue
+                ids.update(_ENTRY_ID.findall(data, 0, cut))
+                carry = data[cut:]
+        return ids
 
     def entry(self, entry_id: str) -> SessionEntry | None:
         """Entry ``entry_id`` parsed, or None if no readable line has that id."""
-        with self.reading():
-            while True:
-                slot = self.slot(entry_id)
-                if slot is None:
-                    return None
-                entry = self._parse(slot)
-                if entry is not None:
-                    return entry
+        if self._f is None:
+            with self.reading():
+                return self.entry(entry_id)
+        while True:
+            slot = self.slot(entry_id)
+            if slot is None:
+                return None
+            entry = self._parse(slot)
+            if entry is not None:
+                return entry
 
-    def parse_slot(self, slot: _Slot) -> SessionEntry | None:
-        """Parse an indexed slot (see :meth:`entry`)."""
-        with self.reading():
-            return self._parse(slot)
+    def parse_slot(self, slot: Slot) -> SessionEntry | None:
+        """Parse an indexed slot (see :meth:`entry`); None if the line is unreadable."""
+        return self._parse(slot)
 
-    def _parse(self, slot: _Slot) -> SessionEntry | None:
-        if slot.entry is not None:
-            return slot.entry
+    def _parse(self, slot: Slot) -> SessionEntry | None:
+        offset = slot[OFFSET]
+        entry = self._parsed.get(offset)
+        if entry is not None:
+            return entry
+        live = self._slots.get(slot[ID])
+        if live is None or live[OFFSET] != offset:
+            return None  # dropped, or shadowed by a later line
+        slot = live
         try:
-            text = self._read(slot.offset, slot.length).decode("utf-8", errors="replace")
-            entry = parse_entry(text)
+            entry = parse_entry(self._read(offset, slot[LENGTH]))
         except (OSError, ValueError) as error:
             self._drop(slot, f"skipped an unreadable entry line ({_reason(error)})")
             return None
-        if entry.id != slot.id:
-            self._drop(slot, f"skipped an entry line whose id is ambiguous ({slot.id} / {entry.id})")
+        if entry.id != slot[ID]:
+            self._drop(slot, f"skipped an entry line whose id is ambiguous ({slot[ID]} / {entry.id})")
             return None
-        if entry.parent_id != slot.parent_id:
-            slot.parent_id = entry.parent_id
+        if entry.parent_id != slot[PARENT]:
+            fixed: Slot = (offset, slot[LENGTH], slot[ID], entry.parent_id, slot[TYPE], slot[ROLE])
+            self._slots[slot[ID]] = fixed
         if isinstance(entry, UnknownEntry) and entry.type in ENTRY_TYPES:
-            self._warn(
-                f"entry {entry.id} of type {entry.type} is invalid and was kept as unknown", slot.offset
-            )
-        slot.entry = entry
+            self._warn(f"kept invalid {entry.type} entry {entry.id} as unknown: {entry.reason}", offset)
+        self._parsed[offset] = entry
         return entry
 
-    def _drop(self, slot: _Slot, message: str) -> None:
-        self._warn(message, slot.offset)
-        if self._slots.get(slot.id) is slot:
-            earlier = self._shadowed.get(slot.id)
+    def _drop(self, slot: Slot, message: str) -> None:
+        self._warn(message, slot[OFFSET])
+        ident = slot[ID]
+        live = self._slots.get(ident)
+        if live is not None and live[OFFSET] == slot[OFFSET]:
+            earlier = self._shadowed.get(ident)
             if earlier:
-                self._slots[slot.id] = earlier.pop(0)
+                self._slots[ident] = earlier.pop(0)
             else:
-                del self._slots[slot.id]
+                del self._slots[ident]
 
-    def slots_from_end(self) -> Iterator[_Slot]:
+    def slots_from_end(self) -> Iterator[Slot]:
         """The live slots, last line first, scanning further back as they are consumed.
 
         Use inside :meth:`reading`.
@@ -356,8 +409,9 @@ class FileIndex:
                     return
             slot = self._order[position]
             position += 1
-            if self._slots.get(slot.id) is slot:
-                yield slot
+            live = self._slots.get(slot[ID])
+            if live is not None and live[OFFSET] == slot[OFFSET]:
+                yield live
 
     def leaf(self) -> SessionEntry | None:
         """The entry of the last readable line (pi's leaf after loading)."""
@@ -368,11 +422,14 @@ class FileIndex:
                     return entry
         return None
 
-    def slots_in_file_order(self) -> list[_Slot]:
+    def slots_in_file_order(self) -> list[Slot]:
         """Every live slot of the file, first line first (scans the whole file)."""
         self.scan_all()
-        live = [slot for slot in self._order if self._slots.get(slot.id) is slot]
-        live.reverse()
+        live = []
+        for slot in reversed(self._order):
+            current = self._slots.get(slot[ID])
+            if current is not None and current[OFFSET] == slot[OFFSET]:
+                live.append(current)
         return live
 
     def entries(self) -> list[SessionEntry]:
@@ -381,7 +438,7 @@ class FileIndex:
         with self.reading():
             for slot in self.slots_in_file_order():
                 entry = self._parse(slot)
-                if entry is not None and self._slots.get(slot.id) is slot:
+                if entry is not None:
                     out.append(entry)
         return out
 
@@ -393,7 +450,7 @@ class FileIndex:
         """
         with self.reading():
             for slot in self._order:
-                if slot.type == type_name and self._slots.get(slot.id) is slot:
+                if slot[TYPE] == type_name:
                     entry = self._parse(slot)
                     if entry is not None:
                         return entry
@@ -403,14 +460,13 @@ class FileIndex:
                 found = self._search_back(needle, self._start - 1, hi)
                 if found < 0:
                     return None
-                line_start = found + 1
-                line = self._read_line(line_start, hi)
+                line = self._read_line(found + 1, hi)
                 hi = found
                 try:
-                    entry = parse_entry(line.decode("utf-8", errors="replace"))
+                    entry = parse_entry(line)
                 except ValueError:
                     continue
-                if self._slots.get(entry.id) is None:
+                if entry.id not in self._slots:
                     return entry
 
     def _read_line(self, start: int, limit: int) -> bytes:
@@ -440,10 +496,9 @@ class FileIndex:
             hi = start + overlap
         return -1
 
-    def checksum(self, slot: _Slot) -> int:
+    def checksum(self, slot: Slot) -> int:
         """CRC-32 of the slot's line, identifying its exact content."""
-        with self.reading():
-            return zlib.crc32(self._read(slot.offset, slot.length))
+        return zlib.crc32(self._read(slot[OFFSET], slot[LENGTH]))
 
 
 def _reason(error: Exception) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ._entries import SessionHeader, iso_to_ms
-from ._index import FileIndex, read_header
+from ._index import ROLE, TYPE, FileIndex, read_header
 from ._paths import sessions_root
 
 __all__ = [
@@ -168,7 +168,7 @@ def read_session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
 def _last_activity(index: FileIndex, header: SessionHeader, mtime: float) -> datetime:
     with index.reading():
         for slot in index.slots_from_end():
-            if slot.type != "message" or slot.role not in ("user", "assistant", None):
+            if slot[TYPE] != "message" or slot[ROLE] not in ("user", "assistant", None):
                 continue
             entry = index.parse_slot(slot)
             message = getattr(entry, "message", None)

@@ -32,7 +32,7 @@ from ._entries import (
     iso_now,
     iso_to_ms,
 )
-from ._index import FileIndex, SessionWarning, read_header
+from ._index import ID, PARENT, ROLE, TYPE, FileIndex, SessionWarning, read_header
 from ._jsjson import js_dumps
 from ._listing import SessionInfo, find_most_recent_session, list_all_sessions, list_sessions
 from ._migrate import migrate_entries, new_entry_id
@@ -466,7 +466,7 @@ class SessionManager:
         if self._index is not None:
             with self._index.reading():
                 for slot in self._index.slots_in_file_order():
-                    if slot.parent_id == parent_id:
+                    if slot[PARENT] == parent_id:
                         entry = self._index.parse_slot(slot)
                         if entry is not None and entry.parent_id == parent_id:
                             children.append(entry)
@@ -484,7 +484,7 @@ class SessionManager:
             if self._index is not None:
                 with self._index.reading():
                     for slot in self._index.slots_in_file_order():
-                        if slot.type == "label":
+                        if slot[TYPE] == "label":
                             entry = self._index.parse_slot(slot)
                             if isinstance(entry, LabelEntry):
                                 _apply_label(labels, entry)
@@ -635,16 +635,20 @@ class SessionManager:
                         self._warn_missing_parent(child, current)
                     path_ended = True
                     break
-                if slot.type in ("thinking_level_change", "model_change") or (
-                    slot.type == "message" and slot.role in (None, "assistant")
+                kind = slot[TYPE]
+                # Parse only lines that can still decide something: an assistant message is
+                # costly and matters only while some walker still lacks a model.
+                if (kind == "thinking_level_change" and not all(t.thinking_done for t in trackers)) or (
+                    not all(t.model_done for t in trackers)
+                    and (kind == "model_change" or (kind == "message" and slot[ROLE] in (None, "assistant")))
                 ):
                     entry = index.parse_slot(slot)
                     if entry is None:  # unreadable: as in pi, the path ends below it
                         path_ended = True
                         break
-                elif slot.type == "compaction":
-                    key = f"{slot.id}:{index.checksum(slot):08x}"
-                parent = slot.parent_id
+                elif kind == "compaction":
+                    key = f"{slot[ID]}:{index.checksum(slot):08x}"
+                parent = entry.parent_id if entry is not None else slot[PARENT]
             if entry is not None:
                 for tracker in trackers:
                     tracker.observe(entry)
@@ -902,7 +906,18 @@ class SessionManager:
         path = self.get_branch(leaf_id)
         if not path:
             raise EntryNotFoundError(leaf_id)
-        kept = [entry for entry in path if not isinstance(entry, LabelEntry)]
+        # Labels leave the path (they are re-created after it). An entry whose parent was a
+        # label is re-attached to the label's nearest non-label ancestor: pi 0.73 leaves it
+        # pointing at the missing label, which cuts the branched session's history there.
+        kept: builtins.list[SessionEntry] = []
+        last_kept: str | None = None
+        for entry in path:
+            if isinstance(entry, LabelEntry):
+                continue
+            if entry.parent_id != last_kept:
+                entry = entry.model_copy(update={"parent_id": last_kept})
+            kept.append(entry)
+            last_kept = entry.id
         taken = {entry.id for entry in kept}
         label_entries: builtins.list[SessionEntry] = []
         parent = kept[-1].id if kept else None
