@@ -10,8 +10,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
@@ -19,7 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pi_tools_fs import edit_tool, prepare_edit_arguments, write_tool
 
-from pi_host import AbortSignal, ToolArgumentsError, ToolCallContext
+from pi_host import AbortSignal, TextContent, ToolArgumentsError, ToolCallContext
+
+if TYPE_CHECKING:
+    from conftest import Caller
 
 
 def one(old: str, new: str) -> list[dict[str, str]]:
@@ -29,7 +34,7 @@ def one(old: str, new: str) -> list[dict[str, str]]:
 # -- write ----------------------------------------------------------------------------------
 
 
-async def test_write_file(call, tmp_path: Path) -> None:
+async def test_write_file(call: Caller, tmp_path: Path) -> None:
     target = tmp_path / "write-test.txt"
     result = await call(write_tool, {"path": str(target), "content": "Test content"})
     assert call.text_of(result) == f"Successfully wrote 12 bytes to {target}"
@@ -37,26 +42,26 @@ async def test_write_file(call, tmp_path: Path) -> None:
     assert target.read_text() == "Test content"
 
 
-async def test_write_creates_parent_directories(call, tmp_path: Path) -> None:
+async def test_write_creates_parent_directories(call: Caller, tmp_path: Path) -> None:
     result = await call(write_tool, {"path": "nested/dir/test.txt", "content": "Nested content"})
     assert call.text_of(result) == "Successfully wrote 14 bytes to nested/dir/test.txt"
     assert (tmp_path / "nested" / "dir" / "test.txt").read_text() == "Nested content"
 
 
-async def test_write_counts_utf16_units_like_pi(call, tmp_path: Path) -> None:
+async def test_write_counts_utf16_units_like_pi(call: Caller, tmp_path: Path) -> None:
     text = "héllo 😀"
     result = await call(write_tool, {"path": "u.txt", "content": text})
     assert call.text_of(result) == "Successfully wrote 8 bytes to u.txt"
     assert (tmp_path / "u.txt").read_bytes() == text.encode()
 
 
-async def test_write_lone_surrogate_becomes_replacement_character(call, tmp_path: Path) -> None:
+async def test_write_lone_surrogate_becomes_replacement_character(call: Caller, tmp_path: Path) -> None:
     args = json.loads('{"path": "s.txt", "content": "a\\ud800b"}')
     await call(write_tool, args)
     assert (tmp_path / "s.txt").read_text() == "a\ufffdb"
 
 
-async def test_write_into_a_file_as_directory_fails(call, tmp_path: Path) -> None:
+async def test_write_into_a_file_as_directory_fails(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(Exception, match=r"^(ENOTDIR|EEXIST): .*, mkdir '"):
         await call(write_tool, {"path": "file/child.txt", "content": "y"})
@@ -65,7 +70,7 @@ async def test_write_into_a_file_as_directory_fails(call, tmp_path: Path) -> Non
 # -- edit: tools.test.ts --------------------------------------------------------------------
 
 
-async def test_replace_text(call, tmp_path: Path) -> None:
+async def test_replace_text(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "edit-test.txt").write_text("Hello, world!")
     result = await call(edit_tool, {"path": "edit-test.txt", "edits": one("world", "testing")})
     assert call.text_of(result) == "Successfully replaced 1 block(s) in edit-test.txt."
@@ -76,7 +81,7 @@ async def test_replace_text(call, tmp_path: Path) -> None:
     assert "-Hello, world!\n\\ No newline at end of file\n+Hello, testing!" in patch
 
 
-async def test_text_not_found(call, tmp_path: Path) -> None:
+async def test_text_not_found(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("Hello, world!")
     with pytest.raises(Exception) as info:
         await call(edit_tool, {"path": "f.txt", "edits": one("nonexistent", "testing")})
@@ -86,14 +91,14 @@ async def test_text_not_found(call, tmp_path: Path) -> None:
     )
 
 
-async def test_missing_file_enoent(call, tmp_path: Path) -> None:
+async def test_missing_file_enoent(call: Caller, tmp_path: Path) -> None:
     missing = tmp_path / "missing.txt"
     with pytest.raises(Exception) as info:
         await call(edit_tool, {"path": str(missing), "edits": one("hello", "world")})
     assert str(info.value) == f"Could not edit file: {missing}. Error code: ENOENT."
 
 
-async def test_duplicates(call, tmp_path: Path) -> None:
+async def test_duplicates(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("foo foo foo")
     with pytest.raises(Exception) as info:
         await call(edit_tool, {"path": "f.txt", "edits": one("foo", "bar")})
@@ -103,7 +108,7 @@ async def test_duplicates(call, tmp_path: Path) -> None:
     )
 
 
-async def test_multiple_disjoint_edits(call, tmp_path: Path) -> None:
+async def test_multiple_disjoint_edits(call: Caller, tmp_path: Path) -> None:
     path = tmp_path / "multi.txt"
     path.write_text("alpha\nbeta\ngamma\ndelta\n")
     edits = [{"oldText": "alpha\n", "newText": "ALPHA\n"}, {"oldText": "gamma\n", "newText": "GAMMA\n"}]
@@ -113,7 +118,7 @@ async def test_multiple_disjoint_edits(call, tmp_path: Path) -> None:
     assert result.details["diff"] == "-1 alpha\n+1 ALPHA\n 2 beta\n-3 gamma\n+3 GAMMA\n 4 delta"
 
 
-async def test_large_gaps_are_collapsed_in_diff(call, tmp_path: Path) -> None:
+async def test_large_gaps_are_collapsed_in_diff(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "gap.txt").write_text("".join(f"line {i:03}\n" for i in range(1, 601)))
     edits = [{"oldText": f"line {n}\n", "newText": f"LINE {n}\n"} for n in (100, 300, 500)]
     diff = (await call(edit_tool, {"path": "gap.txt", "edits": edits})).details["diff"]
@@ -122,7 +127,7 @@ async def test_large_gaps_are_collapsed_in_diff(call, tmp_path: Path) -> None:
     assert len(diff.split("\n")) < 50
 
 
-async def test_edits_match_the_original_not_incrementally(call, tmp_path: Path) -> None:
+async def test_edits_match_the_original_not_incrementally(call: Caller, tmp_path: Path) -> None:
     path = tmp_path / "orig.txt"
     path.write_text("foo\nbar\nbaz\n")
     edits = [{"oldText": "foo\n", "newText": "foo bar\n"}, {"oldText": "bar\n", "newText": "BAR\n"}]
@@ -130,7 +135,7 @@ async def test_edits_match_the_original_not_incrementally(call, tmp_path: Path) 
     assert path.read_text() == "foo bar\nBAR\nbaz\n"
 
 
-async def test_empty_edits(call, tmp_path: Path) -> None:
+async def test_empty_edits(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("hello\n")
     with pytest.raises(
         Exception, match=r"^Edit tool input is invalid. edits must contain at least one replacement.$"
@@ -138,7 +143,7 @@ async def test_empty_edits(call, tmp_path: Path) -> None:
         await call(edit_tool, {"path": "f.txt", "edits": []})
 
 
-async def test_overlap(call, tmp_path: Path) -> None:
+async def test_overlap(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("one\ntwo\nthree\n")
     edits = [{"oldText": "one\ntwo\n", "newText": "X"}, {"oldText": "two\nthree\n", "newText": "Y"}]
     with pytest.raises(Exception) as info:
@@ -148,7 +153,7 @@ async def test_overlap(call, tmp_path: Path) -> None:
     )
 
 
-async def test_all_or_nothing(call, tmp_path: Path) -> None:
+async def test_all_or_nothing(call: Caller, tmp_path: Path) -> None:
     path = tmp_path / "f.txt"
     path.write_text("alpha\nbeta\ngamma\n")
     edits = [{"oldText": "alpha\n", "newText": "ALPHA\n"}, {"oldText": "missing\n", "newText": "M\n"}]
@@ -185,7 +190,7 @@ async def test_all_or_nothing(call, tmp_path: Path) -> None:
         ),
     ],
 )
-async def test_error_texts(call, tmp_path: Path, edits, message: str) -> None:
+async def test_error_texts(call: Caller, tmp_path: Path, edits: list[dict[str, str]], message: str) -> None:
     (tmp_path / "f.txt").write_text("abc\ndef\na\n")
     with pytest.raises(Exception) as info:
         await call(edit_tool, {"path": "f.txt", "edits": edits})
@@ -196,7 +201,7 @@ async def test_error_texts(call, tmp_path: Path, edits, message: str) -> None:
 NOBODY = 65534
 
 
-def unprivileged_python() -> tuple[str, dict[str, str], object]:
+def unprivileged_python() -> tuple[str, dict[str, str], Callable[[], object] | None]:
     """A Python that runs this test's code as an ordinary user (root may write anywhere).
 
     As root, the test drops to ``nobody``; the venv's interpreter may live in root's home, so
@@ -274,7 +279,7 @@ def test_prepare_arguments_folds_legacy_and_json_string() -> None:
     assert prepare_edit_arguments({"path": "p", "edits": "not json"}) == {"path": "p", "edits": "not json"}
 
 
-async def test_legacy_single_edit_call(call, tmp_path: Path) -> None:
+async def test_legacy_single_edit_call(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("Hello, world!")
     await call(edit_tool, {"path": "f.txt", "oldText": "world", "newText": "there"})
     assert (tmp_path / "f.txt").read_text() == "Hello, there!"
@@ -301,14 +306,16 @@ LINE_ENDING_CASES = [
 
 
 @pytest.mark.parametrize(("original", "old", "new", "expected"), LINE_ENDING_CASES)
-async def test_line_endings(call, tmp_path: Path, original: str, old: str, new: str, expected: str) -> None:
+async def test_line_endings(
+    call: Caller, tmp_path: Path, original: str, old: str, new: str, expected: str
+) -> None:
     path = tmp_path / "f.txt"
     path.write_bytes(original.encode())
     await call(edit_tool, {"path": "f.txt", "edits": one(old, new)})
     assert path.read_bytes().decode() == expected
 
 
-async def test_crlf_and_bom_in_multi_edit(call, tmp_path: Path) -> None:
+async def test_crlf_and_bom_in_multi_edit(call: Caller, tmp_path: Path) -> None:
     path = tmp_path / "f.txt"
     path.write_bytes("\ufefffirst\r\nsecond\r\nthird\r\nfourth\r\n".encode())
     edits = [{"oldText": "second\n", "newText": "SECOND\n"}, {"oldText": "fourth\n", "newText": "FOURTH\n"}]
@@ -316,7 +323,7 @@ async def test_crlf_and_bom_in_multi_edit(call, tmp_path: Path) -> None:
     assert path.read_bytes().decode() == "\ufefffirst\r\nSECOND\r\nthird\r\nFOURTH\r\n"
 
 
-async def test_duplicates_across_crlf_and_lf(call, tmp_path: Path) -> None:
+async def test_duplicates_across_crlf_and_lf(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_bytes(b"hello\r\nworld\r\n---\r\nhello\nworld\n")
     with pytest.raises(Exception, match="Found 2 occurrences"):
         await call(edit_tool, {"path": "f.txt", "edits": one("hello\nworld\n", "replaced\n")})
@@ -362,7 +369,9 @@ FUZZY_CASES = [
 
 
 @pytest.mark.parametrize(("original", "edits", "expected"), FUZZY_CASES)
-async def test_fuzzy_matching(call, tmp_path: Path, original: str, edits, expected: str) -> None:
+async def test_fuzzy_matching(
+    call: Caller, tmp_path: Path, original: str, edits: list[dict[str, str]], expected: str
+) -> None:
     path = tmp_path / "f.txt"
     path.write_text(original)
     result = await call(edit_tool, {"path": "f.txt", "edits": edits})
@@ -370,7 +379,7 @@ async def test_fuzzy_matching(call, tmp_path: Path, original: str, edits, expect
     assert apply_patch(tmp_path, original, result.details["patch"]) == expected
 
 
-async def test_fuzzy_still_fails_and_detects_duplicates(call, tmp_path: Path) -> None:
+async def test_fuzzy_still_fails_and_detects_duplicates(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("completely different content\n")
     with pytest.raises(Exception, match="Could not find the exact text"):
         await call(edit_tool, {"path": "a.txt", "edits": one("this does not exist", "x")})
@@ -472,7 +481,9 @@ async def test_twenty_parallel_edits_to_one_file_all_land(tmp_path: Path) -> Non
             {"path": "shared.txt", "edits": one(f"slot {index}\n", f"done {index}\n")}
         )
         result = await edit_tool.execute(params, ctx)
-        results.append(result.content[0].text)
+        block = result.content[0]
+        assert isinstance(block, TextContent)
+        results.append(block.text)
 
     async with anyio.create_task_group() as group:
         for index in range(20):
@@ -497,7 +508,7 @@ async def test_parallel_writes_and_edits_through_a_symlink_are_serialised(tmp_pa
     assert real.read_text() == "A\nB\n"
 
 
-async def test_abort_before_edit_leaves_file(call, tmp_path: Path) -> None:
+async def test_abort_before_edit_leaves_file(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x")
     signal = AbortSignal()
     signal.abort()

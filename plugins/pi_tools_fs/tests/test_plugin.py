@@ -12,13 +12,15 @@ import pi_tools_fs
 import pytest
 from pi_tools_fs import TOOLS
 
+from pi_host import Tool
+
 PACKAGE = Path(pi_tools_fs.__file__).parent
 # Dumped from pi 0.73.1's createXToolDefinition(): the interface models were tuned on.
 PI_DEFINITIONS = json.loads((Path(__file__).parent / "data" / "pi-0.73-tool-definitions.json").read_text())
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
-def test_definitions_match_pi(tool) -> None:
+def test_definitions_match_pi(tool: Tool[Any]) -> None:
     expected = PI_DEFINITIONS[tool.name]
     spec = tool.spec()
     assert spec.name == expected["name"]

@@ -12,6 +12,7 @@ import tempfile
 import textwrap
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
@@ -20,7 +21,10 @@ from hypothesis import strategies as st
 from pi_tools_fs import create_read_tool, read_tool, truncate_head
 from pi_tools_fs._text import format_size, utf8_length
 
-from pi_host import AbortSignal, ToolCallContext
+from pi_host import AbortSignal, ImageContent, TextContent, ToolCallContext
+
+if TYPE_CHECKING:
+    from conftest import Caller
 
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAX+XDSwAAAABJRU5ErkJggg=="
@@ -31,19 +35,19 @@ def lines(count: int, fmt: str = "Line {}") -> str:
     return "\n".join(fmt.format(i + 1) for i in range(count))
 
 
-async def test_reads_file_within_limits(call, tmp_path: Path) -> None:
+async def test_reads_file_within_limits(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "test.txt").write_text("Hello, world!\nLine 2\nLine 3")
     result = await call(read_tool, {"path": str(tmp_path / "test.txt")})
     assert call.text_of(result) == "Hello, world!\nLine 2\nLine 3"
     assert result.details is None
 
 
-async def test_missing_file_reports_enoent(call, tmp_path: Path) -> None:
+async def test_missing_file_reports_enoent(call: Caller, tmp_path: Path) -> None:
     with pytest.raises(Exception, match=r"ENOENT: no such file or directory, access '.*nonexistent.txt'"):
         await call(read_tool, {"path": str(tmp_path / "nonexistent.txt")})
 
 
-async def test_truncates_at_line_limit(call, tmp_path: Path) -> None:
+async def test_truncates_at_line_limit(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "large.txt").write_text(lines(2500))
     result = await call(read_tool, {"path": "large.txt"})
     output = call.text_of(result)
@@ -56,7 +60,7 @@ async def test_truncates_at_line_limit(call, tmp_path: Path) -> None:
     assert truncation["outputLines"] == 2000
 
 
-async def test_truncates_at_byte_limit(call, tmp_path: Path) -> None:
+async def test_truncates_at_byte_limit(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "large-bytes.txt").write_text(lines(500, "Line {}: " + "x" * 200))
     output = await call.text(read_tool, {"path": "large-bytes.txt"})
     assert output.startswith("Line 1:")
@@ -64,33 +68,33 @@ async def test_truncates_at_byte_limit(call, tmp_path: Path) -> None:
     assert output.endswith("[Showing lines 1-243 of 500 (50.0KB limit). Use offset=244 to continue.]")
 
 
-async def test_offset(call, tmp_path: Path) -> None:
+async def test_offset(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(lines(100))
     output = await call.text(read_tool, {"path": "f.txt", "offset": 51})
     assert output == lines(100).split("\n", 50)[50]
     assert "Use offset=" not in output
 
 
-async def test_limit(call, tmp_path: Path) -> None:
+async def test_limit(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(lines(100))
     output = await call.text(read_tool, {"path": "f.txt", "limit": 10})
     assert output == lines(10) + "\n\n[90 more lines in file. Use offset=11 to continue.]"
 
 
-async def test_offset_and_limit(call, tmp_path: Path) -> None:
+async def test_offset_and_limit(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(lines(100))
     output = await call.text(read_tool, {"path": "f.txt", "offset": 41, "limit": 20})
     assert output.startswith("Line 41\n") and "Line 60\n\n" in output and "Line 61" not in output
     assert output.endswith("[40 more lines in file. Use offset=61 to continue.]")
 
 
-async def test_offset_beyond_end(call, tmp_path: Path) -> None:
+async def test_offset_beyond_end(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "short.txt").write_text("Line 1\nLine 2\nLine 3")
     with pytest.raises(Exception, match=r"^Offset 100 is beyond end of file \(3 lines total\)$"):
         await call(read_tool, {"path": "short.txt", "offset": 100})
 
 
-async def test_single_line_over_byte_limit(call, tmp_path: Path) -> None:
+async def test_single_line_over_byte_limit(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "wide.txt").write_text("short\n" + "y" * 60_000 + "\nafter")
     result = await call(read_tool, {"path": "wide.txt", "offset": 2})
     assert call.text_of(result) == (
@@ -99,32 +103,32 @@ async def test_single_line_over_byte_limit(call, tmp_path: Path) -> None:
     assert result.details["truncation"]["firstLineExceedsLimit"] is True
 
 
-async def test_path_forms(call, tmp_path: Path) -> None:
+async def test_path_forms(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "my file.txt").write_text("content")
     assert await call.text(read_tool, {"path": "@my file.txt"}) == "content"
     assert await call.text(read_tool, {"path": "my\u00a0file.txt"}) == "content"
 
 
-async def test_tilde_expansion(call, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_tilde_expansion(call: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "notes.md").write_text("home notes")
     assert await call.text(read_tool, {"path": "~/notes.md"}, cwd=tmp_path / "..") == "home notes"
 
 
-async def test_macos_screenshot_name_variants(call, tmp_path: Path) -> None:
+async def test_macos_screenshot_name_variants(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "Screenshot 2024 at 10.00.00\u202fAM.txt").write_text("narrow space")
     assert await call.text(read_tool, {"path": "Screenshot 2024 at 10.00.00 AM.txt"}) == "narrow space"
     (tmp_path / "Capture d\u2019e\u0301cran.txt").write_text("nfd curly")
     assert await call.text(read_tool, {"path": "Capture d'écran.txt"}) == "nfd curly"
 
 
-async def test_directory_is_an_error(call, tmp_path: Path) -> None:
+async def test_directory_is_an_error(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     with pytest.raises(Exception, match="EISDIR: illegal operation on a directory, read"):
         await call(read_tool, {"path": "sub"})
 
 
-async def test_aborted_before_start(call, tmp_path: Path) -> None:
+async def test_aborted_before_start(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x")
     signal = AbortSignal()
     signal.abort()
@@ -180,7 +184,9 @@ line_text = st.one_of(
     limit=st.one_of(st.none(), st.integers(min_value=0, max_value=3000)),
     trailing_newline=st.booleans(),
 )
-def test_window_matches_pi(file_lines, offset, limit, trailing_newline) -> None:
+def test_window_matches_pi(
+    file_lines: list[str], offset: int | None, limit: int | None, trailing_newline: bool
+) -> None:
     text = "\n".join(file_lines) + ("\n" if trailing_newline else "")
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "f.txt"
@@ -201,10 +207,12 @@ async def read_via_tool(path: Path, offset: int | None, limit: int | None) -> st
         result = await read_tool.execute(params, ctx)
     except Exception as exc:
         return f"ERROR {exc}"
-    return result.content[0].text
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
 
 
-async def test_invalid_utf8_is_replaced_and_measured_like_node(call, tmp_path: Path) -> None:
+async def test_invalid_utf8_is_replaced_and_measured_like_node(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe\xe2\x82\nend")
     assert await call.text(read_tool, {"path": "bad.txt"}) == "ok\n\ufffd\ufffd\ufffd\nend"
 
@@ -227,7 +235,7 @@ def png(width: int, height: int) -> bytes:
     )
 
 
-async def test_image_detected_by_magic_not_extension(call, tmp_path: Path) -> None:
+async def test_image_detected_by_magic_not_extension(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "image.txt").write_bytes(PNG_1X1)
     result = await call(read_tool, {"path": "image.txt"})
     assert result.content[0].type == "text"
@@ -237,7 +245,7 @@ async def test_image_detected_by_magic_not_extension(call, tmp_path: Path) -> No
     assert base64.b64decode(image.data) == PNG_1X1
 
 
-async def test_image_extension_with_text_content_is_text(call, tmp_path: Path) -> None:
+async def test_image_extension_with_text_content_is_text(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "not-an-image.png").write_text("definitely not a png")
     result = await call(read_tool, {"path": "not-an-image.png"})
     assert call.text_of(result) == "definitely not a png"
@@ -262,14 +270,15 @@ async def test_image_extension_with_text_content_is_text(call, tmp_path: Path) -
         ),
     ],
 )
-async def test_other_image_types(call, tmp_path: Path, data: bytes, mime: str) -> None:
+async def test_other_image_types(call: Caller, tmp_path: Path, data: bytes, mime: str) -> None:
     (tmp_path / "pic.bin").write_bytes(data)
     result = await call(read_tool, {"path": "pic.bin"})
     assert call.text_of(result) == f"Read image file [{mime}]"
-    assert result.content[1].mime_type == mime
+    image = result.content[1]
+    assert isinstance(image, ImageContent) and image.mime_type == mime
 
 
-async def test_oversized_image_is_omitted_with_pi_note(call, tmp_path: Path) -> None:
+async def test_oversized_image_is_omitted_with_pi_note(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "big.png").write_bytes(png(2001, 10))
     result = await call(read_tool, {"path": "big.png"})
     assert call.text_of(result) == (
@@ -279,13 +288,13 @@ async def test_oversized_image_is_omitted_with_pi_note(call, tmp_path: Path) -> 
     assert len(result.content) == 1
 
 
-async def test_oversized_image_sent_when_auto_resize_is_off(call, tmp_path: Path) -> None:
+async def test_oversized_image_sent_when_auto_resize_is_off(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "big.png").write_bytes(png(2001, 10))
     result = await call(create_read_tool(auto_resize_images=False), {"path": "big.png"})
     assert [block.type for block in result.content] == ["text", "image"]
 
 
-async def test_image_at_dimension_limit_is_sent(call, tmp_path: Path) -> None:
+async def test_image_at_dimension_limit_is_sent(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "edge.png").write_bytes(png(2000, 3))
     result = await call(read_tool, {"path": "edge.png"})
     assert [block.type for block in result.content] == ["text", "image"]
@@ -296,7 +305,7 @@ async def test_image_at_dimension_limit_is_sent(call, tmp_path: Path) -> None:
 MEMORY_SCRIPT = textwrap.dedent(
     """
     import resource, sys, anyio
-    from pi_host import AbortSignal, ToolCallContext
+    from pi_host import AbortSignal, ImageContent, TextContent, ToolCallContext
     from pi_tools_fs import read_tool
 
     async def main():

@@ -6,10 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pi_tools_fs import create_find_tool, create_grep_tool
+
+from pi_host import Tool
+
+if TYPE_CHECKING:
+    from conftest import Caller
 
 RG = shutil.which("rg")
 FD = shutil.which("fd") or shutil.which("fdfind")
@@ -28,14 +33,14 @@ FINDS = [pytest.param(python_find, id="python")] + (
 
 
 @pytest.mark.parametrize("grep", GREPS)
-async def test_grep_single_file_shows_its_name(call, tmp_path: Path, grep) -> None:
+async def test_grep_single_file_shows_its_name(call: Caller, tmp_path: Path, grep: Tool[Any]) -> None:
     (tmp_path / "example.txt").write_text("first line\nmatch line\nlast line")
     output = await call.text(grep, {"pattern": "match", "path": str(tmp_path / "example.txt")})
     assert output == "example.txt:2: match line"
 
 
 @pytest.mark.parametrize("grep", GREPS)
-async def test_grep_limit_and_context(call, tmp_path: Path, grep) -> None:
+async def test_grep_limit_and_context(call: Caller, tmp_path: Path, grep: Tool[Any]) -> None:
     (tmp_path / "context.txt").write_text("before\nmatch one\nafter\nmiddle\nmatch two\nafter two")
     result = await call(grep, {"pattern": "match", "path": "context.txt", "limit": 1, "context": 1})
     assert call.text_of(result) == (
@@ -46,7 +51,7 @@ async def test_grep_limit_and_context(call, tmp_path: Path, grep) -> None:
 
 
 @pytest.mark.parametrize("grep", GREPS)
-async def test_grep_flag_like_pattern_is_text(call, tmp_path: Path, grep) -> None:
+async def test_grep_flag_like_pattern_is_text(call: Caller, tmp_path: Path, grep: Tool[Any]) -> None:
     marker = tmp_path / "marker"
     payload = tmp_path / "payload.sh"
     payload.write_text(f'#!/bin/sh\necho executed > {marker}\ncat "$1"\n')
@@ -58,13 +63,13 @@ async def test_grep_flag_like_pattern_is_text(call, tmp_path: Path, grep) -> Non
 
 
 @pytest.mark.parametrize("grep", GREPS)
-async def test_grep_missing_path(call, tmp_path: Path, grep) -> None:
+async def test_grep_missing_path(call: Caller, tmp_path: Path, grep: Tool[Any]) -> None:
     with pytest.raises(Exception, match=f"^Path not found: {tmp_path}/nope$"):
         await call(grep, {"pattern": "x", "path": "nope"})
 
 
 @pytest.mark.parametrize("grep", GREPS)
-async def test_grep_long_lines_and_byte_cap(call, tmp_path: Path, grep) -> None:
+async def test_grep_long_lines_and_byte_cap(call: Caller, tmp_path: Path, grep: Tool[Any]) -> None:
     (tmp_path / "long.txt").write_text("\n".join(f"hit {i} " + "x" * 600 for i in range(99)))
     result = await call(grep, {"pattern": "hit", "path": "long.txt"})
     text = call.text_of(result)
@@ -77,7 +82,7 @@ async def test_grep_long_lines_and_byte_cap(call, tmp_path: Path, grep) -> None:
 
 
 @pytest.mark.parametrize("find", FINDS)
-async def test_find_includes_hidden_files(call, tmp_path: Path, find) -> None:
+async def test_find_includes_hidden_files(call: Caller, tmp_path: Path, find: Tool[Any]) -> None:
     (tmp_path / ".secret").mkdir()
     (tmp_path / ".secret" / "hidden.txt").write_text("hidden")
     (tmp_path / "visible.txt").write_text("visible")
@@ -87,7 +92,7 @@ async def test_find_includes_hidden_files(call, tmp_path: Path, find) -> None:
 
 
 @pytest.mark.parametrize("find", FINDS)
-async def test_find_respects_gitignore(call, tmp_path: Path, find) -> None:
+async def test_find_respects_gitignore(call: Caller, tmp_path: Path, find: Tool[Any]) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("ignored.txt\n")
     (tmp_path / "ignored.txt").write_text("ignored")
@@ -95,7 +100,7 @@ async def test_find_respects_gitignore(call, tmp_path: Path, find) -> None:
     assert await call.text(find, {"pattern": "**/*.txt", "path": str(tmp_path)}) == "kept.txt"
 
 
-async def test_find_respects_gitignore_outside_repositories(call, tmp_path: Path) -> None:
+async def test_find_respects_gitignore_outside_repositories(call: Caller, tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("ignored.txt\n")
     (tmp_path / "ignored.txt").write_text("ignored")
     (tmp_path / "kept.txt").write_text("kept")
@@ -105,13 +110,13 @@ async def test_find_respects_gitignore_outside_repositories(call, tmp_path: Path
 
 
 @pytest.mark.parametrize("find", FINDS)
-async def test_find_glob_parse_error(call, tmp_path: Path, find) -> None:
+async def test_find_glob_parse_error(call: Caller, tmp_path: Path, find: Tool[Any]) -> None:
     with pytest.raises(Exception, match=r"error parsing glob '\[': unclosed character class"):
         await call(find, {"pattern": "[", "path": str(tmp_path)})
 
 
 @pytest.mark.parametrize("find", FINDS)
-async def test_find_flag_like_pattern(call, tmp_path: Path, find) -> None:
+async def test_find_flag_like_pattern(call: Caller, tmp_path: Path, find: Tool[Any]) -> None:
     assert (
         await call.text(find, {"pattern": "--help", "path": str(tmp_path)})
         == "No files found matching pattern"
@@ -119,7 +124,7 @@ async def test_find_flag_like_pattern(call, tmp_path: Path, find) -> None:
 
 
 @pytest.mark.parametrize("find", FINDS)
-async def test_find_limit_notice(call, tmp_path: Path, find) -> None:
+async def test_find_limit_notice(call: Caller, tmp_path: Path, find: Tool[Any]) -> None:
     (tmp_path / ".git").mkdir()
     for i in range(5):
         (tmp_path / f"f{i}.txt").write_text("")
@@ -130,7 +135,7 @@ async def test_find_limit_notice(call, tmp_path: Path, find) -> None:
     assert result.details == {"resultLimitReached": 3}
 
 
-async def test_find_errors_for_missing_path_and_file(call, tmp_path: Path) -> None:
+async def test_find_errors_for_missing_path_and_file(call: Caller, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(Exception, match=r"^Path not found: "):
         await call(python_find, {"pattern": "*", "path": "missing"})
@@ -210,7 +215,7 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-async def test_python_grep_honours_every_rule(call, tree: Path) -> None:
+async def test_python_grep_honours_every_rule(call: Caller, tree: Path) -> None:
     output = await call.text(python_grep, {"pattern": "hello"}, cwd=tree)
     matched, notice = output.split("\n\n")
     assert [line.split(":")[0] for line in matched.split("\n")] == [
@@ -237,7 +242,7 @@ async def test_python_grep_honours_every_rule(call, tree: Path) -> None:
     assert notice == "[Some lines truncated to 500 chars. Use read tool to see full lines]"
 
 
-async def test_python_find_honours_every_rule(call, tree: Path) -> None:
+async def test_python_find_honours_every_rule(call: Caller, tree: Path) -> None:
     output = await call.text(python_find, {"pattern": "*"}, cwd=tree)
     assert output.split("\n") == [
         ".env",
@@ -303,14 +308,14 @@ GREP_CASES: list[dict[str, Any]] = [
 
 @pytest.mark.skipif(RG is None, reason="ripgrep not installed")
 @pytest.mark.parametrize("args", GREP_CASES, ids=lambda a: "-".join(f"{k}={v}" for k, v in a.items()))
-async def test_grep_backends_agree(call, tree: Path, args: dict[str, Any]) -> None:
+async def test_grep_backends_agree(call: Caller, tree: Path, args: dict[str, Any]) -> None:
     from_rg = await call(create_grep_tool(backend="ripgrep"), args, cwd=tree)
     from_python = await call(python_grep, args, cwd=tree)
     assert from_python.to_json_dict() == from_rg.to_json_dict()
 
 
 @pytest.mark.skipif(RG is None, reason="ripgrep not installed")
-async def test_grep_backends_agree_outside_repositories(call, tree: Path) -> None:
+async def test_grep_backends_agree_outside_repositories(call: Caller, tree: Path) -> None:
     shutil.rmtree(tree / ".git")
     from_rg = await call(create_grep_tool(backend="ripgrep"), {"pattern": "hello"}, cwd=tree)
     from_python = await call(python_grep, {"pattern": "hello"}, cwd=tree)
@@ -320,7 +325,7 @@ async def test_grep_backends_agree_outside_repositories(call, tree: Path) -> Non
 
 
 @pytest.mark.skipif(RG is None, reason="ripgrep not installed")
-async def test_grep_binary_cut_matches_ripgrep(call, tmp_path: Path) -> None:
+async def test_grep_binary_cut_matches_ripgrep(call: Caller, tmp_path: Path) -> None:
     lines = "".join(f"line hello {i}\n" for i in range(20000))
     (tmp_path / "late.txt").write_bytes(lines.encode() + b"\x00\nafter hello\n")
     args = {"pattern": "hello", "limit": 100000}
@@ -349,7 +354,7 @@ FIND_CASES: list[dict[str, Any]] = [
 
 @pytest.mark.skipif(FD is None, reason="fd not installed")
 @pytest.mark.parametrize("args", FIND_CASES, ids=lambda a: "-".join(f"{k}={v}" for k, v in a.items()))
-async def test_find_backends_agree(call, tree: Path, args: dict[str, Any]) -> None:
+async def test_find_backends_agree(call: Caller, tree: Path, args: dict[str, Any]) -> None:
     from_fd = await call(create_find_tool(backend="fd"), args, cwd=tree)
     from_python = await call(python_find, args, cwd=tree)
     assert from_python.to_json_dict() == from_fd.to_json_dict()
