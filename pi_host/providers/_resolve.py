@@ -220,15 +220,18 @@ def resolve_cli_model(
 
 
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    # minimatch semantics for the cases that matter: "*" and "?" do not cross "/".
+    # minimatch semantics for the cases that matter: "*" and "?" do not cross "/", "**" does.
     out: list[str] = []
     index = 0
     while index < len(pattern):
         char = pattern[index]
         if char == "*":
-            while index + 1 < len(pattern) and pattern[index + 1] == "*":
-                index += 1
-            out.append("[^/]*")
+            if pattern.startswith("**", index):
+                while index + 1 < len(pattern) and pattern[index + 1] == "*":
+                    index += 1
+                out.append(".*")  # globstar: any number of path segments
+            else:
+                out.append("[^/]*")
         elif char == "?":
             out.append("[^/]")
         elif char == "[":
