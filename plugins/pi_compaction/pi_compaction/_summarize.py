@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Sequence
 
-import anyio
-
 from pi_host.hookspecs import CompactionPreparation, CompactionResult
 from pi_host.messages import (
     AgentMessage,
@@ -238,18 +236,10 @@ async def summarize_compaction(
 
     if preparation.is_split_turn and preparation.turn_prefix_messages:
         prefix_request = summary_request(preparation.turn_prefix_messages, instructions=TURN_PREFIX_PROMPT)
-        texts: dict[str, str] = {}
-
-        async def prefix() -> None:
-            texts["prefix"] = await _ask(summarize, prefix_request, budget(0.5), "Turn prefix summarization")
-
-        async def whole() -> None:
-            texts["history"] = await history()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(whole)
-            group.start_soon(prefix)
-        history_text, prefix_text = texts["history"], texts["prefix"]
+        # One after the other, as later pi versions do: two parallel calls double the burst
+        # against rate limits at the moment the context is fullest.
+        history_text = await history()
+        prefix_text = await _ask(summarize, prefix_request, budget(0.5), "Turn prefix summarization")
         summary = f"{history_text}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix_text}"
     else:
         summary = await history()
