@@ -159,7 +159,7 @@ def test_a_known_type_with_bad_fields_becomes_unknown_with_a_reason() -> None:
     "line", ["not json", "[1,2]", '{"type":"message"}', '{"id":"x"}', '{"type":"label","id":5}', ""]
 )
 def test_lines_that_are_not_entries_are_rejected(line: str) -> None:
-    with pytest.raises(ValueError, match="not a session entry|Expecting|Extra data"):
+    with pytest.raises(ValueError, match=r"not a session entry|Expecting|Extra data"):
         parse_entry(line)
 
 
@@ -263,7 +263,10 @@ _json_values = st.recursive(
 @given(st.lists(_json_values, min_size=300, max_size=300))
 def test_js_dumps_equals_json_stringify(values: list[object]) -> None:
     text = json.dumps(values)
-    script = "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{for(const v of JSON.parse(s))console.log(JSON.stringify(v))})"
+    script = (
+        "let s='';process.stdin.on('data',d=>s+=d)"
+        ".on('end',()=>{for(const v of JSON.parse(s))console.log(JSON.stringify(v))})"
+    )
     done = subprocess.run(["node", "-e", script], input=text, capture_output=True, text=True, check=True)
     expected = done.stdout.split("\n")[:-1]
     assert [js_dumps(value) for value in json.loads(text)] == expected
