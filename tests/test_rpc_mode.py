@@ -1,0 +1,552 @@
+"""RPC mode (``pi-host --mode rpc``) driven as a real subprocess, plus the UI bridge in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import sysconfig
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from pi_host.modes._rpc_io import JsonlWriter, RpcUI, decode_line
+
+TIMEOUT = 20.0
+
+
+def _pi_host() -> str:
+    found = shutil.which("pi-host") or str(Path(sysconfig.get_path("scripts")) / "pi-host")
+    if not os.path.exists(found):
+        found = str(Path(sys.executable).parent / "pi-host")
+    return found
+
+
+class RpcProcess:
+    """A running ``pi-host --mode rpc``: send commands, read records until one matches."""
+
+    def __init__(self, tmp_path: Path, script: list[dict[str, Any]], *extra: str) -> None:
+        script_file = tmp_path / "script.json"
+        script_file.write_text(json.dumps(script))
+        env = {
+            **os.environ,
+            "PI_HOST_FAUX_SCRIPT": str(script_file),
+            "PI_HOST_DIR": str(tmp_path / "agent"),
+        }
+        args = [_pi_host(), "--mode", "rpc", "--provider", "faux", *extra]
+        if "--session-dir" not in extra:
+            args.append("--no-session")
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+            env=env,
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        try:
+            for raw in iter(self.proc.stdout.readline, b""):
+                self.lines.put(raw)
+        except ValueError:  # closed by dispose()
+            pass
+        self.lines.put(None)
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, command: dict[str, Any]) -> None:
+        self.send_raw(json.dumps(command).encode() + b"\n")
+
+    def next_record(self) -> dict[str, Any]:
+        raw = self.lines.get(timeout=TIMEOUT)
+        if raw is None:
+            stderr = self.proc.stderr.read().decode() if self.proc.stderr else ""
+            raise AssertionError(f"pi-host closed stdout; stderr:\n{stderr}")
+        assert raw.endswith(b"\n")
+        record: dict[str, Any] = json.loads(raw)
+        self.seen.append(record)
+        return record
+
+    def read_until(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        while True:
+            record = self.next_record()
+            if predicate(record):
+                return record
+
+    def response(self, request_id: str) -> dict[str, Any]:
+        return self.read_until(lambda r: r.get("type") == "response" and r.get("id") == request_id)
+
+    def call(self, command: dict[str, Any]) -> dict[str, Any]:
+        self.send(command)
+        return self.response(command["id"])
+
+    def event(self, kind: str) -> dict[str, Any]:
+        return self.read_until(lambda r: r.get("type") == kind)
+
+    def close(self) -> int:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=TIMEOUT)
+        finally:
+            self.dispose()
+
+    def dispose(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None and not stream.closed:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
+@pytest.fixture
+def rpc(tmp_path: Path) -> Iterator[Callable[..., RpcProcess]]:
+    started: list[RpcProcess] = []
+
+    def start(script: list[dict[str, Any]] | None = None, *extra: str) -> RpcProcess:
+        process = RpcProcess(tmp_path, script or [], *extra)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.dispose()
+
+
+# -- framing and errors ----------------------------------------------------------------------
+
+
+def test_malformed_line_gets_parse_error_and_serving_continues(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    p.send_raw(b"{not json\n")
+    error = p.next_record()
+    assert error["type"] == "response" and error["command"] == "parse" and error["success"] is False
+    assert error["error"].startswith("Failed to parse command: ")
+    assert "id" not in error
+    assert p.call({"id": "s", "type": "get_state"})["success"] is True
+    assert p.close() == 0
+
+
+def test_unknown_command_answered_with_pis_error(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    p.send({"id": "u", "type": "frobnicate"})
+    error = p.next_record()
+    assert error == {
+        "type": "response",
+        "command": "frobnicate",
+        "success": False,
+        "error": "Unknown command: frobnicate",
+    }
+    assert p.close() == 0
+
+
+def test_crlf_and_unicode_separators_are_not_record_breaks(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc([{"text": "ok"}])
+    text = "a\u2028b\u2029c"
+    command = {"id": "p", "type": "prompt", "message": text}
+    p.send_raw(json.dumps(command, ensure_ascii=False).encode() + b"\r\n")
+    assert p.response("p")["success"] is True
+    p.event("agent_end")
+    messages = p.call({"id": "m", "type": "get_messages"})["data"]["messages"]
+    assert messages[0]["content"][0]["text"] == text
+    assert p.close() == 0
+
+
+def test_eof_ends_cleanly_during_a_run(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc([{"delayMs": 200, "text": "one two three four five six seven"}])
+    p.call({"id": "p", "type": "prompt", "message": "go"})
+    p.event("message_update")
+    assert p.close() == 0
+
+
+# -- prompting -------------------------------------------------------------------------------
+
+
+def test_prompt_streams_pi_event_sequence(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc([{"text": "Hello there"}])
+    assert p.call({"id": "p1", "type": "prompt", "message": "hi"}) == {
+        "id": "p1",
+        "type": "response",
+        "command": "prompt",
+        "success": True,
+    }
+    end = p.event("agent_end")
+    kinds = [r["type"] for r in p.seen if r["type"] != "response"]
+    assert kinds[:4] == ["agent_start", "turn_start", "message_start", "message_end"]
+    assert kinds[-2:] == ["turn_end", "agent_end"]
+    assert all("id" not in r for r in p.seen if r["type"] != "response")
+    assert end["messages"][-1]["content"][0]["text"] == "Hello there"
+    text = p.call({"id": "t", "type": "get_last_assistant_text"})
+    assert text["data"] == {"text": "Hello there"}
+    assert p.close() == 0
+
+
+def test_prompt_with_tool_call_runs_tool(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc([{"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}, {"text": "done"}])
+    p.call({"id": "p", "type": "prompt", "message": "run it"})
+    start = p.event("tool_execution_start")
+    assert start["toolName"] == "bash" and start["args"] == {"command": "echo hi"}
+    end = p.event("tool_execution_end")
+    assert end["isError"] is False and "hi" in end["result"]["content"][0]["text"]
+    p.event("agent_end")
+    stats = p.call({"id": "st", "type": "get_session_stats"})["data"]
+    assert stats["toolCalls"] == 1 and stats["toolResults"] == 1
+    assert stats["userMessages"] == 1 and stats["assistantMessages"] == 2
+    assert stats["tokens"]["total"] == sum(v for k, v in stats["tokens"].items() if k != "total")
+    assert stats["contextUsage"]["contextWindow"] > 0
+    assert p.close() == 0
+
+
+def test_prompt_while_streaming_needs_behavior(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc([{"delayMs": 50, "text": "a b c d e f g h i j k l"}, {"text": "queued reply"}])
+    p.call({"id": "p", "type": "prompt", "message": "first"})
+    p.event("message_update")
+    rejected = p.call({"id": "p2", "type": "prompt", "message": "second"})
+    assert rejected["success"] is False
+    assert "streamingBehavior" in rejected["error"]
+    queued = p.call({"id": "p3", "type": "prompt", "message": "later", "streamingBehavior": "followUp"})
+    assert queued["success"] is True
+    # The queue update is written before the response that accepted the message.
+    assert {"type": "queue_update", "steering": [], "followUp": ["later"]} in p.seen
+    p.read_until(
+        lambda r: (
+            r["type"] == "message_start"
+            and r["message"]["role"] == "user"
+            and r["message"]["content"][0]["text"] == "later"
+        )
+    )
+    p.event("agent_end")
+    assert p.close() == 0
+
+
+def test_get_state_steer_and_follow_up_answered_while_streaming(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc(
+        [
+            {"delayMs": 40, "text": "one two three four five six seven eight"},
+            {"text": "after steer"},
+            {"text": "after follow-up"},
+        ]
+    )
+    p.call({"id": "p", "type": "prompt", "message": "go"})
+    p.event("message_update")
+    state = p.call({"id": "s", "type": "get_state"})["data"]
+    assert state["isStreaming"] is True
+    assert p.call({"id": "st", "type": "steer", "message": "change course"})["success"] is True
+    assert p.call({"id": "fu", "type": "follow_up", "message": "then this"})["success"] is True
+    state = p.call({"id": "s2", "type": "get_state"})["data"]
+    assert state["pendingMessageCount"] == 2
+    # The steer reaches the model before the follow-up.
+    users: list[str] = []
+    while len(users) < 2:
+        record = p.read_until(lambda r: r["type"] == "message_start" and r["message"]["role"] == "user")
+        users.append(record["message"]["content"][0]["text"])
+    assert users == ["change course", "then this"]
+    p.event("agent_end")
+    assert p.call({"id": "s3", "type": "get_state"})["data"]["isStreaming"] is False
+    assert p.close() == 0
+
+
+def test_abort_while_streaming(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc([{"delayMs": 100, "text": " ".join(["word"] * 200)}])
+    p.call({"id": "p", "type": "prompt", "message": "go"})
+    p.event("message_update")
+    assert p.call({"id": "a", "type": "abort"}) == {
+        "id": "a",
+        "type": "response",
+        "command": "abort",
+        "success": True,
+    }
+    # pi answers abort once the agent is idle, so the run's last events precede the response.
+    ends = [r for r in p.seen if r["type"] == "message_end" and r["message"]["role"] == "assistant"]
+    assert ends and ends[-1]["message"]["stopReason"] == "aborted"
+    assert any(r["type"] == "agent_end" for r in p.seen)
+    assert p.call({"id": "s", "type": "get_state"})["data"]["isStreaming"] is False
+    assert p.close() == 0
+
+
+def test_steer_and_follow_up_rejected_for_unknown_shape(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    missing = p.call({"id": "x", "type": "steer"})
+    assert missing["success"] is False and "message" in missing["error"]
+    assert p.close() == 0
+
+
+# -- state, models, thinking, queues ---------------------------------------------------------
+
+
+def test_get_state_shape(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    data = p.call({"id": "s", "type": "get_state"})["data"]
+    assert data["model"]["provider"] == "faux"
+    assert {
+        "thinkingLevel",
+        "isStreaming",
+        "isCompacting",
+        "steeringMode",
+        "followUpMode",
+        "sessionId",
+        "autoCompactionEnabled",
+        "messageCount",
+        "pendingMessageCount",
+    } <= set(data)
+    assert "sessionFile" not in data and "sessionName" not in data
+    assert p.close() == 0
+
+
+def test_get_messages(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc([{"text": "reply"}])
+    assert p.call({"id": "m0", "type": "get_messages"})["data"] == {"messages": []}
+    p.call({"id": "p", "type": "prompt", "message": "hi"})
+    p.event("agent_end")
+    messages = p.call({"id": "m", "type": "get_messages"})["data"]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert p.close() == 0
+
+
+def test_models(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    models = p.call({"id": "l", "type": "get_available_models"})["data"]["models"]
+    faux = next(m for m in models if m["provider"] == "faux")
+    chosen = p.call({"id": "m", "type": "set_model", "provider": "faux", "modelId": faux["id"]})
+    assert chosen["success"] is True and chosen["data"]["id"] == faux["id"]
+    missing = p.call({"id": "x", "type": "set_model", "provider": "nope", "modelId": "nada"})
+    assert missing == {
+        "id": "x",
+        "type": "response",
+        "command": "set_model",
+        "success": False,
+        "error": "Model not found: nope/nada",
+    }
+    cycled = p.call({"id": "c", "type": "cycle_model"})
+    assert cycled["success"] is True
+    if len(models) <= 1:
+        assert cycled["data"] is None
+    else:
+        assert set(cycled["data"]) == {"model", "thinkingLevel", "isScoped"}
+    assert p.close() == 0
+
+
+def test_thinking_level(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    assert p.call({"id": "t", "type": "set_thinking_level", "level": "high"})["success"] is True
+    # faux-1 does not reason: the level clamps to off and cycling has nothing to cycle.
+    assert p.call({"id": "s", "type": "get_state"})["data"]["thinkingLevel"] == "off"
+    assert p.call({"id": "c", "type": "cycle_thinking_level"})["data"] is None
+    bad = p.call({"id": "b", "type": "set_thinking_level", "level": "extreme"})
+    assert bad["success"] is False and "extreme" in bad["error"]
+    assert p.close() == 0
+
+
+def test_queue_modes(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    assert p.call({"id": "a", "type": "set_steering_mode", "mode": "all"})["success"] is True
+    assert p.call({"id": "b", "type": "set_follow_up_mode", "mode": "all"})["success"] is True
+    state = p.call({"id": "s", "type": "get_state"})["data"]
+    assert state["steeringMode"] == "all" and state["followUpMode"] == "all"
+    assert p.call({"id": "c", "type": "set_steering_mode", "mode": "sometimes"})["success"] is False
+    assert p.close() == 0
+
+
+def test_auto_compaction_and_retry_switches(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    assert p.call({"id": "a", "type": "set_auto_compaction", "enabled": False})["success"] is True
+    assert p.call({"id": "s", "type": "get_state"})["data"]["autoCompactionEnabled"] is False
+    assert p.call({"id": "r", "type": "set_auto_retry", "enabled": False})["success"] is True
+    assert p.call({"id": "ar", "type": "abort_retry"})["success"] is True
+    assert p.close() == 0
+
+
+def test_compact_reports_result_or_error(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc([{"text": "reply"}, {"text": "summary of it all"}])
+    p.call({"id": "p", "type": "prompt", "message": "hi"})
+    p.event("agent_end")
+    response = p.call({"id": "c", "type": "compact", "customInstructions": "be brief"})
+    p.seen.clear()
+    if response["success"]:
+        assert {"summary", "firstKeptEntryId", "tokensBefore"} <= set(response["data"])
+    else:
+        assert response["error"]
+    assert p.close() == 0
+
+
+# -- bash ------------------------------------------------------------------------------------
+
+
+def test_bash_and_abort_bash(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    result = p.call({"id": "b", "type": "bash", "command": "echo hello"})
+    assert result["success"] is True
+    assert result["data"]["output"].strip() == "hello"
+    assert result["data"]["exitCode"] == 0 and result["data"]["cancelled"] is False
+    messages = p.call({"id": "m", "type": "get_messages"})["data"]["messages"]
+    assert messages[-1]["role"] == "bashExecution"
+    p.send({"id": "long", "type": "bash", "command": "sleep 30"})
+    assert p.call({"id": "ab", "type": "abort_bash"})["success"] is True
+    cancelled = p.response("long")
+    assert cancelled["success"] is True and cancelled["data"]["cancelled"] is True
+    assert p.close() == 0
+
+
+# -- sessions --------------------------------------------------------------------------------
+
+
+def test_session_name(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    empty = p.call({"id": "e", "type": "set_session_name", "name": "   "})
+    assert empty["error"] == "Session name cannot be empty"
+    assert p.call({"id": "n", "type": "set_session_name", "name": " work "})["success"] is True
+    assert p.call({"id": "s", "type": "get_state"})["data"]["sessionName"] == "work"
+    assert p.close() == 0
+
+
+def test_new_session_fork_clone_switch_and_export(rpc: Callable[..., RpcProcess], tmp_path: Path) -> None:
+    p = rpc([{"text": "first reply"}, {"text": "second reply"}], "--session-dir", str(tmp_path / "sessions"))
+    p.call({"id": "p", "type": "prompt", "message": "first"})
+    p.event("agent_end")
+    p.call({"id": "p2", "type": "prompt", "message": "second"})
+    p.event("agent_end")
+    first_file = p.call({"id": "s", "type": "get_state"})["data"]["sessionFile"]
+    forks = p.call({"id": "f", "type": "get_fork_messages"})["data"]["messages"]
+    assert [m["text"] for m in forks] == ["first", "second"]
+
+    exported = p.call({"id": "x", "type": "export_html", "outputPath": str(tmp_path / "out.html")})
+    assert exported["data"] == {"path": str(tmp_path / "out.html")}
+    assert "first reply" in (tmp_path / "out.html").read_text()
+
+    fork = p.call({"id": "fk", "type": "fork", "entryId": forks[1]["entryId"]})
+    assert fork["data"] == {"text": "second", "cancelled": False}
+    assert p.call({"id": "m", "type": "get_messages"})["data"]["messages"][-1]["role"] == "assistant"
+    assert len(p.call({"id": "m2", "type": "get_messages"})["data"]["messages"]) == 2
+    bad = p.call({"id": "bf", "type": "fork", "entryId": "nope"})
+    assert bad["success"] is False
+
+    assert p.call({"id": "c", "type": "clone"})["data"] == {"cancelled": False}
+    new = p.call({"id": "n", "type": "new_session"})
+    assert new["data"] == {"cancelled": False}
+    assert p.call({"id": "s2", "type": "get_state"})["data"]["messageCount"] == 0
+
+    switched = p.call({"id": "sw", "type": "switch_session", "sessionPath": first_file})
+    assert switched["data"] == {"cancelled": False}
+    assert p.call({"id": "s3", "type": "get_state"})["data"]["messageCount"] == 4
+    missing = p.call({"id": "sw2", "type": "switch_session", "sessionPath": str(tmp_path / "none.jsonl")})
+    assert missing["success"] is False and "not found" in missing["error"]
+    assert p.close() == 0
+
+
+def test_clone_and_export_errors_without_entries_or_file(rpc: Callable[..., RpcProcess]) -> None:
+    p = rpc()
+    export = p.call({"id": "x", "type": "export_html"})
+    assert export["success"] is False and "in-memory" in export["error"]
+    assert p.close() == 0
+
+
+def test_get_commands(rpc: Callable[..., RpcProcess], tmp_path: Path) -> None:
+    prompts = tmp_path / ".pi" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "fix.md").write_text("---\ndescription: Fix things\n---\nFix $1\n")
+    p = rpc([], "--prompt-template", str(prompts / "fix.md"))
+    commands = p.call({"id": "c", "type": "get_commands"})["data"]["commands"]
+    fix = next(c for c in commands if c["name"] == "fix")
+    assert fix["source"] == "prompt" and fix["description"] == "Fix things"
+    assert fix["sourceInfo"]["path"].endswith("fix.md")
+    assert p.close() == 0
+
+
+# -- the extension UI bridge (in-process) ----------------------------------------------------
+
+
+def test_decode_line_strips_only_lf_and_cr() -> None:
+    assert decode_line("x\u2028y\r\n".encode()) == "x\u2028y"
+    assert decode_line(b"abc") == "abc"
+
+
+async def test_ui_bridge_round_trip() -> None:
+    records: list[dict[str, Any]] = []
+    ui = RpcUI(records.append)
+    results: dict[str, Any] = {}
+
+    async def ask() -> None:
+        results["select"] = await ui.select("Pick", ["a", "b"])
+        results["confirm"] = await ui.confirm("Sure?", "Really")
+        results["input"] = await ui.input("Name", "type")
+        results["editor"] = await ui.editor("Edit", "x")
+
+    async def answer(response: dict[str, Any]) -> None:
+        while not ui.pending_ids:
+            await anyio.sleep(0)
+        assert ui.resolve({"id": ui.pending_ids[0], **response})
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask)
+        await answer({"value": "b"})
+        await answer({"confirmed": True})
+        await answer({"cancelled": True})
+        await answer({"value": "edited"})
+    assert results == {"select": "b", "confirm": True, "input": None, "editor": "edited"}
+    assert [r["method"] for r in records] == ["select", "confirm", "input", "editor"]
+    assert records[0]["options"] == ["a", "b"] and "timeout" not in records[0]
+    assert records[2]["placeholder"] == "type" and records[3]["prefill"] == "x"
+    assert len({r["id"] for r in records}) == 4
+    assert not ui.resolve({"id": "unknown", "value": "x"})
+
+
+async def test_ui_dialog_timeout_resolves_default_and_is_sent_in_ms() -> None:
+    records: list[dict[str, Any]] = []
+    ui = RpcUI(records.append)
+    assert await ui.confirm("Sure?", "Really", timeout=0.01) is False
+    assert records[0]["timeout"] == 10
+    assert ui.pending_ids == []
+
+
+def test_ui_fire_and_forget_requests() -> None:
+    records: list[dict[str, Any]] = []
+    ui = RpcUI(records.append)
+    ui.notify("careful", "warning")
+    ui.set_status("k", "busy")
+    ui.set_status("k", None)
+    ui.set_widget("w", ["l1"], placement="belowEditor")
+    ui.set_title("t")
+    ui.set_editor_text("draft")
+    assert ui.get_editor_text() == ""
+    stripped = [{k: v for k, v in r.items() if k not in ("id", "type")} for r in records]
+    assert stripped == [
+        {"method": "notify", "message": "careful", "notifyType": "warning"},
+        {"method": "setStatus", "statusKey": "k", "statusText": "busy"},
+        {"method": "setStatus", "statusKey": "k"},
+        {"method": "setWidget", "widgetKey": "w", "widgetLines": ["l1"], "widgetPlacement": "belowEditor"},
+        {"method": "setTitle", "title": "t"},
+        {"method": "set_editor_text", "text": "draft"},
+    ]
+    assert all(r["type"] == "extension_ui_request" for r in records)
+
+
+def test_writer_keeps_lines_whole() -> None:
+    import io
+
+    buffer = io.BytesIO()
+    writer = JsonlWriter(buffer)
+    writer.write({"a": "x\u2028y"})
+    writer.write({"b": "\ud800"})
+    lines = buffer.getvalue().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 3
+    assert json.loads(lines[0]) == {"a": "x\u2028y"}
+    assert json.loads(lines[1]) == {"b": "\ud800"}
