@@ -550,3 +550,75 @@ def test_writer_keeps_lines_whole() -> None:
     assert lines[-1] == b"" and len(lines) == 3
     assert json.loads(lines[0]) == {"a": "x\u2028y"}
     assert json.loads(lines[1]) == {"b": "\ud800"}
+
+
+# -- the UI sub-protocol through a session (in-process, over real pipes) ---------------------
+
+
+class _AskPlugin:
+    """A test plugin whose ``/ask`` command asks the client, then reports the answer."""
+
+    @staticmethod
+    def pi_register_commands(register: Callable[[Any], None]) -> None:
+        from pi_host.hookspecs import Command
+
+        async def ask(args: str, ctx: Any) -> None:
+            choice = await ctx.ui.select("Pick one", ["red", "blue"])
+            ctx.ui.notify(f"picked {choice}", "info")
+
+        register(Command(name="ask", description="Ask the client", handler=ask))
+
+
+async def test_plugin_dialog_round_trip_through_rpc_server(tmp_path: Path) -> None:
+    from pi_host.hookspecs import hookimpl
+    from pi_host.modes._rpc import RpcServer
+    from pi_host.runtime import SessionOptions, create_session
+
+    plugin = _AskPlugin()
+    plugin.pi_register_commands = hookimpl(_AskPlugin.pi_register_commands)  # type: ignore[method-assign]
+    session = await create_session(
+        SessionOptions(
+            cwd=str(tmp_path),
+            agent_dir=str(tmp_path / "agent"),
+            mode="rpc",
+            provider="faux",
+            no_session=True,
+            extra_plugins=[plugin],
+        )
+    )
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    with (
+        os.fdopen(in_read, "rb") as stdin,
+        os.fdopen(in_write, "wb", buffering=0) as client_in,
+        os.fdopen(out_write, "wb") as stdout,
+        os.fdopen(out_read, "rb") as client_out,
+    ):
+        server = RpcServer(session, stdin, stdout)
+
+        async def record() -> dict[str, Any]:
+            line = await anyio.to_thread.run_sync(client_out.readline)
+            parsed: dict[str, Any] = json.loads(line)
+            return parsed
+
+        async with anyio.create_task_group() as tg:
+            results: list[int] = []
+
+            async def serve() -> None:
+                results.append(await server.serve())
+
+            tg.start_soon(serve)
+            with anyio.fail_after(TIMEOUT):
+                client_in.write(b'{"id":"1","type":"prompt","message":"/ask"}\n')
+                request = await record()
+                while request.get("type") != "extension_ui_request":
+                    request = await record()
+                assert request["method"] == "select" and request["options"] == ["red", "blue"]
+                answer = {"type": "extension_ui_response", "id": request["id"], "value": "blue"}
+                client_in.write(json.dumps(answer).encode() + b"\n")
+                seen = [await record(), await record()]
+                notify = next(r for r in seen if r.get("method") == "notify")
+                assert notify["message"] == "picked blue"
+                assert {"id": "1", "type": "response", "command": "prompt", "success": True} in seen
+                client_in.close()
+        assert results == [0]
