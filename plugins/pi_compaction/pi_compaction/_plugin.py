@@ -82,16 +82,22 @@ async def pi_session_before_compact(
 ) -> CompactionResult:
     """Write the summary with the session's model (the default every other plugin precedes)."""
     model = ctx.model
-    return await summarize_compaction(
+    result = await summarize_compaction(
         preparation,
         _summarizer(ctx),
         custom_instructions=custom_instructions,
         model_max_tokens=model.max_tokens if model is not None else None,
     )
+    # The runtime records compactions without this marker as plugin-supplied (fromHook).
+    return result.model_copy(update={"details": {**result.details, "_pi_compaction": True}})
 
 
-def _user_turns(ctx: SessionPluginContext) -> int:
-    return sum(1 for message in ctx.messages if getattr(message, "role", None) == "user")
+def _current_user_message(ctx: SessionPluginContext) -> int:
+    """The timestamp of the user message being answered: it survives compaction (it is kept)."""
+    for message in reversed(ctx.messages):
+        if getattr(message, "role", None) == "user":
+            return int(getattr(message, "timestamp", 0))
+    return 0
 
 
 @hookimpl(trylast=True)
@@ -108,7 +114,7 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: SessionPluginContex
         if message.stop_reason != "error":
             await ctx.run_compaction("overflow", will_retry=False)
             return None
-        turn = _user_turns(ctx)
+        turn = _current_user_message(ctx)
         if ctx.stash.get(_OVERFLOW_RETRIED, None) == turn:
             ctx.emit(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
             return None
