@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_host.resources import (
     FrontmatterError,
@@ -116,6 +118,21 @@ class TestFrontmatter:
         assert strip_frontmatter("\n  No frontmatter body  \n") == "\n  No frontmatter body  \n"
 
     @pytest.mark.parametrize(
+        ("yaml", "expected"),
+        [
+            # Found by comparing with pi's YAML parser (the npm "yaml" package) on random documents.
+            ("k:\n- \n- a\n- #c\n- b", {"k": [None, "a", None, "b"]}),
+            ("k: |+\n  x\n\n", {"k": "x\n\n"}),
+            ("k: |+\n  x\n  ", {"k": "x\n"}),
+            ("k: >+\n  ", {"k": "\n"}),
+            ("k: |+\n", {"k": ""}),
+            ("k: a\n\n  b", {"k": "a\nb"}),
+        ],
+    )
+    def test_edge_cases_match_pis_parser(self, yaml: str, expected: dict[str, object]) -> None:
+        assert parse_frontmatter(f"---\n{yaml}\n---\nBody").data == expected
+
+    @pytest.mark.parametrize(
         ("header", "reason"),
         [
             ("foo: [bar", "Flow sequence must end with a ]"),
@@ -128,6 +145,9 @@ class TestFrontmatter:
             ("just a line\nkey: v", "single line"),
             ("key: v\n  bad: indent", "single line"),
             ('d: "bad \\q escape"', "Invalid escape"),
+            ("k: a\n  {x: y}", "single line"),
+            ('k: "open\nnext: "', "Missing closing"),
+            ("k: #\n  ]", "Unexpected ']'"),
         ],
     )
     def test_invalid_yaml_raises_with_position(self, header: str, reason: str) -> None:
@@ -136,6 +156,15 @@ class TestFrontmatter:
         assert reason in str(info.value)
         assert " at line " in str(info.value)
         assert info.value.line >= 2  # positions count from the file's first line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab :-#'\"|>[]{},\n\t\\&*!?%@~0.1")), max_size=60))
+def test_any_frontmatter_either_parses_or_raises_frontmatter_error(text: str) -> None:
+    try:
+        parse_frontmatter(f"---\n{text}\n---\nBody")
+    except FrontmatterError:
+        pass
 
 
 # --- loading one directory ------------------------------------------------------------------

@@ -283,7 +283,7 @@ class _Parser:
             stripped = after.lstrip(" ")
             item_column = indent + 1 + (len(after) - len(stripped))
             if stripped == "" or stripped.startswith("#"):
-                value, index = self._parse_nested_or_null(index + 1, indent)
+                value, index = self._parse_nested_or_null(index + 1, indent, in_mapping=False)
             elif _is_sequence_entry(stripped) or self._find_mapping_colon(stripped) is not None:
                 # A compact nested collection ("- key: v" / "- - x"): parse it as if its first
                 # line were indented to the item's column.
@@ -299,7 +299,9 @@ class _Parser:
                 value, index = self._parse_value(index, item_column, stripped, indent)
             result.append(value)
 
-    def _parse_nested_or_null(self, index: int, parent_indent: int) -> tuple[Any, int]:
+    def _parse_nested_or_null(
+        self, index: int, parent_indent: int, *, in_mapping: bool = True
+    ) -> tuple[Any, int]:
         """The block value of an entry with nothing after its indicator: nested or ``None``."""
         following = self._next_content(index)
         if following >= len(self.lines):
@@ -308,7 +310,7 @@ class _Parser:
         self._check_tabs(line)
         if line.indent > parent_indent:
             return self._parse_node(following, line.indent, parent_indent)
-        if line.indent == parent_indent and _is_sequence_entry(line.content):
+        if in_mapping and line.indent == parent_indent and _is_sequence_entry(line.content):
             # YAML lets a mapping's sequence value sit at the mapping's own indentation.
             return self._parse_sequence(following, line.indent)
         return None, following
@@ -384,6 +386,8 @@ class _Parser:
         if first in _UNSUPPORTED_STARTS:
             what = _UNSUPPORTED_STARTS[first]
             raise self._error(f"YAML {what} are not supported", line, column + 1)
+        if first in "]},":
+            raise self._error(f"Unexpected {first!r}; quote the value if it starts with it", line, column + 1)
         if _is_sequence_entry(rest):
             raise self._error("A block sequence cannot start on the line of its key", line, column + 1)
         if rest.startswith("? ") or rest == "?":
@@ -395,7 +399,7 @@ class _Parser:
     def _parse_plain_scalar(self, index: int, column: int, rest: str, parent_indent: int) -> tuple[Any, int]:
         line = self.lines[index]
         text = _strip_comment(rest)
-        colon = self._find_mapping_colon(text)
+        colon = _plain_colon(text)
         if colon is not None:
             raise self._error(
                 "Nested mappings are not allowed in compact mappings (quote the value if it contains ': ')",
@@ -420,7 +424,7 @@ class _Parser:
             self._check_tabs(nxt)
             raw = nxt.text[nxt.indent :]
             piece = _strip_comment(raw)
-            if self._find_mapping_colon(piece) is not None:
+            if _plain_colon(piece) is not None:
                 raise self._error("Implicit keys of a mapping must be on a single line", nxt, nxt.indent + 1)
             parts.extend([""] * pending_blank)
             parts.append(piece.strip())
@@ -445,7 +449,10 @@ class _Parser:
             if end is not None:
                 break
             current += 1
-            if current >= len(self.lines):
+            if current >= len(self.lines) or (
+                self.lines[current].text.strip() and self.lines[current].indent <= parent_indent
+            ):
+                # A quoted scalar continues only on lines indented deeper than its parent.
                 raise self._error(f"Missing closing {quote} of a quoted scalar", start_line, column + 1)
             joined += "\n" + self.lines[current].text
         line_start = joined.rfind("\n", 0, end) + 1
@@ -501,16 +508,26 @@ class _Parser:
                 break
             body.append(nxt.text[content_indent:])
             index += 1
+        reaches_end = index == len(self.lines)
         trailing = 0
         while body and body[-1].strip() == "":
             body.pop()
             trailing += 1
         index -= trailing
+        kept_breaks = trailing
+        if reaches_end and trailing:
+            if self.lines[-1].text == "":
+                # The text ended with a line break: its last "line" is no line at all.
+                kept_breaks = trailing - 1
+            else:
+                # The last line has no break after it, so it adds no newline to a "keep" (+)
+                # scalar; an all-blank scalar still keeps the break of its first line.
+                kept_breaks = trailing - 1 if body else max(trailing - 1, 1)
         text = "\n".join(body) if style == "|" else _fold_block(body)
         if chomp == "-":
             return text, index
         if chomp == "+":
-            return (text + "\n" + "\n" * trailing) if body else "\n" * trailing, index
+            return (text + "\n" + "\n" * kept_breaks) if body else "\n" * kept_breaks, index
         return (text + "\n") if body else "", index
 
     # -- flow collections ------------------------------------------------------------
@@ -668,6 +685,12 @@ class _FlowParser:
 
 
 # --- small helpers ------------------------------------------------------------------------
+
+
+def _plain_colon(text: str) -> int | None:
+    """Offset of a ``:`` followed by a space or the end: something a plain scalar cannot hold."""
+    match = re.search(r":(?=[ \t]|$)", text)
+    return match.start() if match else None
 
 
 def _is_sequence_entry(content: str) -> bool:
