@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pi_tools_fs import create_find_tool, create_grep_tool
 
-from pi_host import Tool
+from pi_host import AbortedError, AbortSignal, Tool
 
 if TYPE_CHECKING:
     from conftest import Caller
@@ -358,3 +358,43 @@ async def test_find_backends_agree(call: Caller, tree: Path, args: dict[str, Any
     from_fd = await call(create_find_tool(backend="fd"), args, cwd=tree)
     from_python = await call(python_find, args, cwd=tree)
     assert from_python.to_json_dict() == from_fd.to_json_dict()
+
+
+class AbortAfterChecks(AbortSignal):
+    """A signal that reads as aborted from its ``checks``-th look on: an abort mid-walk."""
+
+    def __init__(self, checks: int) -> None:
+        self._remaining = checks
+        self._flag = False
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def aborted(self) -> bool:
+        self._remaining -= 1
+        return self._flag or self._remaining < 0
+
+    @aborted.setter
+    def aborted(self, value: bool) -> None:
+        self._flag = value
+
+
+@pytest.mark.parametrize("tool", [python_grep, python_find], ids=["grep", "find"])
+async def test_python_walk_stops_on_abort(call: Caller, tmp_path: Path, tool: Tool[Any]) -> None:
+    for d in range(20):
+        (tmp_path / f"d{d}").mkdir()
+        for f in range(30):
+            (tmp_path / f"d{d}" / f"f{f}.txt").write_text("hello\n")
+    with pytest.raises(AbortedError, match=r"^Operation aborted$"):
+        await call(
+            tool,
+            {"pattern": "*" if tool is python_find else "hello", "limit": 10**6},
+            signal=AbortAfterChecks(3),
+        )
+
+
+@pytest.mark.parametrize("tool", [t.values[0] for t in GREPS + FINDS])
+async def test_aborted_before_start(call: Caller, tmp_path: Path, tool: Tool[Any]) -> None:
+    signal = AbortSignal()
+    signal.abort()
+    with pytest.raises(AbortedError, match=r"^Operation aborted$"):
+        await call(tool, {"pattern": "x"}, signal=signal)
