@@ -368,7 +368,7 @@ class AbortAfterChecks(AbortSignal):
         self._flag = False
         super().__init__()
 
-    @property  # type: ignore[override]
+    @property
     def aborted(self) -> bool:
         self._remaining -= 1
         return self._flag or self._remaining < 0
