@@ -248,6 +248,14 @@ class TestBadFiles:
         (issue,) = manager.issues
         assert (issue.scope, issue.path) == ("project", str(project_file(dirs)))
 
+    def test_each_problem_is_reported_once(self, dirs: tuple[Path, Path]) -> None:
+        write_json(global_file(dirs), {"compaction": {"enabled": "sometimes"}})
+        manager = load(dirs)
+        assert len(manager.drain_issues()) == 1
+        manager.set_steering_mode("all")  # the value is still wrong after this change
+        assert manager.settings.compaction.enabled is True
+        assert manager.issues == ()
+
     def test_reload_keeps_previous_values_when_file_breaks(self, dirs: tuple[Path, Path]) -> None:
         write_json(global_file(dirs), {"defaultModel": "m1"})
         manager = load(dirs)
@@ -338,6 +346,8 @@ class TestWrites:
             manager.set("compaction..enabled", True)
         with pytest.raises(TypeError):
             manager.set("theme", object())
+        with pytest.raises(ValueError):
+            manager.set("retry.baseDelayMs", float("nan"))
         assert manager.raw("global") == {}
         assert not global_file(dirs).exists()
 

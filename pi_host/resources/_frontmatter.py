@@ -150,12 +150,19 @@ _ESCAPES = {
 }
 _HEX_ESCAPE_LENGTHS = {"x": 2, "u": 4, "U": 8}
 
-# Characters that may not start a plain scalar, and the features we refuse.
-_UNSUPPORTED_STARTS = {"&": "anchors", "*": "aliases", "!": "tags", "%": "directives", "@": "'@'", "`": "'`'"}
+# Characters that may not start a plain scalar: YAML features refused here, or reserved ones.
+_UNSUPPORTED_STARTS = {
+    "&": "YAML anchors are not supported",
+    "*": "YAML aliases are not supported",
+    "!": "YAML tags are not supported",
+    "%": "YAML directives are not supported",
+    "@": "A plain value cannot start with '@'; quote it",
+    "`": "A plain value cannot start with '`'; quote it",
+}
 
 
 def _fold_lines(lines: list[str]) -> str:
-    """Fold the lines of a multi-line flow scalar: breaks become spaces, blank lines newlines."""
+    """Fold a multi-line plain scalar's lines: breaks become spaces, blank lines newlines."""
     out = ""
     pending_blank = 0
     first = True
@@ -353,8 +360,7 @@ class _Parser:
             if not raw_key:
                 raise self._error("Empty mapping key", line, indent + 1)
             if raw_key[0] in _UNSUPPORTED_STARTS:
-                what = _UNSUPPORTED_STARTS[raw_key[0]]
-                raise self._error(f"YAML {what} are not supported", line, indent + 1)
+                raise self._error(_UNSUPPORTED_STARTS[raw_key[0]], line, indent + 1)
             key_value = raw_key
         value_start = indent + colon + 1
         while value_start < len(line.text) and line.text[value_start] == " ":
@@ -384,8 +390,7 @@ class _Parser:
         if first in "[{":
             return self._parse_flow(index, column)
         if first in _UNSUPPORTED_STARTS:
-            what = _UNSUPPORTED_STARTS[first]
-            raise self._error(f"YAML {what} are not supported", line, column + 1)
+            raise self._error(_UNSUPPORTED_STARTS[first], line, column + 1)
         if first in "]},":
             raise self._error(f"Unexpected {first!r}; quote the value if it starts with it", line, column + 1)
         if _is_sequence_entry(rest):
@@ -602,7 +607,7 @@ class _FlowParser:
         if char in "\"'":
             return self._quoted()
         if char in _UNSUPPORTED_STARTS:
-            raise self._error(f"YAML {_UNSUPPORTED_STARTS[char]} are not supported")
+            raise self._error(_UNSUPPORTED_STARTS[char])
         return self._plain()
 
     def _sequence(self) -> list[Any]:

@@ -38,7 +38,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
     The file keeps its permission bits; a new file gets 0644.
     """
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     try:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:

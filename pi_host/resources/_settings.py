@@ -298,10 +298,13 @@ def _to_key(part: str | int) -> str:
     return part if isinstance(part, str) else str(part)
 
 
-def _validate(raw: Mapping[str, Any]) -> tuple[Settings, list[str]]:
-    """Typed settings from *raw*; values of the wrong type fall back to their defaults."""
+def _validate(raw: Mapping[str, Any]) -> tuple[Settings, list[tuple[tuple[str, ...], str]]]:
+    """Typed settings from *raw*; values of the wrong type fall back to their defaults.
+
+    :returns: the settings, and ``(key path removed, message)`` for every value dropped.
+    """
     data = copy.deepcopy(dict(raw))
-    problems: list[str] = []
+    problems: list[tuple[tuple[str, ...], str]] = []
     # Each round removes at least one bad value, so this ends; the bound is a safety net.
     for _ in range(100):
         try:
@@ -314,7 +317,7 @@ def _validate(raw: Mapping[str, Any]) -> tuple[Settings, list[str]]:
                 if removed:
                     removed_any = True
                     shown = ".".join(_to_key(p) for p in location)
-                    problems.append(f"{shown}: {error['msg']}; using the default")
+                    problems.append((removed, f"{shown}: {error['msg']}; using the default"))
             if not removed_any:
                 break
     return Settings(), problems
@@ -370,6 +373,7 @@ class SettingsManager:
         self._overrides: dict[str, Any] = {}
         self._load_failed: set[SettingsScope] = set()
         self._issues: list[SettingsIssue] = []
+        self._reported: set[SettingsIssue] = set()
         self._cache: Settings | None = None
 
     # -- construction ----------------------------------------------------------------
@@ -432,8 +436,8 @@ class SettingsManager:
         """The effective settings: global, then project (when trusted), then overrides."""
         if self._cache is None:
             settings, problems = _validate(self.merged())
-            for problem in problems:
-                self._report(self._scope_of_problem(problem), problem)
+            for keys, message in problems:
+                self._report(self._scope_of_value(keys), message)
             self._cache = settings
         return self._cache
 
@@ -487,7 +491,11 @@ class SettingsManager:
         return tuple(self._issues)
 
     def drain_issues(self) -> list[SettingsIssue]:
-        """Return the problems found so far and forget them (for one-time reporting)."""
+        """Return the problems not yet drained, and forget them.
+
+        Each distinct problem is reported once per manager, so a value that stays wrong is not
+        reported again after every change.
+        """
         drained = list(self.issues)
         self._issues.clear()
         return drained
@@ -529,14 +537,14 @@ class SettingsManager:
 
         :returns: whether the change was saved.
         :raises TypeError: *value* is not JSON-serialisable.
-        :raises ValueError: *key_path* is malformed.
+        :raises ValueError: *value* is NaN or infinite (not JSON), or *key_path* is malformed.
         """
         return self.update({key_path: value}, scope=scope)
 
     def update(self, changes: Mapping[str, Any], *, scope: SettingsScope = "global") -> bool:
         """Set several keys at once (see :meth:`set`), in one write."""
         parsed = [(_split_key(key), value) for key, value in changes.items()]
-        json.dumps([value for _, value in parsed])  # fail before touching anything
+        json.dumps([value for _, value in parsed], allow_nan=False)  # fail before touching anything
         target = self._global if scope == "global" else self._project
         for keys, value in parsed:
             _set_path(target, keys, value)
@@ -606,18 +614,19 @@ class SettingsManager:
         else:
             self._project = data
 
-    def _scope_of_problem(self, problem: str) -> SettingsScope:
-        key = problem.split(":", 1)[0].split(".")
+    def _scope_of_value(self, keys: tuple[str, ...]) -> SettingsScope:
+        """The file a merged value came from: the project's if it sets the key, else global's."""
         node: Any = self._project
-        for part in key:
-            if not isinstance(node, dict) or part not in node:
+        for key in keys:
+            if not isinstance(node, dict) or key not in node:
                 return "global"
-            node = node[part]
+            node = node[key]
         return "project" if self._project_trusted else "global"
 
     def _report(self, scope: SettingsScope, message: str) -> None:
         path = self._global_path if scope == "global" else self._project_path
         shown = str(path) if path is not None else f"<{scope} settings>"
         issue = SettingsIssue(scope=scope, path=shown, message=message)
-        if issue not in self._issues:
+        if issue not in self._reported:
+            self._reported.add(issue)
             self._issues.append(issue)
