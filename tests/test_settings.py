@@ -364,3 +364,16 @@ class TestWrites:
     def test_constructor_is_private(self) -> None:
         with pytest.raises(TypeError, match=r"SettingsManager\.load"):
             SettingsManager(global_path=None, project_path=None, project_trusted=False)
+
+
+class TestAgentDirectory:
+    def test_default_and_override(self, tmp_path: Path) -> None:
+        from pi_host.resources import agent_dir, expand_home
+
+        assert agent_dir({}) == Path.home() / ".pi-host"
+        assert agent_dir({"PI_HOST_DIR": "  "}) == Path.home() / ".pi-host"
+        assert agent_dir({"PI_HOST_DIR": str(tmp_path / "x" / ".." / "pi")}) == tmp_path / "pi"
+        assert agent_dir({"PI_HOST_DIR": "~/.pi/agent"}) == Path.home() / ".pi" / "agent"
+        assert expand_home("~") == str(Path.home())
+        assert expand_home("~rest") == str(Path.home() / "rest")
+        assert expand_home(" /abs ") == "/abs"

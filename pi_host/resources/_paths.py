@@ -8,6 +8,7 @@ A project keeps its own in ``<cwd>/.pi``, the directory pi uses, so one reposito
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = [
@@ -30,7 +31,7 @@ CONFIG_DIR_NAME = ".pi"
 AGENT_DIR_ENV = "PI_HOST_DIR"
 
 
-def agent_dir(env: os._Environ[str] | dict[str, str] | None = None) -> Path:
+def agent_dir(env: Mapping[str, str] | None = None) -> Path:
     """The agent directory: ``$PI_HOST_DIR`` when set (``~`` expanded), else ``~/.pi-host``.
 
     Point ``PI_HOST_DIR`` at a pi agent directory (``~/.pi/agent``) to share its files with pi.
