@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from pi_host import Tool, ToolResult
 from pi_host.resources import (
+    DEFAULT_IDENTITY,
     ContextFile,
     DocsPaths,
     ResourceOptions,
@@ -385,3 +391,91 @@ def test_package_exports_are_explicit() -> None:
     public = {name for name in vars(resources) if not name.startswith("_")} - {"annotations"}
     assert set(resources.__all__) == public
     assert len(resources.__all__) == len(set(resources.__all__))
+
+
+PI_PACKAGE = Path(os.environ.get("PI_REFERENCE_DIR", "/tmp/pi073/node_modules/@mariozechner/pi-coding-agent"))
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (PI_PACKAGE / "dist" / "core" / "system-prompt.js").is_file(),
+    reason="pi 0.73 (npm) and node are needed for the side-by-side check; set PI_REFERENCE_DIR",
+)
+def test_same_prompt_as_pi_apart_from_identity_and_docs(tmp_path: Path) -> None:
+    script = tmp_path / "pi_prompt.mjs"
+    module = (PI_PACKAGE / "dist" / "core" / "system-prompt.js").as_uri()
+    script.write_text(
+        f'import {{ buildSystemPrompt }} from "{module}";\n'
+        "const cases = JSON.parse(process.argv[2]);\n"
+        "process.stdout.write(JSON.stringify(cases.map((c) => buildSystemPrompt(c))));\n"
+    )
+    context = [{"path": "/repo/AGENTS.md", "content": "Tabs."}]
+    skills = [
+        {"name": "a&b", "description": "<x>", "filePath": "/s/SKILL.md", "baseDir": "/s"},
+        {
+            "name": "h",
+            "description": "d",
+            "filePath": "/h/SKILL.md",
+            "baseDir": "/h",
+            "disableModelInvocation": True,
+        },
+    ]
+    cases: list[dict[str, Any]] = [
+        {"selectedTools": [], "toolSnippets": {}},
+        {
+            "selectedTools": ["read", "bash", "edit", "write"],
+            "toolSnippets": {t.name: t.prompt_snippet for t in DEFAULT_TOOLS},
+            "promptGuidelines": [g for t in DEFAULT_TOOLS for g in t.prompt_guidelines],
+            "appendSystemPrompt": "More.",
+            "contextFiles": context,
+            "skills": skills,
+        },
+        {"selectedTools": ["bash", "grep"], "toolSnippets": {"grep": "Search"}, "skills": skills},
+        {"customPrompt": "Custom.", "selectedTools": ["read"], "contextFiles": context, "skills": skills},
+        {"customPrompt": "Custom.", "selectedTools": ["bash"], "appendSystemPrompt": "A.", "skills": skills},
+    ]
+    for case in cases:
+        case["cwd"] = "/repo/sub"
+    output = subprocess.run(
+        ["node", str(script), json.dumps(cases)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    pi_prompts = json.loads(output)
+    pi_skills = [
+        Skill(
+            name=s["name"],
+            description=s["description"],
+            file_path=s["filePath"],
+            base_dir=s["baseDir"],
+            disable_model_invocation=s.get("disableModelInvocation", False),
+        )
+        for s in skills
+    ]
+    for case, pi_prompt in zip(cases, pi_prompts, strict=True):
+        snippets = case.get("toolSnippets", {})
+        guidelines = case.get("promptGuidelines", [])
+        tools = [
+            FakeTool(name, snippets.get(name), tuple(guidelines) if i == 0 else ())
+            for i, name in enumerate(case["selectedTools"])
+        ]
+        ours = build_system_prompt(
+            cwd=case["cwd"],
+            tools=tools,
+            custom_prompt=case.get("customPrompt"),
+            append_system_prompt=case.get("appendSystemPrompt"),
+            context_files=[ContextFile(**c) for c in case.get("contextFiles", [])],
+            skills=pi_skills if case.get("skills") else [],
+            docs=NO_DOCS,
+        )
+        if "customPrompt" not in case:
+            # Our identity line and documentation section are pi-host's own; the rest must agree.
+            pi_identity, pi_rest = pi_prompt.split("\n", 1)
+            assert pi_identity.startswith("You are an expert coding assistant operating inside pi")
+            head, _, tail = pi_rest.partition("\n\nPi documentation")
+            pi_prompt = DEFAULT_IDENTITY + "\n" + head + _after_docs(tail)
+        assert ours == pi_prompt
+
+
+def _after_docs(tail: str) -> str:
+    """What follows pi's documentation section (its last bullet starts "- Always read pi")."""
+    marker = "\n- Always read pi"
+    rest = tail[tail.index(marker) + len(marker) :]
+    return rest[rest.index("\n") :] if "\n" in rest else ""
