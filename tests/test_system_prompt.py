@@ -213,7 +213,7 @@ class TestDefaultPrompt:
             name="read",
             description="Read a file",
             parameters=NoParams,
-            execute=execute,  # type: ignore[arg-type]
+            execute=execute,
             prompt_snippet="Read file contents",
             prompt_guidelines=("Use read to examine files.",),
         )
@@ -409,7 +409,7 @@ def test_same_prompt_as_pi_apart_from_identity_and_docs(tmp_path: Path) -> None:
         "process.stdout.write(JSON.stringify(cases.map((c) => buildSystemPrompt(c))));\n"
     )
     context = [{"path": "/repo/AGENTS.md", "content": "Tabs."}]
-    skills = [
+    skills: list[dict[str, Any]] = [
         {"name": "a&b", "description": "<x>", "filePath": "/s/SKILL.md", "baseDir": "/s"},
         {
             "name": "h",
