@@ -8,11 +8,12 @@ Names follow pi's ``ExtensionContext`` and ``ExtensionAPI`` in snake_case.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
-from pi_host.messages import CustomMessage, ImageContent, TextContent
+from pi_host.messages import AgentMessage, AssistantMessage, CustomMessage, ImageContent, TextContent
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 
 from ._payloads import EntryView
@@ -229,6 +230,16 @@ class PluginContext(Protocol):
 
     def context_usage(self) -> ContextUsage | None: ...
 
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """The agent's transcript as the next request will see it (a copy)."""
+        ...
+
+    @property
+    def settings(self) -> Any:
+        """The merged settings in force (``pi_host.resources.Settings``)."""
+        ...
+
     # -- controlling the agent --
 
     def abort(self) -> None:
@@ -243,6 +254,42 @@ class PluginContext(Protocol):
         on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         """Start a compaction without waiting for it."""
+        ...
+
+    async def run_compaction(
+        self,
+        reason: Literal["manual", "threshold", "overflow"],
+        *,
+        will_retry: bool = False,
+        custom_instructions: str | None = None,
+    ) -> CompactionResult | None:
+        """Compact now and wait for it, with the session's events and hooks (compaction plugins'
+        triggers use this); ``None`` when nothing was compacted."""
+        ...
+
+    def operation_signal(self) -> AbstractContextManager[AbortSignal]:
+        """``with ctx.operation_signal() as signal:`` — an abort signal for the plugin's own
+        waits and requests that the session's abort (Escape, RPC ``abort``) also aborts."""
+        ...
+
+    async def complete(
+        self,
+        system_prompt: str,
+        messages: Sequence[AgentMessage],
+        *,
+        max_tokens: int | None = None,
+        model: Model | None = None,
+        reasoning: ThinkingLevel | None = None,
+        signal: AbortSignal | None = None,
+    ) -> AssistantMessage:
+        """Send one request outside the conversation (a summary, a classification), no tools,
+        on the session's model and credentials unless ``model`` is given. Provider failures
+        come back as a reply with ``stop_reason`` ``error`` or ``aborted``."""
+        ...
+
+    def emit(self, event: BaseModel) -> None:
+        """Send a session event (``auto_retry_start``, ``compaction_end`` …) to subscribers:
+        the user interface and JSON/RPC clients."""
         ...
 
     def shutdown(self) -> None:

@@ -24,7 +24,10 @@ from ._results import (
 from ._strategy import Strategy, hookspec
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pi_host.messages import AssistantMessage, ImageContent
+    from pi_host.providers import AbortSignal
 
     from ._context import PluginContext
     from ._payloads import InputSource, StreamingBehavior
@@ -151,7 +154,12 @@ def pi_before_agent_start(
 
 @hookspec(strategy=Strategy.FIRST, returns=UserBashResult)
 def pi_user_bash(
-    command: str, exclude_from_context: bool, cwd: str, ctx: PluginContext
+    command: str,
+    exclude_from_context: bool,
+    cwd: str,
+    signal: AbortSignal,
+    on_output: Callable[[str], None] | None,
+    ctx: PluginContext,
 ) -> UserBashResult | None:
     """The user ran ``!command`` (or ``!!command``); run it yourself, or let the bash plugin.
 
@@ -162,6 +170,10 @@ def pi_user_bash(
     :param exclude_from_context: ``True`` for ``!!``: the output is shown but never sent
         to the model.
     :param cwd: the directory to run in.
+    :param signal: aborted when the user cancels the command (Escape, RPC ``abort_bash``);
+        stop at once and return a result with ``cancelled=True`` and the output so far.
+    :param on_output: call it with each chunk of output as it arrives, for live display
+        (``None`` when nobody watches).
     :param ctx: the plugin context.
     :returns: a :class:`UserBashResult` when this plugin ran the command, else ``None``.
 

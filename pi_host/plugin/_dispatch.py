@@ -533,7 +533,14 @@ class Dispatcher:
         )
 
     async def user_bash(
-        self, *, command: str, exclude_from_context: bool = False, cwd: str, ctx: PluginContext
+        self,
+        *,
+        command: str,
+        exclude_from_context: bool = False,
+        cwd: str,
+        signal: AbortSignal,
+        on_output: Callable[[str], None] | None = None,
+        ctx: PluginContext,
     ) -> UserBashResult | None:
         """``pi_user_bash``: the first plugin's result, or ``None`` when no plugin ran the command."""
         return cast(
@@ -543,6 +550,8 @@ class Dispatcher:
                 command=command,
                 exclude_from_context=exclude_from_context,
                 cwd=cwd,
+                signal=signal,
+                on_output=on_output,
                 ctx=ctx,
             ),
         )

@@ -7,6 +7,7 @@ imported lazily, on first use, never by ``import pi_host``.
 from __future__ import annotations
 
 from ._abort import AbortedError, AbortSignal
+from ._errors import is_context_overflow, is_retryable_error, retry_after_ms
 from ._faux import (
     FAUX_ABORTED_MESSAGE,
     FAUX_NO_MORE_RESPONSES,
@@ -56,5 +57,8 @@ __all__ = [
     "faux_text",
     "faux_thinking",
     "faux_tool_call",
+    "is_context_overflow",
+    "is_retryable_error",
     "load_faux_script",
+    "retry_after_ms",
 ]

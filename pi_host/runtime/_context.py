@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+from pydantic import BaseModel
 
 from pi_host.hookspecs import (
     Command,
@@ -19,7 +21,7 @@ from pi_host.hookspecs import (
     NotifyLevel,
     Stash,
 )
-from pi_host.messages import CustomMessage, ImageContent, TextContent, WireModel
+from pi_host.messages import CustomMessage, ImageContent, TextContent
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 
 if TYPE_CHECKING:
@@ -181,7 +183,29 @@ class SessionPluginContext:
             reason, will_retry=will_retry, custom_instructions=custom_instructions
         )
 
-    def emit(self, event: WireModel) -> None:
+    def operation_signal(self) -> AbstractContextManager[AbortSignal]:
+        """``with ctx.operation_signal() as signal:`` — a signal the session's abort also aborts,
+        for a plugin's own waits (a retry delay) and requests (a summary)."""
+        return self._session.operation_signal()
+
+    async def complete(
+        self,
+        system_prompt: str,
+        messages: Sequence[Any],
+        *,
+        max_tokens: int | None = None,
+        model: Model | None = None,
+        reasoning: ThinkingLevel | None = None,
+        signal: AbortSignal | None = None,
+    ) -> Any:
+        """One model request outside the conversation, on the session's model and credentials;
+        returns the final :class:`~pi_host.messages.AssistantMessage` (never raises for provider
+        failures)."""
+        return await self._session.complete(
+            system_prompt, messages, max_tokens=max_tokens, model=model, reasoning=reasoning, signal=signal
+        )
+
+    def emit(self, event: BaseModel) -> None:
         """Send a session event (``auto_retry_start``, ``compaction_end`` …) to subscribers."""
         self._session.emit_event(event)
 

@@ -10,7 +10,8 @@ plugins, so a replaced message is what is stored).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -28,6 +29,7 @@ from pi_host.agent import (
     TurnUpdate,
 )
 from pi_host.hookspecs import (
+    BranchSummary,
     Cancel,
     CompactionResult,
     ContextUsage,
@@ -39,6 +41,7 @@ from pi_host.hookspecs import (
     StashKey,
     ToolCallBlock,
     ToolCallRewrite,
+    TreeSummaryResult,
 )
 from pi_host.messages import (
     AgentEndEvent,
@@ -48,6 +51,8 @@ from pi_host.messages import (
     AssistantMessage,
     BashExecutionMessage,
     CustomMessage,
+    DoneEvent,
+    ErrorEvent,
     ImageContent,
     MessageEndEvent,
     MessageStartEvent,
@@ -167,6 +172,8 @@ class AgentSession:
         self._last_assistant: AssistantMessage | None = None
         self._compacting = False
         self._compaction_signal: AbortSignal | None = None
+        self._bash_signal: AbortSignal | None = None
+        self._operation_signals: set[AbortSignal] = set()
         self._task_group: TaskGroup | None = None
         self._shutdown_requested = False
         self._active_tool_names: list[str] = []
@@ -697,6 +704,8 @@ class AgentSession:
         """Abort the run (and a retry wait or compaction) and wait until the agent is idle."""
         if self._compaction_signal is not None:
             self._compaction_signal.abort()
+        for signal in tuple(self._operation_signals):
+            signal.abort()
         self.stash[ABORT_REQUESTED] = True
         self.agent.abort()
         await self.agent.wait_for_idle()
@@ -704,12 +713,28 @@ class AgentSession:
     # -- user bash ----------------------------------------------------------------------------
 
     async def run_user_bash(
-        self, command: str, *, exclude_from_context: bool = False
+        self,
+        command: str,
+        *,
+        exclude_from_context: bool = False,
+        on_output: Callable[[str], None] | None = None,
     ) -> BashExecutionMessage:
-        """Run ``!cmd`` through ``pi_user_bash`` and record it (deferred while streaming)."""
-        result = await self.host.dispatcher.user_bash(
-            command=command, exclude_from_context=exclude_from_context, cwd=self.cwd, ctx=self.ctx
-        )
+        """Run ``!cmd`` through ``pi_user_bash`` and record it (deferred while streaming).
+
+        :meth:`abort_bash` cancels it; the partial output is kept, marked ``cancelled``.
+        """
+        signal = self._bash_signal = AbortSignal()
+        try:
+            result = await self.host.dispatcher.user_bash(
+                command=command,
+                exclude_from_context=exclude_from_context,
+                cwd=self.cwd,
+                signal=signal,
+                on_output=on_output,
+                ctx=self.ctx,
+            )
+        finally:
+            self._bash_signal = None
         if result is None:
             raise SessionError("No plugin runs user bash commands. Install pi-bash (pip install pi-bash).")
         message = BashExecutionMessage(
@@ -727,6 +752,15 @@ class AgentSession:
         else:
             self._record_bash(message)
         return message
+
+    def abort_bash(self) -> None:
+        """Cancel the running ``!cmd``, if any."""
+        if self._bash_signal is not None:
+            self._bash_signal.abort()
+
+    @property
+    def is_bash_running(self) -> bool:
+        return self._bash_signal is not None
 
     def _record_bash(self, message: BashExecutionMessage) -> None:
         self.agent.state.messages.append(message)
@@ -876,6 +910,63 @@ class AgentSession:
         finally:
             self._compacting = False
             self._compaction_signal = None
+
+    # -- services for plugins -----------------------------------------------------------------
+
+    @contextmanager
+    def operation_signal(self) -> Iterator[AbortSignal]:
+        """An abort signal for a plugin's own wait or work (a retry delay, a summary request)
+        that :meth:`abort` aborts too. It is forgotten when the block ends."""
+        signal = AbortSignal()
+        self._operation_signals.add(signal)
+        try:
+            yield signal
+        finally:
+            self._operation_signals.discard(signal)
+
+    async def complete(
+        self,
+        system_prompt: str,
+        messages: Sequence[AgentMessage],
+        *,
+        max_tokens: int | None = None,
+        model: Model | None = None,
+        reasoning: ThinkingLevel | None = None,
+        signal: AbortSignal | None = None,
+    ) -> AssistantMessage:
+        """One model request outside the conversation (summaries, classifiers), no tools.
+
+        Uses the session's model and credentials unless ``model`` is given. Never raises for
+        provider failures: the reply's ``stop_reason`` is ``error`` or ``aborted`` then.
+        """
+        from pi_host.messages import convert_to_llm
+        from pi_host.providers import LlmContext, StreamOptions
+
+        target = model or self.model
+        if target is None or self.model_resolver is None:
+            raise SessionError("No model selected: cannot send a request")
+        context = LlmContext(system_prompt=system_prompt, messages=convert_to_llm(messages))
+        options = StreamOptions(
+            signal=signal,
+            max_tokens=max_tokens,
+            reasoning=None if reasoning in (None, "off") else reasoning,
+            session_id=self.session_manager.session_id,
+        )
+        final: AssistantMessage | None = None
+        async for event in self.model_resolver.stream(target, context, options):
+            if isinstance(event, DoneEvent):
+                final = event.message
+            elif isinstance(event, ErrorEvent):
+                final = event.error
+        if final is None:
+            final = AssistantMessage(
+                api=target.api,
+                provider=target.provider,
+                model=target.id,
+                stop_reason="error",
+                error_message="The provider ended the stream without a final message",
+            )
+        return final
 
     # -- background work ----------------------------------------------------------------------
 
@@ -1032,18 +1123,28 @@ class AgentSession:
         decision = await self.host.dispatcher.session_before_tree(
             preparation=preparation, signal=signal, ctx=self.ctx
         )
-        if decision is not None and getattr(decision, "cancel", False):
+        if isinstance(decision, Cancel):
             return TreeNavigation(cancelled=True)
-        summary_text = getattr(getattr(decision, "summary", None), "summary", None)
-        from_hook = summary_text is not None
-        if summary_text is None and summarize and to_summarize:
-            summary_text = await self.host.dispatcher.summarize_branch(
-                entries=cast("list[EntryView]", to_summarize),
-                custom_instructions=custom_instructions,
-                replace_instructions=replace_instructions,
-                signal=signal,
-                ctx=self.ctx,
-            )
+        summary: BranchSummary | None = None
+        from_hook = False
+        if isinstance(decision, TreeSummaryResult):
+            summary = decision.summary
+            from_hook = summary is not None
+            custom_instructions = decision.custom_instructions or custom_instructions
+            if decision.replace_instructions is not None:
+                replace_instructions = decision.replace_instructions
+            label = decision.label or label
+        if summary is None and summarize and to_summarize:
+            with self.operation_signal() as summary_signal:
+                summary = await self.host.dispatcher.summarize_branch(
+                    entries=cast("list[EntryView]", to_summarize),
+                    custom_instructions=custom_instructions,
+                    replace_instructions=replace_instructions,
+                    signal=summary_signal,
+                    ctx=self.ctx,
+                )
+                if summary_signal.aborted:
+                    return TreeNavigation(cancelled=True)
         message = getattr(target, "message", None)
         editor_text = None
         if isinstance(message, UserMessage):
@@ -1056,8 +1157,10 @@ class AgentSession:
         else:
             new_leaf = target.id
         summary_entry = None
-        if summary_text:
-            manager.branch_with_summary(new_leaf, summary_text, from_hook=from_hook or None)
+        if summary is not None and summary.summary:
+            manager.branch_with_summary(
+                new_leaf, summary.summary, summary.details, from_hook=from_hook or None
+            )
             summary_entry = manager.get_leaf_entry()
             if label and summary_entry is not None:
                 manager.append_label_change(summary_entry.id, label)

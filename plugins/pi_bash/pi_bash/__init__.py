@@ -39,7 +39,8 @@ from ._truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, f
 from ._user import TerminalTextFilter, run_user_bash, sanitize_output
 
 if TYPE_CHECKING:
-    from pi_host.hookspecs import PluginContext, SessionShutdownReason
+    from pi_host import AbortSignal
+    from pi_host.hookspecs import SessionShutdownReason
 
 __all__ = [
     "BASH_DESCRIPTION",
@@ -83,10 +84,16 @@ def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
 
 @hookimpl(trylast=True)
 async def pi_user_bash(
-    command: str, exclude_from_context: bool, cwd: str, ctx: PluginContext
+    command: str,
+    exclude_from_context: bool,
+    cwd: str,
+    signal: AbortSignal,
+    on_output: Callable[[str], None] | None,
 ) -> UserBashResult:
     """Run the user's ``!command`` when no other plugin did (the default executor)."""
-    message = await run_user_bash(command, cwd, signal=ctx.signal, exclude_from_context=exclude_from_context)
+    message = await run_user_bash(
+        command, cwd, signal=signal, on_output=on_output, exclude_from_context=exclude_from_context
+    )
     return UserBashResult(
         output=message.output,
         exit_code=message.exit_code,

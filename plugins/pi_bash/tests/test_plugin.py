@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pi_bash
@@ -53,19 +52,23 @@ def test_registers_the_bash_tool(plugin_manager: pluggy.PluginManager) -> None:
 
 
 async def test_the_user_bash_hook_runs_the_command(tmp_path: Path) -> None:
-    ctx = SimpleNamespace(signal=None)
+    chunks: list[str] = []
     result = await pi_bash.pi_user_bash(
-        command="echo hi; exit 3", exclude_from_context=False, cwd=str(tmp_path), ctx=ctx
+        command="echo hi; exit 3",
+        exclude_from_context=False,
+        cwd=str(tmp_path),
+        signal=AbortSignal(),
+        on_output=chunks.append,
     )
     assert result == UserBashResult(output="hi\n", exit_code=3)
+    assert "".join(chunks) == "hi\n"
 
 
-async def test_the_user_bash_hook_follows_the_run_signal(tmp_path: Path) -> None:
+async def test_the_user_bash_hook_follows_its_signal(tmp_path: Path) -> None:
     signal = AbortSignal()
     signal.abort()
-    ctx = SimpleNamespace(signal=signal)
     result = await pi_bash.pi_user_bash(
-        command="sleep 100", exclude_from_context=True, cwd=str(tmp_path), ctx=ctx
+        command="sleep 100", exclude_from_context=True, cwd=str(tmp_path), signal=signal, on_output=None
     )
     assert result.cancelled and result.exit_code is None
 
