@@ -1,0 +1,1 @@
+"""pi-host plugin pi-guard (being built)."""

@@ -1,0 +1,1 @@
+"""pi-host plugin pi-shell-hooks (being built)."""
