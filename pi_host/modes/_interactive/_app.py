@@ -963,17 +963,23 @@ class InteractiveApp:
         """Show ``dialog`` in place of the editor and return its result (``None``: cancelled)."""
         async with self._dialog_lock:
             self._dialog = dialog
-            with suppress(Exception):
-                self.app.layout.focus(dialog.focus)
-            self.invalidate()
+            self._refocus(dialog.focus)
             try:
                 return await dialog.wait()
             finally:
                 dialog.close(None)
                 self._dialog = None
-                with suppress(Exception):
-                    self.app.layout.focus(self.buffer)
-                self.invalidate()
+                self._refocus(self.buffer)
+
+    def _refocus(self, target: Any) -> None:
+        # Key bindings are looked up through the layout's parent links, which prompt_toolkit
+        # refreshes only when it renders; refresh them now so keys typed before the next
+        # frame already reach the dialog (or the editor again).
+        layout = self.app.layout
+        layout.update_parents_relations()
+        with suppress(ValueError):
+            layout.focus(target)
+        self.invalidate()
 
     async def select(
         self,

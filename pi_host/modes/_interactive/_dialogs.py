@@ -11,6 +11,7 @@ from typing import Generic, TypeVar
 
 import anyio
 from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -228,8 +229,7 @@ class InputDialog(Dialog[str]):
 
     def __init__(self, title: str, placeholder: str | None = None, *, initial: str = "") -> None:
         super().__init__()
-        self.buffer = Buffer(multiline=False, document=None)
-        self.buffer.text = initial
+        self.buffer = Buffer(multiline=False, document=Document(initial, len(initial)))
         bindings = KeyBindings()
 
         @bindings.add("enter")
@@ -264,8 +264,8 @@ class EditorDialog(Dialog[str]):
 
     def __init__(self, title: str, prefill: str | None = None) -> None:
         super().__init__()
-        self.buffer = Buffer(multiline=True)
-        self.buffer.text = prefill or ""
+        text = prefill or ""
+        self.buffer = Buffer(multiline=True, document=Document(text, len(text)))
         bindings = KeyBindings()
 
         @bindings.add("enter")
