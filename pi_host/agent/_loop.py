@@ -741,7 +741,12 @@ class _Run:
                 )
 
         tool_ctx = ToolCallContext(
-            tool_call_id=call.id, signal=signal, cwd=self.cwd, session=config.session, _on_update=on_update
+            tool_call_id=call.id,
+            signal=signal,
+            cwd=self.cwd,
+            session=config.session,
+            model=self.model,
+            _on_update=on_update,
         )
         outcome: Any = None
         error: Exception | None = None

@@ -6,12 +6,13 @@ import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from pi_host.messages import ToolResult
-from pi_host.providers import AbortSignal, ToolSpec
+from pi_host.providers import AbortSignal, Model, ToolSpec
 
 __all__ = ["Tool", "ToolArgumentsError", "ToolCallContext", "ToolExecutionMode"]
 
@@ -31,12 +32,14 @@ class ToolCallContext:
     :ivar signal: aborted when the user aborts the run; awaiting code is cancelled through it.
     :ivar cwd: the session's working directory (relative paths resolve against it).
     :ivar session: the host's plugin context when run inside a session, else ``None``.
+    :ivar model: the model that made the call (e.g. to tell whether it can see images).
     """
 
     tool_call_id: str
     signal: AbortSignal
     cwd: str = field(default_factory=os.getcwd)
     session: Any = None
+    model: Model | None = None
     _on_update: Callable[[ToolResult], Awaitable[None]] | None = None
 
     async def update(self, partial: ToolResult) -> None:
@@ -75,11 +78,21 @@ class Tool(Generic[P]):
     execution_mode: ToolExecutionMode | None = None
     prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
-    def spec(self) -> ToolSpec:
-        """The provider-facing description of this tool."""
-        schema = self.parameters.model_json_schema()
-        schema.pop("title", None)
+    @cached_property
+    def _spec(self) -> ToolSpec:
+        schema = _strip_titles(self.parameters.model_json_schema())
+        # pydantic puts the model's docstring in the schema; the tool's description is what the
+        # model reads, so the parameters object carries none of its own.
+        schema.pop("description", None)
         return ToolSpec(name=self.name, description=self.description, parameters=schema)
+
+    def spec(self) -> ToolSpec:
+        """The provider-facing description of this tool (computed once).
+
+        The JSON schema is pydantic's without the ``title`` keys it generates from class and
+        field names, which only cost the model tokens.
+        """
+        return self._spec
 
     def validate_arguments(self, raw: Mapping[str, Any]) -> P:
         """Validate (and coerce) raw model arguments.
@@ -100,3 +113,20 @@ class Tool(Generic[P]):
                 + ("\n".join(lines) or "Unknown validation error")
                 + f"\n\nReceived arguments:\n{received}"
             ) from None
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Drop pydantic's generated ``title`` keys from a JSON schema, at every level."""
+    if isinstance(schema, dict):
+        out = {}
+        for key, value in schema.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, dict):
+                out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
+            else:
+                out[key] = _strip_titles(value)
+        return out
+    if isinstance(schema, list):
+        return [_strip_titles(item) for item in schema]
+    return schema
