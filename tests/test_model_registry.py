@@ -22,8 +22,9 @@ from pi_host.providers._config_value import (
     resolve_config_value,
     resolve_config_value_or_raise,
 )
+from pi_host.providers._models_json import strip_json_comments
 from pi_host.providers._paths import agent_dir
-from pi_host.providers._registry import ModelRegistry, strip_json_comments
+from pi_host.providers._registry import ModelRegistry
 from pi_host.providers._resolve import (
     find_exact_model_reference,
     format_model_list,
@@ -725,3 +726,19 @@ def test_registry_import_stays_cheap() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ.copy()
     )
     assert output.stdout.strip() == "False False"
+
+
+def test_list_models_output(tmp_path: Path) -> None:
+    empty = registry(tmp_path, env={})
+    stdout, stderr = empty.list_models_output()
+    assert stdout == (
+        "No models available. Set an API key (ANTHROPIC_API_KEY, OPENAI_API_KEY), pass --api-key, "
+        f"store a key in {tmp_path / 'auth.json'}, or add models to {tmp_path / 'models.json'}."
+    )
+    assert stderr == ""
+    write_models(tmp_path, "{broken")
+    broken = ModelRegistry.create(tmp_path, env={"OPENAI_API_KEY": "k"})
+    stdout, stderr = broken.list_models_output("gpt-4.1")
+    assert stdout.splitlines()[0].split() == ["provider", "model", "context", "max-out", "thinking", "images"]
+    assert stdout.splitlines()[1].split()[:2] == ["openai", "gpt-4.1"]
+    assert stderr.startswith("Warning: errors loading models.json:\nFailed to parse models.json:")

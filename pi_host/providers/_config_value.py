@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Mapping
 
 __all__ = [
@@ -143,6 +142,8 @@ def _interpolate(value: str, env: Mapping[str, str]) -> str:
 def _run_command(command: str, cache: bool) -> str | None:
     if cache and command in _command_cache:
         return _command_cache[command]
+    import subprocess
+
     try:
         completed = subprocess.run(
             command,

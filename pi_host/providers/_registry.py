@@ -24,15 +24,10 @@ key (``--api-key``), ``auth.json``, the provider's environment variables, ``mode
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from typing import TYPE_CHECKING, Any
 
 from ._auth import AuthStatus, AuthStorage
 from ._catalog import builtin_models
@@ -43,84 +38,20 @@ from ._config_value import (
     resolve_headers_or_raise,
 )
 from ._paths import agent_dir
-from ._resolve import ModelResolution, ScopedModel, pick_default_model, resolve_cli_model, resolve_model_scope
+from ._resolve import (
+    ModelResolution,
+    ScopedModel,
+    format_model_list,
+    pick_default_model,
+    resolve_cli_model,
+    resolve_model_scope,
+)
 from ._types import Model, ModelCost
 
-__all__ = ["ModelRegistry", "ModelsConfig", "ProviderConfig", "RequestAuth"]
+if TYPE_CHECKING:
+    from ._models_json import ModelDefinition, ModelOverride, ModelsConfig, ProviderConfig
 
-_LEVEL = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
-
-
-class _Schema(BaseModel):
-    # Unknown keys are allowed (pi's schema allows them); known keys are type-checked strictly.
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, strict=True, extra="allow", frozen=True
-    )
-
-
-class _Cost(_Schema):
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
-
-
-class _PartialCost(_Schema):
-    input: float | None = None
-    output: float | None = None
-    cache_read: float | None = None
-    cache_write: float | None = None
-
-
-class ModelDefinition(_Schema):
-    """A model entry of a provider in ``models.json``."""
-
-    id: str = Field(min_length=1)
-    name: str | None = Field(default=None, min_length=1)
-    api: str | None = Field(default=None, min_length=1)
-    base_url: str | None = Field(default=None, min_length=1)
-    reasoning: bool | None = None
-    thinking_level_map: dict[_LEVEL, str | None] | None = None
-    input: list[Literal["text", "image"]] | None = None
-    cost: _Cost | None = None
-    context_window: float | None = None
-    max_tokens: float | None = None
-    headers: dict[str, str] | None = None
-    compat: dict[str, Any] | None = None
-
-
-class ModelOverride(_Schema):
-    """A ``modelOverrides`` entry: fields patched onto one built-in model."""
-
-    name: str | None = Field(default=None, min_length=1)
-    reasoning: bool | None = None
-    thinking_level_map: dict[_LEVEL, str | None] | None = None
-    input: list[Literal["text", "image"]] | None = None
-    cost: _PartialCost | None = None
-    context_window: float | None = None
-    max_tokens: float | None = None
-    headers: dict[str, str] | None = None
-    compat: dict[str, Any] | None = None
-
-
-class ProviderConfig(_Schema):
-    """A provider in ``models.json``, or one a plugin registers (:meth:`ModelRegistry.register_provider`)."""
-
-    name: str | None = Field(default=None, min_length=1)
-    base_url: str | None = Field(default=None, min_length=1)
-    api_key: str | None = Field(default=None, min_length=1)
-    api: str | None = Field(default=None, min_length=1)
-    headers: dict[str, str] | None = None
-    compat: dict[str, Any] | None = None
-    auth_header: bool | None = None
-    models: list[ModelDefinition] | None = None
-    model_overrides: dict[str, ModelOverride] | None = None
-
-
-class ModelsConfig(_Schema):
-    """The whole ``models.json``."""
-
-    providers: dict[str, ProviderConfig]
+__all__ = ["ModelRegistry", "RequestAuth"]
 
 
 @dataclass(frozen=True)
@@ -136,16 +67,6 @@ class _RequestConfig:
     api_key: str | None
     headers: dict[str, str] | None
     auth_header: bool
-
-
-_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
-_TRAILING_COMMA_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])')
-
-
-def strip_json_comments(text: str) -> str:
-    """Remove ``//`` line comments and trailing commas, leaving string literals alone."""
-    text = _COMMENT_OR_STRING.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
-    return _TRAILING_COMMA_OR_STRING.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
 
 
 def _merge_compat(
@@ -184,14 +105,6 @@ def _apply_override(model: Model, override: ModelOverride) -> Model:
         )
     update["compat"] = _merge_compat(model.compat, override.compat)
     return model.model_copy(update=update)
-
-
-def _format_validation_error(error: ValidationError) -> str:
-    lines = []
-    for item in error.errors():
-        path = ".".join(str(part) for part in item["loc"]) or "root"
-        lines.append(f"  - {path}: {item['msg']}")
-    return "\n".join(lines) or "Unknown schema error"
 
 
 class ModelRegistry:
@@ -261,6 +174,10 @@ class ModelRegistry:
         except OSError as exc:
             self.error = f"Failed to load models.json: {exc.strerror or exc}\n\nFile: {path}"
             return None
+        from pydantic import ValidationError
+
+        from ._models_json import ModelsConfig, format_validation_error, strip_json_comments
+
         try:
             raw = json.loads(strip_json_comments(text))
         except ValueError as exc:
@@ -270,7 +187,7 @@ class ModelRegistry:
             config = ModelsConfig.model_validate(raw)
             self._validate(config)
         except ValidationError as exc:
-            self.error = f"Invalid models.json schema:\n{_format_validation_error(exc)}\n\nFile: {path}"
+            self.error = f"Invalid models.json schema:\n{format_validation_error(exc)}\n\nFile: {path}"
             return None
         except ValueError as exc:
             self.error = f"Failed to load models.json: {exc}\n\nFile: {path}"
@@ -388,6 +305,8 @@ class ModelRegistry:
 
         :raises ValueError: naming the provider and the missing field.
         """
+        from ._models_json import ProviderConfig
+
         provider = config if isinstance(config, ProviderConfig) else ProviderConfig.model_validate(config)
         if provider.models:
             if not provider.base_url:
@@ -475,6 +394,29 @@ class ModelRegistry:
         """Resolve ``--models`` patterns against the available models; returns models and warnings."""
         return resolve_model_scope(patterns, self.available())
 
+    def list_models_output(self, search: str | None = None) -> tuple[str, str]:
+        """What ``pi-host --list-models [search]`` prints: ``(stdout, stderr)``, like pi.
+
+        stdout is the table of available models (or why there is none); stderr warns about a
+        broken ``models.json``.
+        """
+        warning = f"Warning: errors loading models.json:\n{self.error}" if self.error else ""
+        table = format_model_list(self.available(), search)
+        return (table if table is not None else self.no_models_message()), warning
+
+    def no_models_message(self) -> str:
+        """Why no model is usable, and what to do about it."""
+        where = self.models_json.parent if self.models_json is not None else None
+        places = (
+            f"store a key in {where / 'auth.json'}, or add models to {where / 'models.json'}"
+            if where is not None
+            else "or add models to models.json"
+        )
+        return (
+            "No models available. Set an API key (ANTHROPIC_API_KEY, OPENAI_API_KEY), pass --api-key, "
+            f"{places}."
+        )
+
     def default_model(self) -> Model | None:
         """The model to start with when none was chosen: a provider default with credentials."""
         return pick_default_model(self.available())
@@ -518,6 +460,8 @@ class ModelRegistry:
     async def arequest_auth(self, model: Model) -> RequestAuth:
         """:meth:`request_auth`, off the event loop when it would run a command."""
         if self._involves_command(model):
+            import anyio.to_thread
+
             return await anyio.to_thread.run_sync(self.request_auth, model)
         return self.request_auth(model)
 
