@@ -15,6 +15,7 @@ from pi_host.providers._registry import ModelRegistry
 from pi_host.resources import ProjectTrust, ResourceOptions, SettingsManager, agent_dir, load_resources
 from pi_host.session import SessionManager
 
+from ._config import SessionHostConfig
 from ._host import BUILTIN_TOOL_NAMES, Host
 from ._models import ModelResolver
 from ._session import AgentSession, SessionError, clamp_thinking_level
@@ -130,6 +131,11 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     if host is None:
         disabled = [*settings.plugins.disable, *options.disabled_plugins]
         host = Host.load(disabled=disabled, extra_plugins=options.extra_plugins)
+    host.configure(
+        SessionHostConfig(
+            cwd=cwd, mode=options.mode, settings=settings_manager.merged(), flags=dict(options.flags)
+        )
+    )
     registry = ModelRegistry.create(root)
     resolver = ModelResolver(registry, host.providers, api_key=options.api_key)
 

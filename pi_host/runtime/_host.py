@@ -67,6 +67,13 @@ class Host:
         host.collect_registrations()
         return host
 
+    def configure(self, config: Any) -> None:
+        """Call ``pi_configure`` (settings and flags are known now), then collect registrations
+        again so tools built from settings (the bash tool's shell, timeouts) use them."""
+        for error in self.plugin_manager.call_setup("pi_configure", config=config):
+            self.load_errors.append(error)
+        self.collect_registrations()
+
     def collect_registrations(self) -> None:
         """Ask every plugin for its tools, providers, commands and flags (again)."""
         self.tools.clear()

@@ -40,7 +40,7 @@ from ._user import TerminalTextFilter, run_user_bash, sanitize_output
 
 if TYPE_CHECKING:
     from pi_host import AbortSignal
-    from pi_host.hookspecs import SessionShutdownReason
+    from pi_host.hookspecs import HostConfig, SessionShutdownReason
 
 __all__ = [
     "BASH_DESCRIPTION",
@@ -65,6 +65,7 @@ __all__ = [
     "create_bash_tool",
     "format_size",
     "kill_background_processes",
+    "pi_configure",
     "pi_register_tools",
     "pi_session_shutdown",
     "pi_user_bash",
@@ -76,10 +77,34 @@ __all__ = [
 ]
 
 
+_tool_options: dict[str, Any] = {}
+
+
+@hookimpl
+def pi_configure(config: HostConfig) -> None:
+    """Read pi's ``shellPath`` and ``shellCommandPrefix`` and pi-host's ``bash`` settings
+    (``bash.defaultTimeout`` in seconds, 0 for none; ``bash.background``: keep or kill)."""
+    settings = config.settings
+    options: dict[str, Any] = {}
+    if isinstance(settings.get("shellPath"), str):
+        options["shell_path"] = settings["shellPath"]
+    if isinstance(settings.get("shellCommandPrefix"), str):
+        options["command_prefix"] = settings["shellCommandPrefix"]
+    bash = settings.get("bash")
+    if isinstance(bash, dict):
+        timeout = bash.get("defaultTimeout")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout >= 0:
+            options["default_timeout"] = float(timeout) or None
+        if bash.get("background") in ("keep", "kill"):
+            options["background"] = bash["background"]
+    _tool_options.clear()
+    _tool_options.update(options)
+
+
 @hookimpl
 def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
-    """Register the ``bash`` tool with its defaults."""
-    register(create_bash_tool())
+    """Register the ``bash`` tool, configured from settings once ``pi_configure`` ran."""
+    register(create_bash_tool(**_tool_options))
 
 
 @hookimpl(trylast=True)

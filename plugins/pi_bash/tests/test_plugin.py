@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pi_bash
@@ -37,7 +38,7 @@ def plugin_manager() -> pluggy.PluginManager:
 def test_every_hook_implementation_matches_a_spec(plugin_manager: pluggy.PluginManager) -> None:
     plugin_manager.check_pending()
     hooks = {caller.name for caller in plugin_manager.get_hookcallers(pi_bash) or []}
-    assert hooks == {"pi_register_tools", "pi_user_bash", "pi_session_shutdown"}
+    assert hooks == {"pi_configure", "pi_register_tools", "pi_user_bash", "pi_session_shutdown"}
 
 
 def test_user_bash_is_the_last_resort(plugin_manager: pluggy.PluginManager) -> None:
@@ -101,3 +102,23 @@ def test_imports_only_the_public_pi_host_api() -> None:
             if parts[0] == "pi_host" and any(part.startswith("_") for part in parts[1:]):
                 offending.append(f"{path.name}: {module}")
     assert offending == []
+
+
+def test_settings_configure_the_registered_tool() -> None:
+    settings = {"shellCommandPrefix": "set -u", "bash": {"defaultTimeout": 7, "background": "kill"}}
+    try:
+        pi_bash.pi_configure(SimpleNamespace(settings=settings))
+        tools: list[Tool[Any]] = []
+        pi_bash.pi_register_tools(tools.append)
+        (tool,) = tools
+        assert "default 7 seconds" in tool.spec().parameters["properties"]["timeout"]["description"]
+    finally:
+        pi_bash.pi_configure(SimpleNamespace(settings={}))
+
+
+def test_malformed_bash_settings_are_ignored() -> None:
+    bad = {"shellPath": 3, "bash": {"defaultTimeout": "soon", "background": "maybe"}}
+    pi_bash.pi_configure(SimpleNamespace(settings=bad))
+    tools: list[Tool[Any]] = []
+    pi_bash.pi_register_tools(tools.append)
+    assert "default 120 seconds" in tools[0].spec().parameters["properties"]["timeout"]["description"]
