@@ -149,14 +149,18 @@ CONTEXT = LlmContext(system_prompt="bench", messages=[UserMessage(content="go")]
 async def measure_network(target: Target, deltas: int, runs: int) -> dict[str, float]:
     first_latencies: list[float] = []
     per_delta: list[float] = []
+    to_start: list[float] = []
     with fake_server(target, sse_pieces(target.api, deltas, first_in_one_write=True)) as url:
         model = model_for(target, url)
         for run in range(runs + 1):  # the first run warms up imports and connections
             with first_chunk_clock() as stamps:
-                first_delta_at = last_delta_at = 0.0
+                first_delta_at = last_delta_at = started_at = 0.0
                 count = 0
+                called = time.perf_counter()
                 async for event in target.stream(model, CONTEXT, StreamOptions(api_key="bench-key")):
-                    if event.type == "text_delta":
+                    if event.type == "start":
+                        started_at = time.perf_counter()
+                    elif event.type == "text_delta":
                         now = time.perf_counter()
                         count += 1
                         if count == 1:
@@ -168,7 +172,9 @@ async def measure_network(target: Target, deltas: int, runs: int) -> dict[str, f
             if run:
                 first_latencies.append(first_delta_at - stamps[0])
                 per_delta.append((last_delta_at - first_delta_at) / (deltas - 1))
+                to_start.append(started_at - called)
     return {
+        "call_to_start_event_us": statistics.median(to_start) * 1e6,
         "first_byte_to_first_delta_us": statistics.median(first_latencies) * 1e6,
         "per_delta_loopback_us": statistics.median(per_delta) * 1e6,
     }

@@ -1,20 +1,24 @@
 """The ``anthropic-messages`` provider: two transports over one wire mapping.
 
-Why two transports. ``import anthropic`` (SDK 2.14) costs 2.3-3.6 s and ~55 MiB on the
-machines we measured, because the SDK builds hundreds of pydantic models when imported; pi's
-*whole* one-shot reply takes about 2.0 s, and pi-host must answer a one-shot prompt in a
-quarter of that. httpx, which the OpenAI-compatible provider needs anyway, adds about 0.1 s.
+Why two transports. ``import anthropic`` (SDK 2.14) is the single largest start-up cost a
+one-shot run could pay: measured here with compiled bytecode, 1.5-2.9 s and 80 MiB peak RSS
+(the SDK builds hundreds of pydantic models at import), against 0.09 s and 23 MiB for httpx,
+which the OpenAI-compatible provider needs anyway. pi's *whole* one-shot reply takes about
+2.0 s, and pi-host must answer in a quarter of that. A one-shot process that imports this
+provider and streams one reply from a local server takes 0.39 s through httpx and 2.3 s
+through the SDK (``bench/bench_provider.py``).
 
 So the request and the response mapping are written once, in :mod:`._anthropic_wire` (no SDK,
 no I/O), and carried by either:
 
-- ``sdk``: the official SDK (``AsyncAnthropic``): its auth, default headers, base URL and
-  error types, with its own retries off (:func:`._http.open_with_retries` retries for both);
+- ``sdk``: the official SDK (``AsyncAnthropic``): its client, auth, default headers, base URL
+  and error types, with its own retries off (:func:`._http.open_with_retries` retries for both);
 - ``httpx``: a plain HTTPS POST of the same JSON with the same headers.
 
 Like pi, neither uses the SDK's event parsing: the raw SSE bytes go through our own decoder
-and :class:`._anthropic_wire.AnthropicStreamMapper`, so both transports produce byte-identical
-events (the tests run every scenario through both).
+and :class:`._anthropic_wire.AnthropicStreamMapper`, so both transports produce identical
+events (the tests run every scenario through both and compare them). Both pin the API version
+the mapping speaks (``2023-06-01``) and send API keys as ``x-api-key``, as pi does.
 
 Which one runs: ``PI_HOST_ANTHROPIC_TRANSPORT`` = ``sdk`` | ``httpx`` | ``auto`` (default).
 ``auto`` uses the SDK once it is imported, and httpx before that. Long-lived modes
@@ -24,6 +28,7 @@ behind the user's first keystrokes; a one-shot run never pays for it.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -51,6 +56,8 @@ from ._http import (
 from ._types import LlmContext, Model, StreamOptions
 
 if TYPE_CHECKING:
+    import ssl
+
     import anthropic
 
 __all__ = ["TRANSPORT_ENV", "AnthropicSdkTransport", "stream", "transport_name", "warm_up"]
@@ -182,6 +189,11 @@ class AnthropicSdkTransport:
             max_retries=0,
             timeout=request.timeout_s if request.timeout_s is not None else 600.0,
             default_headers=headers,
+            # The SDK's own client loads the CA bundle on every construction (~100 ms); one
+            # TLS context serves the whole process, and plain-HTTP targets need none.
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                verify=_sdk_tls_context() if self._base_url.startswith("https:") else False
+            ),
         )
         try:
             sdk_stream: Any = await client.post(
@@ -209,6 +221,13 @@ class AnthropicSdkTransport:
             raise
         response = sdk_stream.response
         return _SdkResponseStream(response.status_code, dict(response.headers), sdk_stream, client)
+
+
+@functools.cache
+def _sdk_tls_context() -> ssl.SSLContext:
+    import httpx2
+
+    return httpx2.create_ssl_context()
 
 
 def _body_text(error: anthropic.APIStatusError) -> str:
