@@ -745,7 +745,9 @@ async def test_events_equal_their_validated_selves(server: OpenAIServer) -> None
     # Events are built without validation for speed; each must equal what validation would build.
     calls = [{"id": "c1", "name": "read", "arguments": {"path": "p"}}]
     usage = {"prompt_tokens": 3, "completion_tokens": 2}
-    server.enqueue(openai_reply("text", reasoning="why", tool_calls=calls, finish_reason="tool_calls", usage=usage))
+    server.enqueue(
+        openai_reply("text", reasoning="why", tool_calls=calls, finish_reason="tool_calls", usage=usage)
+    )
     events = await collect(local(server, reasoning=True), context(), reasoning="low")
     assert len(events) > 8
     for event in events:
