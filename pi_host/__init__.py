@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "ContinueRun": "pi_host.hookspecs",
     "CustomMessage": "pi_host.messages",
     "Dispatcher": "pi_host.plugin",
+    "Distribution": "pi_host.modes._distribution",
     "ExtensionError": "pi_host.plugin",
     "Flag": "pi_host.hookspecs",
     "HookError": "pi_host.errors",
@@ -104,6 +105,7 @@ __all__ = [
     "ContinueRun",
     "CustomMessage",
     "Dispatcher",
+    "Distribution",
     "ExtensionError",
     "Flag",
     "HookError",
@@ -212,6 +214,9 @@ if TYPE_CHECKING:
         ToolResultMessage,
         Usage,
         UserMessage,
+    )
+    from pi_host.modes._distribution import (
+        Distribution,
     )
     from pi_host.plugin import (
         Dispatcher,

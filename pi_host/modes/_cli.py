@@ -15,17 +15,25 @@ if TYPE_CHECKING:
     from pi_host.messages import ImageContent
     from pi_host.runtime import AgentSession, Host
 
+    from ._distribution import Distribution
+
 __all__ = ["main"]
 
 _VERSION = "0.1.0"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``pi-host``; returns the exit status."""
+def main(argv: list[str] | None = None, *, distribution: Distribution | None = None) -> int:
+    """Entry point of ``pi-host``; returns the exit status.
+
+    :param distribution: run as that agent distribution (its command name, agent directory,
+        plugins and defaults) instead of as plain ``pi-host``.
+    """
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
-        print(_VERSION)
+        print(_VERSION if distribution is None else distribution.version or _VERSION)
         return 0
+    if distribution is not None:
+        distribution.apply_environment()
     errors = [d.message for d in args.diagnostics if d.level == "error"]
     for diagnostic in args.diagnostics:
         if diagnostic.level == "warning":
@@ -39,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_plugins_command(args.subcommand[1:])
     if args.help:
-        print(render_help(_plugin_flag_help(args)), end="")
+        text = render_help(_plugin_flag_help(args, distribution))
+        print(text if distribution is None else distribution.render_help(text), end="")
         return 0
     if args.list_models is not None:
         from ._list_models import run_list_models
@@ -53,15 +62,16 @@ def main(argv: list[str] | None = None) -> int:
     import anyio
 
     try:
-        return anyio.run(_run, args)
+        return anyio.run(_run, args, distribution)
     except KeyboardInterrupt:
         return 130
 
 
-def _plugin_flag_help(args: CliArgs) -> list[tuple[str, str, str]]:
+def _plugin_flag_help(args: CliArgs, distribution: Distribution | None = None) -> list[tuple[str, str, str]]:
     from pi_host.runtime import Host
 
-    host = Host.load(disabled=args.disabled_plugins)
+    extra = distribution.load_plugin_modules() if distribution is not None else ()
+    host = Host.load(disabled=args.disabled_plugins, extra_plugins=extra)
     return [(flag.name, flag.type, flag.description) for flag in host.flags.values()]
 
 
@@ -75,7 +85,7 @@ def _read_stdin() -> str | None:
     return data if data.strip() else None
 
 
-async def _run(args: CliArgs) -> int:
+async def _run(args: CliArgs, distribution: Distribution | None = None) -> int:
     from pi_host.runtime import Host, SessionError, SessionOptions, create_session
 
     from ._files import FileArgumentError, read_file_arguments
@@ -87,7 +97,8 @@ async def _run(args: CliArgs) -> int:
         "rpc" if args.mode == "rpc" else "json" if args.mode == "json" else "tui" if interactive else "print"
     )
 
-    host = Host.load(disabled=args.disabled_plugins)
+    extra = distribution.load_plugin_modules() if distribution is not None else ()
+    host = Host.load(disabled=args.disabled_plugins, extra_plugins=extra)
     for error in host.load_errors:
         print(str(error), file=sys.stderr)
     unknown = [name for name in args.unknown_flags if name not in host.flags]
@@ -136,6 +147,8 @@ async def _run(args: CliArgs) -> int:
         flags=dict(args.unknown_flags),
         approve=args.approve,
     )
+    if distribution is not None:
+        options = distribution.session_options(options)
     try:
         session = await create_session(options, host=host)
     except SessionError as exc:

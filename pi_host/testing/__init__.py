@@ -1,0 +1,74 @@
+"""The testing kit for plugin authors: an opt-in pytest plugin.
+
+It is not registered automatically (installing pi-host does not change anyone's test
+suite). Turn it on in the ``conftest.py`` of your plugin's tests::
+
+    pytest_plugins = ["pi_host.testing"]
+
+Then::
+
+    from pi_host.testing import reply, tool_call
+
+    import my_plugin
+
+
+    async def test_greets(make_host):
+        host = make_host(my_plugin, load=["tools_fs"], replies=[tool_call("read", path="a.txt"), "done"])
+        outcome = await host.run("read a.txt")
+        outcome.assert_ok().assert_tool_called("read", path="a.txt")
+        host.recorder.assert_called("pi_tool_call")
+
+What it offers:
+
+- the ``make_host`` fixture (also ``pi_host_factory``): an isolated host per test with only
+  the plugins you name, a scripted model, temporary directories, and strict hook checking;
+- :class:`ScriptedProvider` and the step vocabulary (:func:`reply`, :func:`tool_call`,
+  :func:`error`, plain strings, JSON-script dicts, functions of the :class:`Request`);
+- :class:`HookRecorder`: which hooks fired, in what order, with what arguments and results,
+  and which implementations raised;
+- :meth:`IsolatedHost.run` returning a :class:`RunOutcome` with ``assert_*`` helpers;
+- the ``run_cli`` fixture (:class:`CliRunner`): the ``pi-host`` command in a subprocess with an
+  isolated environment, for black-box tests.
+
+The kit's assertions carry their own messages, so pytest need not rewrite this package
+(PYTEST_DONT_REWRITE); a test module may then import it before pytest loads it as a plugin.
+"""
+
+from __future__ import annotations
+
+from ._cli import CliResult, CliRunner, isolated_environ, script_json
+from ._fixtures import HostFactory, make_host, pi_host_factory, run_cli
+from ._host import Block, HostSetupError, IsolatedHost, PluginError, RunOutcome, build_host
+from ._recorder import HookCall, HookRecorder, ImplCall, RecordingDispatcher
+from ._script import Request, Responder, ScriptedProvider, Step, error, reply, to_reply, tool_call
+from ._ui import RecordingUI
+
+__all__ = [
+    "Block",
+    "CliResult",
+    "CliRunner",
+    "HookCall",
+    "HookRecorder",
+    "HostFactory",
+    "HostSetupError",
+    "ImplCall",
+    "IsolatedHost",
+    "PluginError",
+    "RecordingDispatcher",
+    "RecordingUI",
+    "Request",
+    "Responder",
+    "RunOutcome",
+    "ScriptedProvider",
+    "Step",
+    "build_host",
+    "error",
+    "isolated_environ",
+    "make_host",
+    "pi_host_factory",
+    "reply",
+    "run_cli",
+    "script_json",
+    "to_reply",
+    "tool_call",
+]
