@@ -116,6 +116,7 @@ def test_prompt_stream_steer_abort_compact_tree_quit(launch: Any) -> None:
     term.submit("/compact keep the test names")
     term.wait_for("[compaction]")
     term.wait_for("Compacted from 12,345 tokens")
+    term.wait_for(lambda: term.rule_count() == 2)  # nothing of the live area was left behind
 
     # /tree: the session tree in place of the editor; pick the first user message, no summary.
     term.submit("/tree")
@@ -156,6 +157,11 @@ def test_slash_commands_plugin_ui_and_user_bash(launch: Any, tmp_path: Path) -> 
     term.send(ENTER)
     term.wait_for("greeting: howdy")
     term.wait_for("greeted howdy", where=term.screen.screen_text)  # footer status line
+    # What the plugin printed and logged went above the editor, once, without tearing it.
+    text = term.screen.text()
+    assert "stray print from a plugin" in text
+    assert text.count('Warning: plugin "greet" failed in pi_fake: just a test') == 1
+    term.wait_for(lambda: term.rule_count() == 2)
 
     # @file completion.
     term.send("look at @note")

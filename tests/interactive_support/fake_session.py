@@ -14,6 +14,7 @@ aborted), ``{"error": "message"}``. When the script runs out, the reply echoes t
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -486,6 +487,9 @@ class FakeInteractiveSession:
 
     async def run_plugin_command(self, name: str, args: str) -> None:
         self.plugin_log.append((name, args))
+        # Plugins may print or log; neither may tear the screen.
+        print("stray print from a plugin")
+        logging.getLogger("pi_host.plugin").warning('plugin "greet" failed in pi_fake: just a test')
         assert self.ui is not None
         choice = await self.ui.select("Pick a greeting", ["hello", "howdy"])
         self.ui.notify(f"greeting: {choice}")

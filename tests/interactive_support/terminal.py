@@ -136,6 +136,11 @@ class Terminal:
         top, bottom = rules[-2], rules[-1]
         return "\n".join(line.strip() for line in lines[top + 1 : bottom]).strip()
 
+    def rule_count(self) -> int:
+        """Full-width ``─`` lines on screen: two (the editor's) unless something was left behind."""
+        width = self.screen.columns
+        return sum(1 for line in self.screen.display() if len(line) >= width - 2 and set(line) == {"─"})
+
     # -- writing --------------------------------------------------------------------------------
 
     def send(self, text: str) -> None:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import base64
 import inspect
+import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from contextlib import suppress
+import warnings
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -50,6 +52,7 @@ from prompt_toolkit.layout import (
 from prompt_toolkit.layout.controls import BufferControl
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output import Output
+from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -325,6 +328,56 @@ class _Status:
         return self.message
 
 
+class _NoticeHandler(logging.Handler):
+    """Shows log records (warnings and worse) as transcript notices while the screen is up.
+
+    A log line written straight to the terminal would tear the live area, and Python writes
+    unhandled warnings to stderr when nothing is configured.
+    """
+
+    def __init__(self, app: InteractiveApp) -> None:
+        super().__init__(logging.WARNING)
+        self._app = app
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            if record.exc_info and record.exc_info[1] is not None:
+                message += f": {record.exc_info[1]}"
+        except Exception:
+            return
+        self._app.notice(message, "error" if record.levelno >= logging.ERROR else "warning")
+
+
+@contextmanager
+def _terminal_safe_logging(app: InteractiveApp) -> Iterator[None]:
+    """Route logging and ``warnings`` to the transcript for the duration of the app."""
+    root = logging.getLogger()
+    handler = _NoticeHandler(app)
+    # Handlers writing to the terminal are parked; file handlers keep working.
+    parked = [
+        h
+        for h in root.handlers
+        if isinstance(h, logging.StreamHandler) and getattr(h.stream, "isatty", lambda: False)()
+    ]
+    for h in parked:
+        root.removeHandler(h)
+    root.addHandler(handler)
+    show_warning = warnings.showwarning
+
+    def to_notice(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        app.notice(f"{category.__name__}: {message}", "warning")
+
+    warnings.showwarning = to_notice
+    try:
+        yield
+    finally:
+        warnings.showwarning = show_warning
+        root.removeHandler(handler)
+        for h in parked:
+            root.addHandler(h)
+
+
 # -- the application -----------------------------------------------------------------------
 
 
@@ -379,6 +432,7 @@ class InteractiveApp:
         self._show_history = show_history
         self._agent_started: anyio.Event | None = None
         self._elapsed_second = 0
+        self._recent_problems: dict[str, float] = {}
         self.ui = UiBridge(self)
 
         from ._commands import CommandRunner
@@ -471,7 +525,16 @@ class InteractiveApp:
         self.add(_StaticItem(renderable))
 
     def notice(self, message: str, level: str = "info") -> None:
-        """A status line in the transcript (``info``), or ``Warning: …`` / ``Error: …``."""
+        """A status line in the transcript (``info``), or ``Warning: …`` / ``Error: …``.
+
+        A warning or error repeated within a second is shown once (a plugin failure arrives
+        both as an event and as a log record).
+        """
+        if level in ("warning", "error"):
+            now = time.monotonic()
+            if self._recent_problems.get(message, -1e9) > now - 1.0:
+                return
+            self._recent_problems[message] = now
         self.add_static(render_notice(message, level))
 
     def error(self, message: str) -> None:
@@ -1224,9 +1287,10 @@ class InteractiveApp:
             self.error(f"Retry failed after {event.attempt} attempts: {final}")
 
     def _on_extension_error(self, event: Any) -> None:
-        where = _get(event, "extension_path", "extensionPath", "plugin") or "plugin"
+        where = _get(event, "extension_path", "extensionPath", "plugin") or "?"
         hook = _get(event, "event", "hook") or "?"
-        self.error(f"{where} failed in {hook}: {_get(event, 'error', 'message')}")
+        # Worded as the plugin dispatcher logs it, so the two reports collapse into one.
+        self.notice(f'plugin "{where}" failed in {hook}: {_get(event, "error", "message")}', "warning")
 
     _on_plugin_error = _on_extension_error
 
@@ -1342,7 +1406,7 @@ class InteractiveApp:
                 tg.start_soon(self._ticker)
                 if initial_messages:
                     tg.start_soon(self._send_initial, list(initial_messages))
-                with set_app(self.app):
+                with set_app(self.app), _terminal_safe_logging(self), patch_stdout(raw=True):
                     await self.app.run_async(set_exception_handler=False, handle_sigint=False)
                 tg.cancel_scope.cancel()
         finally:

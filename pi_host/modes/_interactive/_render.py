@@ -114,7 +114,10 @@ def ansi_lines(renderable: RenderableType, width: int) -> list[str]:
         out.append(buffer.getvalue())
     while out and not out[-1].strip():
         out.pop()
-    return out
+    start = 0
+    while start < len(out) and not out[start].strip():
+        start += 1  # rich opens lists with a blank line; blocks are spaced by the caller
+    return out[start:]
 
 
 # -- markdown -------------------------------------------------------------------------------

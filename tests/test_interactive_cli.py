@@ -1,0 +1,149 @@
+"""``pi-host`` in interactive mode, end to end: the real session runtime on the faux provider.
+
+The command runs in a pseudo-terminal with an isolated agent directory and a faux script; the
+test types as a person would and reads the screen back. The tool calls are shell loops that wait
+for a file the test creates once the screen shows what it waits for, so no step depends on
+timing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interactive_support.terminal import ALT_ENTER, CTRL_C, DOWN, ENTER, ESCAPE, UP, Terminal
+
+PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
+SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX pseudo-terminal")
+
+
+def move_down_to(term: Terminal, text: str, limit: int = 10) -> None:
+    """Press Down in a picker until the selected line shows ``text``."""
+    for _ in range(limit):
+        if f"{SELECTED} {text}" in term.screen.screen_text():
+            return
+        counter = re.search(r"\((\d+)/\d+\)", term.screen.screen_text())
+        term.send(DOWN)
+        if counter is not None:
+            before = counter.group(0)
+            term.wait_for(lambda before=before: before not in term.screen.screen_text())
+    raise AssertionError(f"{text!r} not reached in the picker:\n{term.dump()}")
+
+
+def wait_for_file(name: str) -> str:
+    return f"while [ ! -f {name} ]; do sleep 0.02; done"
+
+
+@pytest.fixture
+def pi_host(tmp_path: Path) -> Iterator[Any]:
+    terminals: list[Terminal] = []
+
+    def start(script: list[dict[str, Any]], *args: str) -> Terminal:
+        agent_dir = tmp_path / "agent"
+        agent_dir.mkdir()
+        # Keep little recent history, so that a short test session has something to compact.
+        (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
+        script_file = tmp_path / "faux.json"
+        script_file.write_text(json.dumps(script))
+        env = {
+            "PI_HOST_DIR": str(agent_dir),
+            "PI_HOST_FAUX_SCRIPT": str(script_file),
+            "ANTHROPIC_API_KEY": "",
+            "OPENAI_API_KEY": "",
+        }
+        terminal = Terminal([PI_HOST, "--provider", "faux", *args], cwd=tmp_path, env=env)
+        terminals.append(terminal)
+        terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
+        return terminal
+
+    yield start
+    for terminal in terminals:
+        terminal.close()
+
+
+def test_interactive_session_end_to_end(pi_host: Any, tmp_path: Path) -> None:
+    term: Terminal = pi_host(
+        [
+            {
+                "thinking": "Considering the greeting.",
+                "text": "# Greeting\n\nHello **world**.\n\n- one\n- two\n\nThe end.",
+            },
+            {
+                "toolCalls": [
+                    {"name": "bash", "arguments": {"command": f"{wait_for_file('go')}; echo 42 passed"}}
+                ]
+            },
+            {"text": "Steered as asked."},
+            {"toolCalls": [{"name": "bash", "arguments": {"command": wait_for_file("never")}}]},
+            {"text": "## Goal\nGreet and run the tests."},  # compaction: the history summary
+            {"text": "The turn began with a long command."},  # ... and the split turn's prefix
+        ]
+    )
+
+    # A prompt and its streamed answer: thinking, markdown, and usage in the footer.
+    term.submit("hello there")
+    term.wait_for("The end.")
+    text = term.screen.text()
+    assert "hello there" in text and "Considering the greeting." in text
+    assert "Hello world." in text and "• one" in text
+    term.wait_gone("Working...")
+
+    # Steer while the tool runs: the message waits in the queue until the tool is done.
+    term.submit("run the tests")
+    term.wait_for("while [ ! -f go ]")
+    term.submit("also check lint")
+    term.wait_for("Steering: also check lint", where=term.screen.screen_text)
+    (tmp_path / "go").write_text("")
+    term.wait_for("Steered as asked.")
+    text = term.screen.text()
+    assert text.index("│ 42") < text.index("also check lint") < text.index("Steered as asked.")
+    term.wait_gone("Working...")
+
+    # Escape aborts the run; the queued follow-up comes back into the editor.
+    term.submit("start something long")
+    term.wait_for("while [ ! -f never ]")
+    term.type("remember the docs")
+    term.send(ALT_ENTER)
+    term.wait_for("Follow-up: remember the docs", where=term.screen.screen_text)
+    term.send(ESCAPE)
+    term.wait_for(lambda: term.editor_text() == "remember the docs")
+    term.wait_gone("Working...")
+    term.wait_gone("Follow-up: remember the docs")
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.editor_text() == "")
+
+    # /compact summarizes through the model (the faux script's last reply).
+    term.submit("/compact keep the test names")
+    term.wait_for("[compaction]", timeout=30)
+    term.wait_for("Compacted from")
+    term.wait_for(lambda: term.rule_count() == 2)  # nothing of the live area was left behind
+
+    # /tree: go back to the first user message, without a summary; its text returns to the editor.
+    term.submit("/tree")
+    term.wait_for("Session tree", where=term.screen.screen_text)
+    assert "• [compaction:" in term.screen.screen_text()
+    for _ in range(40):
+        term.send(UP)
+    term.wait_for(f"{SELECTED} • [model: faux-1]", where=term.screen.screen_text)  # the first entry
+    move_down_to(term, "• user: hello there")
+    term.wait_for(f"{SELECTED} • user: hello there", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("Summarize branch?", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("Navigated to selected point")
+    term.wait_for(lambda: term.editor_text() == "hello there")
+
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.editor_text() == "")
+    term.submit("/quit")
+    assert term.wait_exit(timeout=30) == 0
