@@ -20,6 +20,7 @@ from pi_host.modes._interactive._render import (
     RenderOptions,
     ToolView,
     ansi_lines,
+    markdown_tail,
     render_bash,
     render_diff,
     render_tool,
@@ -293,3 +294,24 @@ def test_thinking_is_hidden_behind_a_label() -> None:
     hidden = plain(item.renderable(RenderOptions(hide_thinking=True)))
     assert "secret plan" in shown
     assert "secret plan" not in hidden and "Thinking..." in hidden and "hi" in hidden
+
+
+def test_markdown_tail_reopens_an_open_fence() -> None:
+    text = "intro\n\n```python\n" + "\n".join(f"line {i}" for i in range(100))
+    tail = markdown_tail(text, 3)
+    assert tail == "```python\nline 97\nline 98\nline 99"
+    closed = "```\ncode\n```\n" + "\n".join(f"p{i}" for i in range(10))
+    assert markdown_tail(closed, 2) == "p8\np9"
+    assert markdown_tail("short", 5) == "short"
+
+
+def test_a_long_streaming_block_renders_only_its_tail() -> None:
+    from pi_host.modes._interactive._app import _AssistantItem
+
+    code = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(2000))
+    item = _AssistantItem(AssistantMessage(content=[TextContent(text=code)]))
+    live = plain(item.renderable(RenderOptions(live_max_lines=20)), 80)
+    assert "x1999 = 1999" in live and "x0 = 0" not in live
+    assert len(live.split("\n")) <= 22
+    item.done = True
+    assert "x0 = 0" in plain(item.renderable(RenderOptions(live_max_lines=20)), 80)

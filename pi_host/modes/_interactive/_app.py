@@ -65,6 +65,7 @@ from ._render import (
     RenderOptions,
     ToolView,
     ansi_lines,
+    markdown_tail,
     render_bash,
     render_markdown,
     render_notice,
@@ -212,6 +213,10 @@ class _AssistantItem(_Item):
                 text = text[self._chars_done :]
                 if kind == "thinking" and options.hide_thinking and self._chars_done:
                     continue  # its label is already in the scrollback
+            if not self.done and index == len(content) - 1:
+                # Only the bottom of a long streaming block fits on screen; rendering all of
+                # it on every frame would stall the editor.
+                text = markdown_tail(text, options.live_max_lines)
             part = self._render_block(kind, text, options)
             if part is not None:
                 parts.append(part)
@@ -644,6 +649,11 @@ class InteractiveApp:
         return rows
 
     def _live_fragments(self) -> StyleAndTextTuples:
+        try:
+            rows = self.app.output.get_size().rows
+        except Exception:
+            rows = 24
+        self.options.live_max_lines = max(rows, 10)
         lines: list[str] = []
         for item in self._items:
             item_lines = self._item_lines(item)
@@ -654,10 +664,6 @@ class InteractiveApp:
         queue = self._queue_lines()
         status = self._status_line()
         extra = len(queue) + (1 if queue else 0) + (2 if status else 0)
-        try:
-            rows = self.app.output.get_size().rows
-        except Exception:
-            rows = 24
         room = max(rows - self._fixed_rows() - extra - 1, 0)
         if len(lines) > room:
             lines = lines[len(lines) - room :]

@@ -31,6 +31,7 @@ __all__ = [
     "RenderOptions",
     "ToolView",
     "ansi_lines",
+    "markdown_tail",
     "render_bash",
     "render_diff",
     "render_markdown",
@@ -61,6 +62,7 @@ class RenderOptions:
     hide_thinking: bool = False
     hidden_thinking_label: str = "Thinking..."
     cwd: str = field(default_factory=os.getcwd)
+    live_max_lines: int = 200  # a streaming block is redrawn from its last lines only
 
 
 # -- ANSI output ----------------------------------------------------------------------------
@@ -180,6 +182,27 @@ def stable_markdown_prefix(text: str) -> int:
             blank_end = end
         previous_blank = blank
     return best
+
+
+def markdown_tail(text: str, max_lines: int) -> str:
+    """The last ``max_lines`` lines of ``text``, still valid markdown (a code fence that is open
+    where the cut falls is reopened), so a long reply can be redrawn cheaply while it streams."""
+    lines = text.split("\n")
+    if len(lines) <= max_lines:
+        return text
+    cut = len(lines) - max_lines
+    fence: str | None = None
+    opener = ""
+    for line in lines[:cut]:
+        match = _FENCE.match(line)
+        if match is None:
+            continue
+        if fence is None:
+            fence, opener = match.group(1), line
+        elif match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+            fence = None
+    tail = lines[cut:]
+    return "\n".join([opener, *tail] if fence is not None else tail)
 
 
 # -- simple blocks --------------------------------------------------------------------------
