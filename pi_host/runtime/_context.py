@@ -246,6 +246,8 @@ class SessionPluginContext:
     def send_message(
         self, message: CustomMessage, *, trigger_turn: bool = False, deliver_as: DeliverAs | None = None
     ) -> None:
+        if self._session.queue_plugin_message(message, deliver_as=deliver_as):
+            return
         self._session.spawn(
             lambda: self._session.send_custom_message(
                 message, trigger_turn=trigger_turn, deliver_as=deliver_as
@@ -258,6 +260,8 @@ class SessionPluginContext:
         *,
         deliver_as: Literal["steer", "followUp"] | None = None,
     ) -> None:
+        if self._session.queue_plugin_message(content, deliver_as=deliver_as):
+            return
         self._session.spawn(lambda: self._session.send_user_message(content, deliver_as=deliver_as))
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:

@@ -117,6 +117,13 @@ class TreeNavigation:
     editor_text: str | None = None
 
 
+def _split_content(content: str | Sequence[TextContent | ImageContent]) -> tuple[str, list[ImageContent]]:
+    if isinstance(content, str):
+        return content, []
+    text = "\n".join(block.text for block in content if isinstance(block, TextContent))
+    return text, [block for block in content if isinstance(block, ImageContent)]
+
+
 def _user_text(message: UserMessage) -> str:
     if isinstance(message.content, str):
         return message.content
@@ -667,11 +674,7 @@ class AgentSession:
         deliver_as: StreamingBehavior | None = None,
     ) -> None:
         """Prompt as a plugin: no command or template expansion; ``pi_input`` sees source ``extension``."""
-        if isinstance(content, str):
-            text, images = content, []
-        else:
-            text = "\n".join(block.text for block in content if isinstance(block, TextContent))
-            images = [block for block in content if isinstance(block, ImageContent)]
+        text, images = _split_content(content)
         await self.prompt(
             text, images=images, streaming_behavior=deliver_as, source="extension", expand=False
         )
@@ -688,10 +691,7 @@ class AgentSession:
         if deliver_as == "nextTurn":
             self._next_turn_messages.append(message)
         elif self.is_streaming:
-            if deliver_as == "followUp":
-                self.agent.follow_up(message)
-            else:
-                self.agent.steer(message)
+            self._enqueue_custom(message, deliver_as)
         elif trigger_turn:
             await self._run(lambda: self.agent.prompt(message))
         else:
@@ -699,6 +699,36 @@ class AgentSession:
             self._persist(message)
             await self._emit(MessageStartEvent(message=message))
             await self._emit(MessageEndEvent(message=message))
+
+    def _enqueue_custom(self, message: CustomMessage, deliver_as: str | None) -> None:
+        if deliver_as == "followUp":
+            self.agent.follow_up(message)
+        else:
+            self.agent.steer(message)
+
+    def queue_plugin_message(
+        self,
+        message: CustomMessage | str | Sequence[TextContent | ImageContent],
+        *,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None,
+    ) -> bool:
+        """Queue a plugin's message now if the agent is streaming; ``False`` when it must take
+        the asynchronous path (:meth:`send_custom_message`, :meth:`send_user_message`).
+
+        pi queues such messages synchronously, so one sent from ``pi_agent_end`` still joins
+        the run that is ending (the post-run loop sees it queued) instead of starting another.
+        """
+        if not self.is_streaming or deliver_as == "nextTurn":
+            return False
+        if isinstance(message, CustomMessage):
+            self._enqueue_custom(message.model_copy(update={"timestamp": now_ms()}), deliver_as)
+            return True
+        # pi_input must see a user message first, and one without a behaviour is an error.
+        if deliver_as is None or self.host.dispatcher.has_implementations("pi_input"):
+            return False
+        text, images = _split_content(message)
+        self._queue(text, images, deliver_as)
+        return True
 
     async def abort(self) -> None:
         """Abort the run (and a retry wait or compaction) and wait until the agent is idle."""
@@ -778,11 +808,17 @@ class AgentSession:
         if self.model_resolver is not None and not self.model_resolver.has_auth(model):
             return False
         previous = self.model
+        # pi carries the level over from a reasoning model; from one without reasoning (whose
+        # level is forced "off") it takes the default level instead.
+        level = self.thinking_level if previous is not None and previous.reasoning else self._default_level()
         self.agent.state.model = model
         self.session_manager.append_model_change(model.provider, model.id)
-        clamped = clamp_thinking_level(model, self.thinking_level)
-        if clamped != self.thinking_level:
-            self.set_thinking_level(clamped)
+        previous_level = self._apply_thinking_level(level)
+        if previous_level is not None:
+            # Awaited here so it fires before pi_model_select, as in pi.
+            await self.host.dispatcher.thinking_level_select(
+                level=self.thinking_level, previous_level=previous_level, ctx=self.ctx
+            )
         if previous is None or previous.ref != model.ref:
             await self.host.dispatcher.model_select(
                 model=model, previous_model=previous, source=source, ctx=self.ctx
@@ -791,19 +827,31 @@ class AgentSession:
 
     def set_thinking_level(self, level: ThinkingLevel) -> None:
         """Set the thinking level, clamped to the model; recorded when it changes."""
+        previous = self._apply_thinking_level(level)
+        if previous is None:
+            return
+        current = self.thinking_level
+        self.spawn(
+            lambda: self.host.dispatcher.thinking_level_select(
+                level=current, previous_level=previous, ctx=self.ctx
+            )
+        )
+
+    def _apply_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel | None:
+        """Clamp, set and record ``level``; returns the previous level if it changed."""
         model = self.model
         level = clamp_thinking_level(model, level) if model is not None else level
         previous = self.thinking_level
         if level == previous:
-            return
+            return None
         self.agent.state.thinking_level = level
         self.session_manager.append_thinking_level_change(level)
         self.emit_event(ThinkingLevelChangedEvent(level=level))
-        self.spawn(
-            lambda: self.host.dispatcher.thinking_level_select(
-                level=level, previous_level=previous, ctx=self.ctx
-            )
-        )
+        return previous
+
+    def _default_level(self) -> ThinkingLevel:
+        configured = self.settings.default_thinking_level if self.settings is not None else None
+        return configured or "medium"
 
     def set_session_name(self, name: str) -> None:
         name = " ".join(name.split())
@@ -1019,6 +1067,15 @@ class AgentSession:
     def _restore_from_session(self) -> None:
         context = self.session_manager.build_session_context()
         self.agent.state.messages = context.messages
+        # pi rebuilds the runtime for the destination session: its model (when it still has
+        # credentials; otherwise the current one stays) and its thinking level.
+        if context.model is not None and self.model_resolver is not None:
+            restored = self.model_resolver.find(context.model.provider, context.model.model_id)
+            if restored is not None and self.model_resolver.has_auth(restored):
+                self.agent.state.model = restored
+        if context.has_thinking_entry:
+            level = cast(ThinkingLevel, context.thinking_level)
+            self.agent.state.thinking_level = clamp_thinking_level(self.model, level)
         self._steering_texts.clear()
         self._follow_up_texts.clear()
         self.agent.clear_all_queues()

@@ -1,0 +1,436 @@
+"""Session lifecycle on a live AgentSession: pi's ``agent-session-runtime`` and the model and
+thinking parts of ``agent-session-model-extension`` (notes §3.17)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_host import Cancel, TextContent, hookimpl
+from pi_host.hookspecs import BranchSummary, TreeSummaryResult
+from pi_host.messages import AssistantMessage, UserMessage
+from pi_host.providers import faux_assistant_message
+from pi_host.runtime import SessionError
+from pi_host.session import SessionManager
+from tests.test_runtime_prompt import Rig, open_session, read_session_file, wait_until
+
+
+class SessionHooks:
+    """Records every session-lifecycle hook; cancels what it is told to."""
+
+    def __init__(self, cancel: set[str] | None = None) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.cancel = cancel or set()
+
+    @hookimpl
+    def pi_session_start(self, reason: str, previous_session_file: str | None, ctx: Any) -> None:
+        self.calls.append(("start", reason, previous_session_file, ctx.session_manager.session_id))
+
+    @hookimpl
+    def pi_session_shutdown(self, reason: str, target_session_file: str | None, ctx: Any) -> None:
+        self.calls.append(("shutdown", reason, target_session_file, ctx.session_manager.session_id))
+
+    @hookimpl
+    def pi_session_before_switch(self, reason: str, target_session_file: str | None) -> Any:
+        self.calls.append(("before_switch", reason, target_session_file))
+        return Cancel(reason="no") if "switch" in self.cancel else None
+
+    @hookimpl
+    def pi_session_before_fork(self, entry_id: str, position: str) -> Any:
+        self.calls.append(("before_fork", entry_id, position))
+        return Cancel() if "fork" in self.cancel else None
+
+    @hookimpl
+    def pi_session_before_tree(self, preparation: Any) -> Any:
+        self.calls.append(("before_tree", preparation.target_id, preparation.old_leaf_id))
+        if "tree" in self.cancel:
+            return Cancel()
+        if preparation.user_wants_summary:
+            return TreeSummaryResult(summary=BranchSummary(summary="left the red branch", details={"n": 1}))
+        return None
+
+    @hookimpl
+    def pi_session_tree(
+        self, new_leaf_id: str | None, old_leaf_id: str | None, summary_entry: Any, from_extension: bool
+    ) -> None:
+        summary = None if summary_entry is None else summary_entry.summary
+        self.calls.append(("tree", new_leaf_id, old_leaf_id, summary, from_extension))
+
+    @hookimpl
+    def pi_model_select(self, model: Any, previous_model: Any, source: str) -> None:
+        previous = None if previous_model is None else previous_model.id
+        self.calls.append(("model_select", model.id, previous, source))
+
+    @hookimpl
+    def pi_thinking_level_select(self, level: str, previous_level: str) -> None:
+        self.calls.append(("thinking_level_select", level, previous_level))
+
+    def names(self) -> list[str]:
+        return [call[0] for call in self.calls]
+
+
+async def two_turns(rig: Rig) -> None:
+    rig.faux.append_responses([faux_assistant_message("one"), faux_assistant_message("two")])
+    await rig.session.prompt("first")
+    await rig.session.prompt("second")
+
+
+def user_entry_ids(manager: SessionManager) -> list[str]:
+    return [
+        e.id
+        for e in manager.get_branch()
+        if e.type == "message" and isinstance(getattr(e, "message", None), UserMessage)
+    ]
+
+
+# -- message_end replacement -------------------------------------------------------------------
+
+
+class Redact:
+    @hookimpl
+    def pi_message_end(self, message: Any) -> Any:
+        if isinstance(message, AssistantMessage):
+            return message.model_copy(update={"content": [TextContent(text="[redacted]")]})
+        return None
+
+
+async def test_message_end_replacement_is_what_state_subscribers_and_file_get(tmp_path: Path) -> None:
+    steps = [faux_assistant_message("secret sk-live-1"), faux_assistant_message("ok")]
+    async with open_session(tmp_path, steps, plugins=[Redact()], persist=True) as rig:
+        await rig.session.prompt("hi")
+        assert rig.assistant_texts() == ["[redacted]"]
+        (end,) = [e for e in rig.events if e.type == "message_end" and e.message.role == "assistant"]
+        assert end.message.content == [TextContent(text="[redacted]")]
+        stored = read_session_file(rig.session.session_manager).build_session_context().messages
+        assert [m.content for m in stored if isinstance(m, AssistantMessage)] == [
+            [TextContent(text="[redacted]")]
+        ]
+        await rig.session.prompt("again")
+        assert "assistant:[redacted]" in rig.request_texts(1)
+
+
+# -- new / resume ----------------------------------------------------------------------------------
+
+
+async def test_new_session_fires_before_switch_shutdown_start(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        old_id = rig.session.session_manager.session_id
+        old_file = str(rig.session.session_manager.session_file)
+        hooks.calls.clear()
+        assert await rig.session.new_session() is False
+        new_id = rig.session.session_manager.session_id
+        assert new_id != old_id
+        # pi names the new file as shutdown's target; pi-host's SessionManager only knows the
+        # next file once it switched to it, so the target of a `new` shutdown is None.
+        assert hooks.calls == [
+            ("before_switch", "new", None),
+            ("shutdown", "new", None, old_id),
+            ("start", "new", old_file, new_id),
+        ]
+        assert rig.session.messages == []
+        entries = rig.session.session_manager.get_entries()
+        assert [e.type for e in entries] == ["model_change", "thinking_level_change"]
+
+
+async def test_new_session_cancelled_keeps_everything(tmp_path: Path) -> None:
+    hooks = SessionHooks(cancel={"switch"})
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        file = rig.session.session_manager.session_file
+        assert file is not None
+        before = file.read_bytes()
+        hooks.calls.clear()
+        assert await rig.session.new_session() is True
+        assert hooks.calls == [("before_switch", "new", None)]
+        assert rig.session.session_manager.session_file == file
+        assert file.read_bytes() == before
+        assert len(rig.session.messages) == 4
+
+
+async def test_resume_fires_hooks_and_restores_model_and_thinking(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        session = rig.session
+        assert await session.set_model(rig.faux.get_model("faux-2")) is True
+        session.set_thinking_level("high")
+        await two_turns(rig)
+        first_file = str(session.session_manager.session_file)
+        first_id = session.session_manager.session_id
+        await session.new_session()
+        assert await session.set_model(rig.faux.get_model("faux-plain")) is True
+        assert session.thinking_level == "off"
+        rig.faux.append_responses([faux_assistant_message("other")])
+        await session.prompt("elsewhere")
+        second_id = session.session_manager.session_id
+        hooks.calls.clear()
+
+        assert await session.switch_session(first_file) is False
+        assert hooks.calls[:3] == [
+            ("before_switch", "resume", first_file),
+            ("shutdown", "resume", first_file, second_id),
+            ("start", "resume", hooks.calls[2][2], first_id),
+        ]
+        assert [_text(m) for m in session.messages] == ["first", "one", "second", "two"]
+        # pi rebuilds the runtime from the destination file: its model and thinking level.
+        assert session.model is not None and session.model.id == "faux-2"
+        assert session.thinking_level == "high"
+
+
+async def test_resume_cancelled(tmp_path: Path) -> None:
+    hooks = SessionHooks(cancel={"switch"})
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        file = rig.session.session_manager.session_file
+        hooks.calls.clear()
+        assert await rig.session.switch_session(str(tmp_path / "elsewhere.jsonl")) is True
+        assert hooks.calls == [("before_switch", "resume", str(tmp_path / "elsewhere.jsonl"))]
+        assert rig.session.session_manager.session_file == file
+
+
+def _text(message: Any) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(b.text for b in content if isinstance(b, TextContent))
+
+
+# -- fork / clone ----------------------------------------------------------------------------------
+
+
+async def test_fork_before_a_user_message(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        old_file, old_id = str(manager.session_file), manager.session_id
+        second = user_entry_ids(manager)[1]
+        hooks.calls.clear()
+        assert await rig.session.fork(second) is False
+        new_id = manager.session_id
+        assert new_id != old_id
+        # pi names the forked file as shutdown's target; pi-host forks after the shutdown hook
+        # (the manager switches files in place), so the target is None.
+        assert hooks.calls == [
+            ("before_fork", second, "before"),
+            ("shutdown", "fork", None, old_id),
+            ("start", "fork", old_file, new_id),
+        ]
+        assert [_text(m) for m in rig.session.messages] == ["first", "one"]
+        forked = read_session_file(manager)
+        assert forked.header.parent_session == old_file
+        assert [_text(m) for m in forked.build_session_context().messages] == ["first", "one"]
+
+
+async def test_fork_cancelled(tmp_path: Path) -> None:
+    hooks = SessionHooks(cancel={"fork"})
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        file = manager.session_file
+        second = user_entry_ids(manager)[1]
+        hooks.calls.clear()
+        assert await rig.session.fork(second) is True
+        assert hooks.calls == [("before_fork", second, "before")]
+        assert manager.session_file == file
+        assert len(rig.session.messages) == 4
+
+
+async def test_fork_from_the_first_message_starts_an_empty_child(tmp_path: Path) -> None:
+    async with open_session(tmp_path, persist=True) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        old_file = str(manager.session_file)
+        assert await rig.session.fork(user_entry_ids(manager)[0]) is False
+        assert rig.session.messages == []
+        assert manager.header.parent_session == old_file
+
+
+@pytest.mark.parametrize("persist", [True, False])
+async def test_clone_duplicates_the_active_branch(tmp_path: Path, persist: bool) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=persist) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        before = [_text(m) for m in rig.session.messages]
+        leaf = manager.leaf_id
+        assert leaf is not None
+        old_id = manager.session_id
+        hooks.calls.clear()
+        assert await rig.session.fork(leaf, position="at") is False
+        assert hooks.calls[0] == ("before_fork", leaf, "at")
+        assert manager.session_id != old_id
+        assert [_text(m) for m in rig.session.messages] == before
+        if persist:
+            clone = read_session_file(manager)
+            assert [_text(m) for m in clone.build_session_context().messages] == before
+        else:
+            assert manager.session_file is None
+
+
+async def test_fork_with_an_invalid_entry_id_raises(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        assistant = next(
+            e.id for e in manager.get_branch() if e.type == "message" and e.id not in user_entry_ids(manager)
+        )
+        hooks.calls.clear()
+        with pytest.raises(SessionError, match="Entry nope not found"):
+            await rig.session.fork("nope")
+        with pytest.raises(SessionError, match="Can only fork from a user message"):
+            await rig.session.fork(assistant)
+        # pi asks session_before_fork first and validates after; pi-host refuses a bad id
+        # before asking plugins, so they never see a fork that cannot happen.
+        assert hooks.calls == []
+        with pytest.raises(SessionError, match="Entry nope not found"):
+            await rig.session.navigate_tree("nope")
+
+
+# -- tree navigation -------------------------------------------------------------------------------
+
+
+async def test_navigate_tree_with_a_plugin_summary(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        second = user_entry_ids(manager)[1]
+        old_leaf = manager.leaf_id
+        hooks.calls.clear()
+        outcome = await rig.session.navigate_tree(second, summarize=True)
+        assert outcome.cancelled is False
+        assert outcome.editor_text == "second"
+        summary_entry = manager.get_leaf_entry()
+        assert summary_entry is not None and summary_entry.type == "branch_summary"
+        assert hooks.calls == [
+            ("before_tree", second, old_leaf),
+            ("tree", summary_entry.id, old_leaf, "left the red branch", True),
+        ]
+        assert [m.role for m in rig.session.messages] == ["user", "assistant", "branchSummary"]
+        stored = read_session_file(manager).get_entry(summary_entry.id)
+        assert stored is not None and stored.to_json_dict()["fromHook"] is True
+
+
+async def test_navigate_tree_cancelled(tmp_path: Path) -> None:
+    hooks = SessionHooks(cancel={"tree"})
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        leaf = manager.leaf_id
+        first = user_entry_ids(manager)[0]
+        assert (await rig.session.navigate_tree(first)).cancelled is True
+        assert manager.leaf_id == leaf
+        assert len(rig.session.messages) == 4
+
+
+async def test_navigate_to_a_user_message_without_summary_branches_before_it(tmp_path: Path) -> None:
+    async with open_session(tmp_path, persist=True) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        first = user_entry_ids(manager)[0]
+        entry = manager.get_entry(first)
+        assert entry is not None
+        outcome = await rig.session.navigate_tree(first)
+        assert outcome == type(outcome)(cancelled=False, editor_text="first")
+        # The leaf moves to the user message's parent (here the initial thinking_level_change).
+        assert manager.leaf_id == entry.parent_id
+        assert rig.session.messages == []
+
+
+# -- model and thinking level ------------------------------------------------------------------------
+
+
+async def test_set_model_persists_and_fires_model_select_once(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        hooks.calls.clear()
+        faux2 = rig.faux.get_model("faux-2")
+        assert faux2 is not None
+        assert await rig.session.set_model(faux2) is True
+        assert await rig.session.set_model(faux2) is True  # same model: no second event
+        # faux-1 has no reasoning (level "off"), so faux-2 gets the default level, as in pi.
+        assert hooks.calls == [
+            ("thinking_level_select", "medium", "off"),
+            ("model_select", "faux-2", "faux-1", "set"),
+        ]
+        changes = [
+            (e.provider, e.model_id)
+            for e in read_session_file(rig.session.session_manager).get_entries()
+            if e.type == "model_change"
+        ]
+        assert changes[0] == ("faux", "faux-1")
+        assert changes[-1] == ("faux", "faux-2")
+        rig.faux.append_responses([faux_assistant_message("on two")])
+        await rig.session.prompt("now")
+        assert rig.faux.requests[-1].model.id == "faux-2"
+
+
+async def test_model_switch_clamps_thinking_before_model_select(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks]) as rig:
+        session = rig.session
+        await session.set_model(rig.faux.get_model("faux-2"))
+        session.set_thinking_level("xhigh")  # faux-2 maps xhigh: kept
+        assert session.thinking_level == "xhigh"
+        # set_thinking_level does not wait for its observers (pi's `void emit`): let it land.
+        await wait_until(lambda: ("thinking_level_select", "xhigh", "medium") in hooks.calls)
+        hooks.calls.clear()
+        await session.set_model(rig.faux.get_model("faux-plain"))
+        assert session.thinking_level == "off"
+        assert hooks.calls == [
+            ("thinking_level_select", "off", "xhigh"),
+            ("model_select", "faux-plain", "faux-2", "set"),
+        ]
+        assert [e.level for e in rig.events if e.type == "thinking_level_changed"][-1] == "off"
+
+
+async def test_thinking_level_is_clamped_to_the_model(tmp_path: Path) -> None:
+    async with open_session(tmp_path, persist=True) as rig:
+        session = rig.session
+        await session.set_model(rig.faux.get_model("faux-plain"))
+        session.set_thinking_level("high")  # a model without reasoning only has "off"
+        assert session.thinking_level == "off"
+        await session.set_model(rig.faux.get_model("faux-1").model_copy(update={"reasoning": True}))
+        # From a model without reasoning pi carries over the default level, not the forced "off".
+        assert session.thinking_level == "medium"
+        session.set_thinking_level("xhigh")  # no xhigh in the map: the next level down
+        assert session.thinking_level == "high"
+        await two_turns(rig)
+        levels = [
+            e.thinking_level
+            for e in read_session_file(session.session_manager).get_entries()
+            if e.type == "thinking_level_change"
+        ]
+        assert levels[-1] == "high"
+
+
+async def test_set_model_without_credentials_returns_false(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks]) as rig:
+        keyed = next(m for m in rig.session.model_resolver.all_models() if m.provider == "anthropic")
+        hooks.calls.clear()
+        assert await rig.session.set_model(keyed) is False
+        assert rig.session.model is not None and rig.session.model.id == "faux-1"
+        assert hooks.calls == []
+
+
+# -- start and reload ----------------------------------------------------------------------------------
+
+
+async def test_start_on_bind_and_reload_order(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], start=False) as rig:
+        assert hooks.calls == []
+        await rig.session.start()
+        sid = rig.session.session_manager.session_id
+        assert hooks.calls == [("start", "startup", None, sid)]
+        await rig.session.reload()
+        assert hooks.calls[1:] == [("shutdown", "reload", None, sid), ("start", "reload", None, sid)]
+        assert rig.session.active_tool_names == ["echo"]
