@@ -907,27 +907,37 @@ class AgentSession:
                 if reason == "manual":
                     raise SessionError(message)
                 return None
-            with signal.scope():
-                decision = await dispatcher.session_before_compact(
-                    preparation=preparation,
-                    branch_entries=branch,
-                    custom_instructions=custom_instructions,
-                    reason=reason,
-                    will_retry=will_retry,
-                    signal=signal,
-                    ctx=ctx,
-                )
+            # A summariser that fails is reported by the dispatcher and skipped; its error,
+            # not a cancellation, is what ends this compaction then.
+            failures: list[ExtensionError] = []
+
+            def collect(error: ExtensionError) -> None:
+                if error.hook == "pi_session_before_compact":
+                    failures.append(error)
+
+            stop_collecting = dispatcher.add_error_listener(collect)
+            try:
+                with signal.scope():
+                    decision = await dispatcher.session_before_compact(
+                        preparation=preparation,
+                        branch_entries=branch,
+                        custom_instructions=custom_instructions,
+                        reason=reason,
+                        will_retry=will_retry,
+                        signal=signal,
+                        ctx=ctx,
+                    )
+            finally:
+                stop_collecting()
             if signal.aborted:
                 await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
                 return None
             if not isinstance(decision, CompactionResult):
+                if decision is None and failures:
+                    raise _CompactionFailed(_exception_text(failures[-1].message))
                 await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
                 return None
-            from_plugin = (
-                decision.details is None
-                or not isinstance(decision.details, dict)
-                or not decision.details.get("_pi_compaction")
-            )
+            from_plugin = not _generated_details(decision.details)
             self.session_manager.append_compaction(
                 decision.summary,
                 decision.first_kept_entry_id,
@@ -951,9 +961,10 @@ class AgentSession:
         except SessionError:
             raise
         except Exception as exc:
-            await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=str(exc)))
+            text = f"{_COMPACTION_FAILED[reason]}{exc}"
+            await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=text))
             if reason == "manual":
-                raise SessionError(f"Compaction failed: {exc}") from exc
+                raise SessionError(text) from exc
             return None
         finally:
             self._compacting = False
@@ -1252,6 +1263,37 @@ class AgentSession:
 RETRY_ATTEMPT: StashKey[int] = StashKey()
 """The retry plugin's current attempt (the session reports ``auto_retry_end`` on success)."""
 ABORT_REQUESTED: StashKey[bool] = StashKey()
+
+
+class _CompactionFailed(Exception):
+    """The summariser failed; the message is its error."""
+
+
+# pi's prefixes of ``compaction_end.errorMessage`` when compacting failed.
+_COMPACTION_FAILED = {
+    "manual": "Compaction failed: ",
+    "threshold": "Auto-compaction failed: ",
+    "overflow": "Context overflow recovery failed: ",
+}
+
+
+def _exception_text(described: str) -> str:
+    """``RuntimeError: boom`` (how the dispatcher describes a failure) → ``boom``."""
+    name, separator, text = described.partition(": ")
+    return text if separator and name.isidentifier() else described
+
+
+def _generated_details(details: Any) -> bool:
+    """Whether compaction ``details`` are the default summariser's file lists.
+
+    pi records ``fromHook: false`` exactly for those: the next compaction and branch
+    summaries read ``readFiles`` / ``modifiedFiles`` back only from such entries.
+    """
+    return (
+        isinstance(details, dict)
+        and set(details) == {"readFiles", "modifiedFiles"}
+        and all(isinstance(v, list) and all(isinstance(f, str) for f in v) for v in details.values())
+    )
 
 
 def _awaiting(awaitable: Awaitable[Any]) -> Callable[[], Awaitable[Any]]:

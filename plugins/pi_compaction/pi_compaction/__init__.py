@@ -2,25 +2,33 @@
 
 Installed, it registers through the ``pi_host.plugins`` entry point ``compaction``: it
 prepares compactions (``pi_compaction_prepare``), writes the default summary (a ``trylast``
-``pi_session_before_compact``), compacts after runs that overflowed or crossed the threshold,
-and adds ``/compact [instructions]``. Settings: ``compaction.enabled``,
-``compaction.reserveTokens``, ``compaction.keepRecentTokens``.
+``pi_session_before_compact``) and branch summaries (``pi_summarize_branch``) with the
+session's model, compacts before prompts, between the turns of a long tool loop and after
+runs that overflowed or crossed the threshold, and adds ``/compact [instructions]``.
+Settings: ``compaction.enabled``, ``compaction.reserveTokens``, ``compaction.keepRecentTokens``
+and ``branchSummary.reserveTokens``.
 """
 
 from __future__ import annotations
 
 from ._plugin import (
     OVERFLOW_RECOVERY_FAILED,
-    SUMMARIZER,
     compaction_settings,
     pi_after_agent_run,
+    pi_before_prompt,
     pi_compaction_prepare,
+    pi_message_end,
+    pi_message_start,
+    pi_prepare_next_turn,
     pi_register_commands,
     pi_session_before_compact,
+    pi_summarize_branch,
 )
 from ._prepare import (
     CutPoint,
+    add_file_ops,
     context_tokens,
+    entry_ms,
     estimate_context_tokens,
     estimate_tokens,
     extract_file_ops,
@@ -31,22 +39,33 @@ from ._prepare import (
     should_compact,
 )
 from ._summarize import (
+    BRANCH_SUMMARY_MAX_TOKENS,
+    BRANCH_SUMMARY_PREAMBLE,
+    NO_BRANCH_CONTENT,
     SUMMARY_SYSTEM_PROMPT,
     Summarize,
+    SummaryAborted,
     format_file_operations,
+    prepare_branch_entries,
     serialize_conversation,
+    summarize_branch,
     summarize_compaction,
     summary_request,
 )
 
 __all__ = [
+    "BRANCH_SUMMARY_MAX_TOKENS",
+    "BRANCH_SUMMARY_PREAMBLE",
+    "NO_BRANCH_CONTENT",
     "OVERFLOW_RECOVERY_FAILED",
-    "SUMMARIZER",
     "SUMMARY_SYSTEM_PROMPT",
     "CutPoint",
     "Summarize",
+    "SummaryAborted",
+    "add_file_ops",
     "compaction_settings",
     "context_tokens",
+    "entry_ms",
     "estimate_context_tokens",
     "estimate_tokens",
     "extract_file_ops",
@@ -55,12 +74,19 @@ __all__ = [
     "find_turn_start",
     "format_file_operations",
     "pi_after_agent_run",
+    "pi_before_prompt",
     "pi_compaction_prepare",
+    "pi_message_end",
+    "pi_message_start",
+    "pi_prepare_next_turn",
     "pi_register_commands",
     "pi_session_before_compact",
+    "pi_summarize_branch",
+    "prepare_branch_entries",
     "prepare_compaction",
     "serialize_conversation",
     "should_compact",
+    "summarize_branch",
     "summarize_compaction",
     "summary_request",
 ]

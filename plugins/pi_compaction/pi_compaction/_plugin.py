@@ -1,41 +1,63 @@
-"""The compaction plugin's hooks: preparation, the default summary, triggers and ``/compact``."""
+"""The compaction plugin's hooks: preparation, the default summaries, triggers and ``/compact``.
+
+Triggers, as pi's ``_checkCompaction`` (plus one beyond pi):
+
+- after a run (``pi_after_agent_run``): a context overflow is compacted and the run retried,
+  once per user message; otherwise the context is compacted when it holds more than
+  ``contextWindow - reserveTokens``;
+- before a prompt (``pi_before_prompt``): the same threshold check, aborted replies included;
+- between the turns of a run (``pi_prepare_next_turn``): when tool results push the context
+  over the threshold mid-run, compact and hand the rebuilt context to the next turn.
+
+A reply older than the latest compaction never triggers one: its usage measured the context
+before that compaction.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pi_host import AssistantMessage, Command, ContinueRun, StashKey, hookimpl
-from pi_host.hookspecs import CompactionPreparation, CompactionResult, CompactionSettings
-from pi_host.messages import Message
+from pi_host import AbortSignal, AssistantMessage, Command, ContinueRun, StashKey, hookimpl
+from pi_host.hookspecs import (
+    BranchSummary,
+    CommandContext,
+    CompactionPreparation,
+    CompactionResult,
+    CompactionSettings,
+    EntryView,
+    NextTurnUpdate,
+    PluginContext,
+)
+from pi_host.messages import AgentMessage, Message, ToolResultMessage
+from pi_host.providers import is_context_overflow
+from pi_host.runtime import CompactionEndEvent
 
-# Not yet re-exported by pi_host.providers (requested); the one private import of this plugin.
-from pi_host.providers._errors import is_context_overflow
-from pi_host.runtime import CompactionEndEvent, SessionPluginContext
-
-from ._prepare import context_tokens, estimate_context_tokens, prepare_compaction, should_compact
-from ._summarize import Summarize, summarize_compaction
+from ._prepare import context_tokens, entry_ms, estimate_context_tokens, prepare_compaction, should_compact
+from ._summarize import Summarize, SummaryAborted, summarize_branch, summarize_compaction
 
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
-    "SUMMARIZER",
     "compaction_settings",
     "pi_after_agent_run",
+    "pi_before_prompt",
     "pi_compaction_prepare",
+    "pi_message_end",
+    "pi_message_start",
+    "pi_prepare_next_turn",
     "pi_register_commands",
     "pi_session_before_compact",
+    "pi_summarize_branch",
 ]
-
-SUMMARIZER: StashKey[Summarize] = StashKey()
-"""Overrides the model call that writes summaries (tests, or a cheaper summarisation model)."""
 
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
     "Try reducing context or switching to a larger-context model."
 )
 
-# The user message whose overflow was already compacted and retried once.
-_OVERFLOW_RETRIED: StashKey[int] = StashKey()
+# Set once an overflow was compacted and retried; a user message or a reply that did not
+# fail clears it (pi's _overflowRecoveryAttempted).
+_OVERFLOW_ATTEMPTED: StashKey[bool] = StashKey()
 
 
 def compaction_settings(ctx: Any) -> CompactionSettings:
@@ -50,27 +72,30 @@ def compaction_settings(ctx: Any) -> CompactionSettings:
     )
 
 
-def _summarizer(ctx: SessionPluginContext) -> Summarize:
-    custom = ctx.stash.get(SUMMARIZER, None)
-    if custom is not None:
-        return custom
-    complete: Callable[..., Any] | None = getattr(ctx, "complete", None)
-    if complete is None:
+def _summarizer(ctx: PluginContext, signal: AbortSignal) -> Summarize:
+    """Summary requests on the session's model, at its thinking level when it reasons."""
+    model = ctx.model
+    if model is None:
         raise RuntimeError(
-            "Compaction needs a model call: this pi-host session offers no ctx.complete(); "
-            "upgrade pi-host or set pi_compaction.SUMMARIZER in ctx.stash."
+            "No model selected: compaction summarises with the session's model. "
+            "Select one with /model or --model."
         )
+    reasoning = ctx.thinking_level if model.reasoning and ctx.thinking_level != "off" else None
 
     async def call(system_prompt: str, messages: list[Message], max_tokens: int) -> AssistantMessage:
-        reply: AssistantMessage = await complete(system_prompt, messages, max_tokens)
-        return reply
+        return await ctx.complete(
+            system_prompt, messages, max_tokens=max_tokens, reasoning=reasoning, signal=signal
+        )
 
     return call
 
 
+# -- preparing and summarising --------------------------------------------------------------
+
+
 @hookimpl(trylast=True)
 def pi_compaction_prepare(
-    branch_entries: Sequence[Any], ctx: SessionPluginContext
+    branch_entries: Sequence[EntryView], ctx: PluginContext
 ) -> CompactionPreparation | None:
     """pi's cut: keep ``keepRecentTokens`` of recent history, summarise the rest."""
     return prepare_compaction(branch_entries, compaction_settings(ctx))
@@ -78,84 +103,193 @@ def pi_compaction_prepare(
 
 @hookimpl(trylast=True)
 async def pi_session_before_compact(
-    preparation: CompactionPreparation, custom_instructions: str | None, ctx: SessionPluginContext
-) -> CompactionResult:
-    """Write the summary with the session's model (the default every other plugin precedes)."""
+    preparation: CompactionPreparation,
+    custom_instructions: str | None,
+    signal: AbortSignal,
+    ctx: PluginContext,
+) -> CompactionResult | None:
+    """Write the summary with the session's model (the default every other plugin precedes).
+
+    The ``details`` are pi's ``{readFiles, modifiedFiles}``, by which the runtime records the
+    entry as generated (``fromHook: false``) and the next compaction carries the lists on.
+    """
     model = ctx.model
-    result = await summarize_compaction(
-        preparation,
-        _summarizer(ctx),
-        custom_instructions=custom_instructions,
-        model_max_tokens=model.max_tokens if model is not None else None,
-    )
-    # The runtime records compactions without this marker as plugin-supplied (fromHook).
-    return result.model_copy(update={"details": {**result.details, "_pi_compaction": True}})
-
-
-def _current_user_message(ctx: SessionPluginContext) -> int:
-    """The timestamp of the user message being answered: it survives compaction (it is kept)."""
-    for message in reversed(ctx.messages):
-        if getattr(message, "role", None) == "user":
-            return int(getattr(message, "timestamp", 0))
-    return 0
+    try:
+        return await summarize_compaction(
+            preparation,
+            _summarizer(ctx, signal),
+            custom_instructions=custom_instructions,
+            model_max_tokens=model.max_tokens if model is not None else None,
+        )
+    except SummaryAborted:
+        # The runtime sees its signal aborted and reports the compaction as aborted.
+        return None
 
 
 @hookimpl(trylast=True)
-async def pi_after_agent_run(message: AssistantMessage, ctx: SessionPluginContext) -> ContinueRun | None:
-    """After a run: compact-and-retry a context overflow (once per user message), or compact
-    when the context crossed ``contextWindow - reserveTokens``."""
+async def pi_summarize_branch(
+    entries: Sequence[EntryView],
+    custom_instructions: str | None,
+    replace_instructions: bool,
+    signal: AbortSignal,
+    ctx: PluginContext,
+) -> BranchSummary | None:
+    """Summarise the branch left during tree navigation (pi's ``generateBranchSummary``)."""
+    model = ctx.model
+    section = getattr(getattr(ctx, "settings", None), "branch_summary", None)
+    reserve = section.reserve_tokens if section is not None else CompactionSettings().reserve_tokens
+    try:
+        return await summarize_branch(
+            entries,
+            _summarizer(ctx, signal),
+            context_window=model.context_window if model is not None else None,
+            reserve_tokens=reserve,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+        )
+    except SummaryAborted:
+        return None
+
+
+# -- triggers -------------------------------------------------------------------------------
+
+
+def _predates_compaction(message: AssistantMessage, ctx: PluginContext) -> bool:
+    """Whether ``message`` comes before the branch's latest compaction (its usage then measured
+    a context that no longer exists).
+
+    Entry order decides; a message the session file does not hold is compared by time.
+    """
+    latest: Any = None
+    for entry in reversed(ctx.session_manager.get_branch()):
+        if entry.type == "compaction":
+            latest = latest or entry
+        elif entry.type == "message" and getattr(entry, "message", None) == message:
+            return latest is not None
+    return latest is not None and message.timestamp <= entry_ms(latest)
+
+
+async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt: bool) -> bool:
+    """pi's ``_checkCompaction``; ``True`` when the run should continue (overflow retry or
+    queued messages after a threshold compaction)."""
     settings = compaction_settings(ctx)
     model = ctx.model
-    if not settings.enabled or model is None or message.stop_reason == "aborted":
-        return None
+    if not settings.enabled or model is None:
+        return False
+    if not before_prompt and message.stop_reason == "aborted":
+        return False
+    if _predates_compaction(message, ctx):
+        return False
     window = model.context_window or 0
     same_model = message.provider == model.provider and message.model == model.id
     if same_model and is_context_overflow(message, window):
         if message.stop_reason != "error":
             await ctx.run_compaction("overflow", will_retry=False)
-            return None
-        turn = _current_user_message(ctx)
-        if ctx.stash.get(_OVERFLOW_RETRIED, None) == turn:
-            ctx.emit(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
-            return None
-        ctx.stash[_OVERFLOW_RETRIED] = turn
-        # The failed reply leaves the context (the session file keeps it) before the rebuild.
-        result = await ctx.run_compaction("overflow", will_retry=True)
-        if result is None:
-            return None
-        messages = [m for m in ctx.messages if m is not message]
-        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
-            messages = messages[:-1]
-        return ContinueRun(messages=tuple(messages))
+            return False
+        if ctx.stash.get(_OVERFLOW_ATTEMPTED, False):
+            if not before_prompt:
+                ctx.emit(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
+            return False
+        ctx.stash[_OVERFLOW_ATTEMPTED] = True
+        # Before a prompt the new prompt is what runs next, so the failed request is not retried.
+        result = await ctx.run_compaction("overflow", will_retry=not before_prompt)
+        return result is not None and not before_prompt
     if message.stop_reason == "error":
         tokens = _estimate_after_error(ctx)
         if tokens is None:
-            return None
+            return False
     else:
         tokens = context_tokens(message)
     if window and should_compact(tokens, window, settings):
-        await ctx.run_compaction("threshold")
-        if ctx.has_pending_messages():
-            return ContinueRun()
+        result = await ctx.run_compaction("threshold")
+        return result is not None and not before_prompt and ctx.has_pending_messages()
+    return False
+
+
+def _estimate_after_error(ctx: PluginContext) -> int | None:
+    """Context size from the last successful usage (``None`` without one, or when it predates
+    the latest compaction and so measured a context that no longer exists)."""
+    messages = ctx.messages
+    for message in reversed(messages):
+        if (
+            isinstance(message, AssistantMessage)
+            and message.stop_reason not in ("error", "aborted")
+            and context_tokens(message)
+        ):
+            if _predates_compaction(message, ctx):
+                return None
+            return estimate_context_tokens(messages)
     return None
 
 
-def _estimate_after_error(ctx: SessionPluginContext) -> int | None:
-    """Context size from the last successful usage, when a run ended on an error."""
-    messages = ctx.messages
-    if not any(
-        isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted") and context_tokens(m)
-        for m in messages
-    ):
+def _without_failed_reply(messages: list[AgentMessage], failed: AssistantMessage) -> tuple[AgentMessage, ...]:
+    """The context to retry with: the failed reply leaves it (the session file keeps it)."""
+    kept = [m for m in messages if m is not failed]
+    if kept and isinstance(kept[-1], AssistantMessage) and kept[-1].stop_reason == "error":
+        kept = kept[:-1]
+    return tuple(kept)
+
+
+@hookimpl(trylast=True)
+async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> ContinueRun | None:
+    """After a run: compact-and-retry an overflow, or compact past the threshold."""
+    if not await _check(message, ctx, before_prompt=False):
         return None
-    return estimate_context_tokens(messages)
+    if message.stop_reason == "error":
+        return ContinueRun(messages=_without_failed_reply(ctx.messages, message))
+    return ContinueRun()
+
+
+@hookimpl(trylast=True)
+async def pi_before_prompt(message: AssistantMessage | None, ctx: PluginContext) -> ContinueRun | None:
+    """Before a prompt: compact a context already past the threshold (aborted replies too).
+
+    The compaction rebuilds the agent's messages itself, so the prompt simply proceeds.
+    """
+    if message is not None:
+        await _check(message, ctx, before_prompt=True)
+    return None
+
+
+@hookimpl
+async def pi_prepare_next_turn(
+    message: AssistantMessage,
+    tool_results: Sequence[ToolResultMessage],
+    messages: Sequence[AgentMessage],
+    ctx: PluginContext,
+) -> NextTurnUpdate | None:
+    """Mid-run compaction (beyond pi, pi#6879): when a turn's tool results push the context
+    past the threshold, compact before the next request instead of overflowing it."""
+    settings = compaction_settings(ctx)
+    model = ctx.model
+    if not settings.enabled or model is None or not model.context_window or not tool_results:
+        return None
+    if not should_compact(estimate_context_tokens(messages), model.context_window, settings):
+        return None
+    if await ctx.run_compaction("threshold") is None:
+        return None
+    return NextTurnUpdate(messages=tuple(ctx.messages))
+
+
+@hookimpl
+def pi_message_start(message: AgentMessage, ctx: PluginContext) -> None:
+    """A new user message may be compacted and retried once more."""
+    if getattr(message, "role", None) == "user":
+        ctx.stash[_OVERFLOW_ATTEMPTED] = False
+
+
+@hookimpl
+def pi_message_end(message: AgentMessage, ctx: PluginContext) -> None:
+    """A reply that did not fail ends an overflow recovery."""
+    if isinstance(message, AssistantMessage) and message.stop_reason != "error":
+        ctx.stash[_OVERFLOW_ATTEMPTED] = False
 
 
 @hookimpl
 def pi_register_commands(register: Callable[[Command], None]) -> None:
     """``/compact [instructions]``: summarise now, with an optional focus."""
 
-    async def handler(args: str, ctx: Any) -> None:
+    async def handler(args: str, ctx: CommandContext) -> None:
         await ctx.run_compaction("manual", custom_instructions=args or None)
 
     register(Command(name="compact", description="Manually compact the session context", handler=handler))

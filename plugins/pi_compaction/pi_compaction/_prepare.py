@@ -11,6 +11,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from pi_host.hookspecs import CompactionPreparation, CompactionSettings, FileOperations
@@ -32,7 +33,9 @@ from pi_host.session import build_session_context, entry_to_message
 
 __all__ = [
     "CutPoint",
+    "add_file_ops",
     "context_tokens",
+    "entry_ms",
     "estimate_context_tokens",
     "estimate_tokens",
     "extract_file_ops",
@@ -125,6 +128,15 @@ def should_compact(tokens: int, context_window: int, settings: CompactionSetting
     return settings.enabled and tokens > context_window - settings.reserve_tokens
 
 
+def entry_ms(entry: Any) -> int:
+    """An entry's ISO 8601 ``timestamp`` in epoch milliseconds (messages' unit); 0 if unreadable."""
+    try:
+        moment = datetime.fromisoformat(str(entry.timestamp).replace("Z", "+00:00"))
+    except ValueError:
+        return 0
+    return round(moment.timestamp() * 1000)
+
+
 def _message(entry: Any) -> AgentMessage | None:
     return getattr(entry, "message", None) if entry.type == "message" else None
 
@@ -193,16 +205,21 @@ def extract_file_ops(messages: Sequence[AgentMessage], previous: Any = None) -> 
     if previous is not None and not getattr(previous, "from_hook", None) and isinstance(details, dict):
         read.update(f for f in details.get("readFiles", ()) if isinstance(f, str))
         edited.update(f for f in details.get("modifiedFiles", ()) if isinstance(f, str))
-    sinks = {"read": read, "write": written, "edit": edited}
     for message in messages:
-        if not isinstance(message, AssistantMessage):
-            continue
-        for block in message.content:
-            if isinstance(block, ToolCall) and block.name in sinks:
-                path = (block.arguments or {}).get("path")
-                if isinstance(path, str) and path:
-                    sinks[block.name].add(path)
+        add_file_ops(message, read, written, edited)
     return FileOperations(read=frozenset(read), written=frozenset(written), edited=frozenset(edited))
+
+
+def add_file_ops(message: AgentMessage, read: set[str], written: set[str], edited: set[str]) -> None:
+    """Add the ``path`` of each ``read`` / ``write`` / ``edit`` call in ``message`` to its set."""
+    if not isinstance(message, AssistantMessage):
+        return
+    sinks = {"read": read, "write": written, "edit": edited}
+    for block in message.content:
+        if isinstance(block, ToolCall) and block.name in sinks:
+            path = (block.arguments or {}).get("path")
+            if isinstance(path, str) and path:
+                sinks[block.name].add(path)
 
 
 def file_lists(ops: FileOperations) -> tuple[list[str], list[str]]:

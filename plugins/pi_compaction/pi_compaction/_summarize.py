@@ -1,19 +1,21 @@
-"""The summary request: pi's serialisation of the history, its prompts and its budgets.
+"""The summary requests: pi's serialisation of the history, its prompts and its budgets.
 
 The model call itself is a :data:`Summarize` callable, ``(system_prompt, messages, max_tokens)
--> AssistantMessage``, so the summariser runs against any model (the session's, or a scripted
-one in tests).
+-> AssistantMessage``; the plugin binds it to ``ctx.complete`` (the session's model, thinking
+level and abort signal), and the functions here stay pure apart from that one call.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-from pi_host.hookspecs import CompactionPreparation, CompactionResult
+from pi_host.hookspecs import BranchSummary, CompactionPreparation, CompactionResult
 from pi_host.messages import (
     AgentMessage,
     AssistantMessage,
+    CompactionSummaryMessage,
     Message,
     TextContent,
     ThinkingContent,
@@ -23,14 +25,21 @@ from pi_host.messages import (
     convert_to_llm,
     now_ms,
 )
+from pi_host.session import entry_to_message
 
-from ._prepare import file_lists
+from ._prepare import add_file_ops, entry_ms, estimate_tokens, file_lists
 
 __all__ = [
+    "BRANCH_SUMMARY_MAX_TOKENS",
+    "BRANCH_SUMMARY_PREAMBLE",
+    "NO_BRANCH_CONTENT",
     "SUMMARY_SYSTEM_PROMPT",
     "Summarize",
+    "SummaryAborted",
     "format_file_operations",
+    "prepare_branch_entries",
     "serialize_conversation",
+    "summarize_branch",
     "summarize_compaction",
     "summary_request",
 ]
@@ -195,9 +204,15 @@ def summary_request(
     return [UserMessage(content=[TextContent(text=text)], timestamp=now_ms())]
 
 
+class SummaryAborted(Exception):
+    """The summary request was aborted (the user cancelled the compaction or navigation)."""
+
+
 async def _ask(summarize: Summarize, messages: list[Message], max_tokens: int, what: str) -> str:
     reply = await summarize(SUMMARY_SYSTEM_PROMPT, messages, max_tokens)
-    if reply.stop_reason in ("error", "aborted"):
+    if reply.stop_reason == "aborted":
+        raise SummaryAborted(f"{what} aborted")
+    if reply.stop_reason == "error":
         raise RuntimeError(f"{what} failed: {reply.error_message or 'Unknown error'}")
     return "\n".join(b.text for b in reply.content if isinstance(b, TextContent))
 
@@ -213,6 +228,7 @@ async def summarize_compaction(
     the file lists appended; ``details`` records them for the next compaction.
 
     :raises RuntimeError: the model call failed (``Summarization failed: …``).
+    :raises SummaryAborted: the model call was aborted.
     """
     reserve = preparation.settings.reserve_tokens
 
@@ -251,3 +267,117 @@ async def summarize_compaction(
         tokens_before=preparation.tokens_before,
         details={"readFiles": read_files, "modifiedFiles": modified_files},
     )
+
+
+# -- branch summaries (tree navigation) ----------------------------------------------------
+
+BRANCH_SUMMARY_PREAMBLE = (
+    "The user explored a different conversation branch before returning here.\n"
+    "Summary of that exploration:\n\n"
+)
+"""Opens every generated branch summary (pi's text: the model reads it in later contexts)."""
+
+BRANCH_SUMMARY_MAX_TOKENS = 2048
+NO_BRANCH_CONTENT = "No content to summarize"
+
+BRANCH_PROMPT = (
+    "The transcript above is a branch of the conversation that the user is leaving. Write a "
+    "structured summary of it, to be read when the user comes back to this point.\n\n"
+    "Follow this format EXACTLY:\n\n"
+    "## Goal\n[What the user was trying to achieve in this branch]\n\n"
+    "## Constraints & Preferences\n- [Constraints, preferences or requirements stated, "
+    'or "(none)"]\n\n'
+    "## Progress\n### Done\n- [x] [Finished tasks and changes]\n\n"
+    "### In Progress\n- [ ] [Work started but not finished]\n\n"
+    "### Blocked\n- [What prevented progress, if anything]\n\n"
+    "## Key Decisions\n- **[Decision]**: [Short reason]\n\n"
+    "## Next Steps\n1. [What should happen next to carry on this work]\n\n"
+    "Keep every section short. Preserve exact file paths, function names, and error messages."
+)
+
+
+def _branch_message(entry: Any) -> AgentMessage | None:
+    # Tool results are left out: the assistant's tool call carries what they were about.
+    if entry.type == "compaction":
+        return CompactionSummaryMessage(
+            summary=entry.summary, tokens_before=entry.tokens_before, timestamp=entry_ms(entry)
+        )
+    message = entry_to_message(entry)
+    if message is None or getattr(message, "role", None) == "toolResult":
+        return None
+    return message
+
+
+def prepare_branch_entries(
+    entries: Sequence[Any], token_budget: int = 0
+) -> tuple[list[AgentMessage], tuple[list[str], list[str]], int]:
+    """pi's ``prepareBranchEntries``: the newest messages of ``entries`` (oldest first) that
+    fit ``token_budget`` (``0``: no limit), the ``(read_only, modified)`` file lists, and
+    the tokens used.
+
+    Walking from the newest entry back, a summary entry that does not fit is still taken
+    while less than 90 % of the budget is used. File lists come from every tool call walked
+    and from every nested branch summary the summariser wrote (not a plugin's).
+    """
+    read: set[str] = set()
+    written: set[str] = set()
+    edited: set[str] = set()
+    for entry in entries:
+        details = getattr(entry, "details", None)
+        generated = entry.type == "branch_summary" and not getattr(entry, "from_hook", None)
+        if generated and isinstance(details, dict):
+            read.update(f for f in details.get("readFiles", ()) or () if isinstance(f, str))
+            edited.update(f for f in details.get("modifiedFiles", ()) or () if isinstance(f, str))
+    messages: list[AgentMessage] = []
+    total = 0
+    for entry in reversed(entries):
+        message = _branch_message(entry)
+        if message is None:
+            continue
+        add_file_ops(message, read, written, edited)
+        tokens = estimate_tokens(message)
+        if token_budget > 0 and total + tokens > token_budget:
+            if entry.type in ("compaction", "branch_summary") and total < token_budget * 0.9:
+                messages.insert(0, message)
+                total += tokens
+            break
+        messages.insert(0, message)
+        total += tokens
+    modified = edited | written
+    return messages, (sorted(read - modified), sorted(modified)), total
+
+
+async def summarize_branch(
+    entries: Sequence[Any],
+    summarize: Summarize,
+    *,
+    context_window: int | None,
+    reserve_tokens: int,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+) -> BranchSummary:
+    """pi's ``generateBranchSummary``: summarise the newest ``context_window - reserve_tokens``
+    tokens of an abandoned branch; ``details`` holds its file lists.
+
+    :raises RuntimeError: the model call failed.
+    :raises SummaryAborted: the model call was aborted.
+    """
+    budget = (context_window or 128_000) - reserve_tokens
+    messages, (read_files, modified_files), _ = prepare_branch_entries(entries, budget)
+    if not messages:
+        return BranchSummary(summary=NO_BRANCH_CONTENT)
+    if replace_instructions and custom_instructions:
+        instructions = custom_instructions
+    elif custom_instructions:
+        instructions = f"{BRANCH_PROMPT}\n\nAdditional focus: {custom_instructions}"
+    else:
+        instructions = BRANCH_PROMPT
+    request = summary_request(messages, instructions=instructions)
+    reply = await summarize(SUMMARY_SYSTEM_PROMPT, request, BRANCH_SUMMARY_MAX_TOKENS)
+    if reply.stop_reason == "aborted":
+        raise SummaryAborted("Branch summarization aborted")
+    if reply.stop_reason == "error":
+        raise RuntimeError(reply.error_message or "Summarization failed")
+    text = "\n".join(b.text for b in reply.content if isinstance(b, TextContent))
+    summary = BRANCH_SUMMARY_PREAMBLE + text + format_file_operations(read_files, modified_files)
+    return BranchSummary(summary=summary, details={"readFiles": read_files, "modifiedFiles": modified_files})
