@@ -1,0 +1,409 @@
+"""The guard's hooks: a ``--permission-mode`` flag, a ``/permissions`` command, and the veto.
+
+Everything happens in ``pi_tool_call``, marked ``trylast`` so the guard judges the arguments
+the tool will really receive, after every other plugin has rewritten them. The arguments are
+also validated through the tool itself first (as the runtime does with a rewrite), so the
+guard checks exactly what the tool will read. At session start the guard warns when another
+plugin's ``pi_tool_call`` would still run after it (another ``trylast`` implementation
+registered earlier), since that plugin could change arguments the guard already approved.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from pi_host import hookimpl
+from pi_host.hookspecs import Command, Flag, StashKey, ToolCallBlock
+
+from ._audit import AUDIT_ENTRY_TYPE, audit_target
+from ._config import GRANTS_FILE_NAME, GrantStore, GuardSettings, load_settings
+from ._policy import MODES, CallTarget, Mode, Policy, Verdict, describe_call, normalize_mode, targets_of
+from ._rules import Rule, escape_pattern, parse_rule
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from pi_host.hookspecs import CommandContext, PluginContext
+
+__all__ = [
+    "ALLOW_ONCE",
+    "ALLOW_PROJECT",
+    "ALLOW_SESSION",
+    "DENY",
+    "DENY_WITH_REASON",
+    "FLAG_NAME",
+    "GuardState",
+    "guard_state",
+    "pi_addhooks",
+    "pi_register_commands",
+    "pi_register_flags",
+    "pi_session_start",
+    "pi_tool_call",
+]
+
+logger = logging.getLogger("pi_guard")
+
+FLAG_NAME = "permission-mode"
+
+ALLOW_ONCE = "Allow once"
+ALLOW_SESSION = "Always allow this session"
+ALLOW_PROJECT = "Always allow in this project"
+DENY = "Deny"
+DENY_WITH_REASON = "Deny with a reason"
+
+_MODE_HELP: dict[Mode, str] = {
+    "default": "ask before edits, commands and other tools",
+    "read-only": "only tools that read; everything else is refused",
+    "accept-edits": "edits inside the project without asking; commands still ask",
+    "yolo": "allow everything except deny rules",
+}
+
+_STATE = StashKey["GuardState"]()
+_managers: weakref.WeakSet[pluggy.PluginManager] = weakref.WeakSet()
+
+
+@dataclass
+class GuardState:
+    """The guard's state in one session (kept in ``ctx.stash``).
+
+    :ivar settings: the configuration read at session start (or ``/permissions reload``).
+    :ivar mode: the mode in force.
+    :ivar active: whether the guard judges calls: settings have a ``permissions`` section,
+        ``--permission-mode`` was given, or the user picked a mode with ``/permissions``.
+    :ivar session_rules: "always allow this session" grants.
+    """
+
+    settings: GuardSettings
+    mode: Mode
+    active: bool
+    cwd: str
+    root: str | None = None
+    session_rules: list[Rule] = field(default_factory=list)
+
+    @property
+    def policy(self) -> Policy:
+        policy = self.settings.policy(self.mode, self.cwd)
+        policy.rules = [*policy.rules, *self.session_rules]
+        return policy
+
+
+def _flag_mode(ctx: PluginContext, problems: list[str]) -> Mode | None:
+    value = ctx.get_flag(FLAG_NAME)
+    if value is None or value is False:
+        return None
+    mode = normalize_mode(value)
+    if mode is None:
+        problems.append(
+            f"--{FLAG_NAME} {value!r} is not a mode; using the default mode. "
+            f"Choose one of: {', '.join(MODES)}"
+        )
+        return "default"
+    return mode
+
+
+def _load_state(ctx: PluginContext, previous: GuardState | None = None) -> GuardState:
+    root = previous.root if previous is not None else None
+    settings = load_settings(ctx.cwd, trusted=ctx.is_project_trusted(), root=root)
+    flag_mode = _flag_mode(ctx, settings.problems)
+    if previous is not None and previous.active:
+        mode, active = previous.mode, True
+    else:
+        mode = flag_mode or settings.mode or "default"
+        active = settings.configured or flag_mode is not None
+    state = GuardState(settings=settings, mode=mode, active=active, cwd=ctx.cwd, root=root)
+    if previous is not None:
+        state.session_rules = list(previous.session_rules)
+    return state
+
+
+def guard_state(ctx: PluginContext) -> GuardState:
+    """The session's guard state, loaded on first use."""
+    state = ctx.stash.get(_STATE, None)
+    if state is None:
+        state = _load_state(ctx)
+        ctx.stash[_STATE] = state
+    return state
+
+
+def _audit(ctx: PluginContext, data: dict[str, Any]) -> None:
+    try:
+        ctx.append_entry(AUDIT_ENTRY_TYPE, data)
+    except Exception:  # the audit trail must never turn an allowed call into a failure
+        logger.exception("pi-guard could not write its audit entry")
+
+
+def _show_status(ctx: PluginContext, state: GuardState) -> None:
+    if state.active:
+        ctx.ui.set_status("pi-guard", f"guard: {state.mode}")
+
+
+def _report_problems(ctx: PluginContext, state: GuardState) -> None:
+    for problem in state.settings.problems:
+        logger.warning("pi-guard: %s", problem)
+        ctx.ui.notify(f"pi-guard: {problem}", "warning")
+    state.settings.problems.clear()
+
+
+def _plugins_after_guard() -> list[str]:
+    """Plugins whose ``pi_tool_call`` runs after the guard's in some live plugin manager."""
+    later: list[str] = []
+    for manager in list(_managers):
+        caller = getattr(manager.hook, "pi_tool_call", None)
+        if caller is None:
+            continue
+        order = list(reversed(caller.get_hookimpls()))  # pluggy calls the last one first
+        positions = [i for i, impl in enumerate(order) if impl.function is pi_tool_call]
+        if positions:
+            later.extend(impl.plugin_name for impl in order[positions[0] + 1 :])
+    return list(dict.fromkeys(later))
+
+
+# -- hooks -----------------------------------------------------------------------------------
+
+
+@hookimpl
+def pi_addhooks(pluginmanager: pluggy.PluginManager) -> None:
+    """Remember the plugin manager, to check at session start that the guard runs last."""
+    _managers.add(pluginmanager)
+
+
+@hookimpl
+def pi_register_flags(register: Callable[[Flag], None]) -> None:
+    """``--permission-mode MODE``."""
+    register(
+        Flag(
+            name=FLAG_NAME,
+            type="string",
+            default=None,
+            description="pi-guard permission mode: default, read-only, accept-edits or yolo",
+        )
+    )
+
+
+@hookimpl
+def pi_register_commands(register: Callable[[Command], None]) -> None:
+    """``/permissions [MODE|rules|reload]``."""
+    register(
+        Command(
+            name="permissions",
+            description="Show or switch the permission mode (default, read-only, accept-edits, yolo)",
+            handler=_permissions_command,
+        )
+    )
+
+
+@hookimpl
+def pi_session_start(reason: str, ctx: PluginContext) -> None:
+    """Read the permissions configuration for the new session; report problems and plugin order."""
+    previous = ctx.stash.get(_STATE, None)
+    # a reload keeps what the user decided in this session; a new or other session starts over
+    state = _load_state(ctx, previous if reason == "reload" else None)
+    ctx.stash[_STATE] = state
+    _report_problems(ctx, state)
+    _show_status(ctx, state)
+    if state.active:
+        later = _plugins_after_guard()
+        if later:
+            message = (
+                f"pi-guard: {', '.join(later)} rewrite tool calls after pi-guard checked them "
+                "(their pi_tool_call is trylast and registered earlier); the guard cannot see those "
+                "changes. Remove trylast from them or disable them."
+            )
+            logger.warning(message)
+            ctx.ui.notify(message, "warning")
+            _audit(ctx, {"event": "order", "after": later})
+
+
+def _final_arguments(ctx: PluginContext, tool_name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments as the tool will parse them (the runtime validates rewrites the same way)."""
+    for tool in ctx.get_all_tools():
+        if tool.name == tool_name:
+            try:
+                parsed = tool.validate_arguments(dict(arguments))
+            except Exception:
+                break  # the runtime refuses invalid arguments; judge them as written
+            dumped: dict[str, Any] = parsed.model_dump(mode="json", by_alias=True)
+            return dumped
+    return dict(arguments)
+
+
+def _target_fields(tool_name: str, target: CallTarget) -> dict[str, Any]:
+    if target.command is not None:
+        return audit_target(command=target.command.text)
+    if target.paths:
+        return audit_target(path=target.paths[0].shown)
+    return {}
+
+
+def _grant_text(tool_name: str, target: CallTarget) -> str:
+    if target.command is not None:
+        return f"{tool_name}({escape_pattern(target.command.text)})"
+    if target.paths:
+        return f"{tool_name}({escape_pattern(target.paths[0].real)})"
+    return tool_name
+
+
+@hookimpl(trylast=True)
+async def pi_tool_call(
+    tool_call_id: str, tool_name: str, input: Mapping[str, Any], ctx: PluginContext
+) -> ToolCallBlock | None:
+    """Allow, ask about or refuse the call, judging its final arguments."""
+    state = guard_state(ctx)
+    if not state.active:
+        return None
+    arguments = _final_arguments(ctx, tool_name, input)
+    target = targets_of(tool_name, arguments, ctx.cwd)
+    verdict = state.policy.decide(tool_name, target)
+    entry: dict[str, Any] = {
+        "event": "decision",
+        "toolName": tool_name,
+        "toolCallId": tool_call_id,
+        **_target_fields(tool_name, target),
+        "mode": state.mode,
+    }
+    if verdict.rule is not None:
+        entry["rule"] = verdict.rule.text
+        entry["ruleScope"] = verdict.rule.scope
+    if verdict.decision == "allow":
+        if state.settings.audit == "all":
+            _audit(ctx, {**entry, "decision": "allow", "basis": verdict.basis})
+        return None
+    if verdict.decision == "deny":
+        _audit(ctx, {**entry, "decision": "deny", "basis": verdict.basis, "reason": verdict.reason})
+        return ToolCallBlock(
+            reason=f"pi-guard: {verdict.reason}. Do not retry it; choose another approach, or ask the "
+            "user to change the permissions (/permissions)."
+        )
+    return await _ask(ctx, state, tool_name, target, verdict, entry)
+
+
+async def _ask(
+    ctx: PluginContext,
+    state: GuardState,
+    tool_name: str,
+    target: CallTarget,
+    verdict: Verdict,
+    entry: dict[str, Any],
+) -> ToolCallBlock | None:
+    what = describe_call(tool_name, target)
+    if not ctx.has_ui:
+        if state.settings.non_interactive == "allow":
+            _audit(ctx, {**entry, "decision": "allow", "basis": "nonInteractive", "reason": verdict.reason})
+            return None
+        _audit(ctx, {**entry, "decision": "deny", "basis": "nonInteractive", "reason": verdict.reason})
+        return ToolCallBlock(
+            reason=f"pi-guard: {verdict.reason}, and nobody can approve it: pi-host runs in {ctx.mode} "
+            "mode without a user to ask. Do not retry it. (To allow such calls, the user can add a "
+            "rule to permissions.allow in settings.json, run with --permission-mode accept-edits or yolo, "
+            'or set permissions.nonInteractive to "allow".)'
+        )
+
+    options = [ALLOW_ONCE]
+    if verdict.basis != "unicode":  # never remember a path spelled with look-alikes
+        options += [ALLOW_SESSION, ALLOW_PROJECT]
+    options += [DENY, DENY_WITH_REASON]
+    choice: str | None = None
+    with anyio.move_on_after(state.settings.ask_timeout):
+        choice = await ctx.ui.select(f"pi-guard: {verdict.reason}. Allow {what}?", options)
+    if choice in (ALLOW_ONCE, ALLOW_SESSION, ALLOW_PROJECT):
+        record: dict[str, Any] = {**entry, "decision": "allow", "basis": "user", "answer": choice}
+        if choice != ALLOW_ONCE:
+            text = _grant_text(tool_name, target)
+            rule = parse_rule(text, "allow", "session" if choice == ALLOW_SESSION else "grant", state.cwd)
+            state.session_rules.append(rule)
+            record["grant"] = {"scope": rule.scope}
+            if choice == ALLOW_PROJECT:
+                _save_grant(ctx, state, text)
+        _audit(ctx, record)
+        return None
+    reason: str | None = None
+    if choice == DENY_WITH_REASON:
+        with anyio.move_on_after(state.settings.ask_timeout):
+            reason = await ctx.ui.input("Why? (the model reads this)", "reason")
+        reason = (reason or "").strip() or None
+    if choice is None:
+        waited = state.settings.ask_timeout
+        why = f"no answer within {waited:g} s" if waited else "the prompt was dismissed"
+        _audit(ctx, {**entry, "decision": "deny", "basis": "user", "answer": None, "reason": why})
+        return ToolCallBlock(reason=f"pi-guard: the user did not approve {what} ({why}). Do not retry it.")
+    _audit(ctx, {**entry, "decision": "deny", "basis": "user", "answer": choice, "reason": reason})
+    said = f": {reason}" if reason else ""
+    return ToolCallBlock(reason=f"pi-guard: the user denied {what}{said}. Do not retry it without asking.")
+
+
+def _save_grant(ctx: PluginContext, state: GuardState, text: str) -> None:
+    from pi_host.resources import agent_dir
+
+    root = agent_dir() if state.root is None else Path(state.root)
+    try:
+        GrantStore(root / GRANTS_FILE_NAME).add(state.cwd, text)
+    except (OSError, ValueError) as exc:
+        message = f"pi-guard: could not save the grant for this project ({exc}); it holds for this session"
+        logger.warning(message)
+        ctx.ui.notify(message, "warning")
+
+
+# -- /permissions ------------------------------------------------------------------------------
+
+
+def _status_lines(state: GuardState) -> list[str]:
+    if not state.active:
+        return [
+            "pi-guard is off: no settings file has a permissions section.",
+            f"Turn it on with /permissions MODE ({', '.join(MODES)}), --permission-mode, "
+            'or "permissions": {} in settings.json.',
+        ]
+    counts = {d: sum(1 for r in state.policy.rules if r.decision == d) for d in ("deny", "ask", "allow")}
+    return [
+        f"pi-guard mode: {state.mode} ({_MODE_HELP[state.mode]})",
+        f"rules: {counts['deny']} deny, {counts['ask']} ask, {counts['allow']} allow "
+        f"({len(state.session_rules)} granted this session)",
+    ]
+
+
+def _switch(ctx: PluginContext, state: GuardState, mode: Mode) -> None:
+    previous = state.mode if state.active else "off"
+    state.mode, state.active = mode, True
+    _audit(ctx, {"event": "mode", "from": previous, "to": mode})
+    _show_status(ctx, state)
+    ctx.ui.notify(f"pi-guard mode: {mode} ({_MODE_HELP[mode]})", "info")
+
+
+async def _permissions_command(args: str, ctx: CommandContext) -> None:
+    state = guard_state(ctx)
+    word = args.strip()
+    if word == "rules":
+        lines = [f"{r.decision:5} {r.text}  [{r.scope}]" for r in state.policy.rules] or ["no rules"]
+        ctx.ui.notify("\n".join(lines), "info")
+        return
+    if word == "reload":
+        state = _load_state(ctx, state)
+        ctx.stash[_STATE] = state
+        _report_problems(ctx, state)
+        ctx.ui.notify("\n".join(_status_lines(state)), "info")
+        return
+    if word:
+        mode = normalize_mode(word)
+        if mode is None:
+            ctx.ui.notify(
+                f"pi-guard: unknown mode {word!r}. Use /permissions with one of: {', '.join(MODES)}, "
+                "or 'rules', or 'reload'.",
+                "error",
+            )
+            return
+        _switch(ctx, state, mode)
+        return
+    ctx.ui.notify("\n".join(_status_lines(state)), "info")
+    if not ctx.has_ui:
+        return
+    labels = {f"{mode} — {_MODE_HELP[mode]}": mode for mode in MODES}
+    picked = await ctx.ui.select("Permission mode", list(labels))
+    if picked is not None:
+        _switch(ctx, state, labels[picked])
