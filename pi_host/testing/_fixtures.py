@@ -69,7 +69,7 @@ def make_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostFactory:
     :param provider: a :class:`ScriptedProvider` of your own (``replies`` are added to it).
     :param settings: written to the agent directory's ``settings.json``.
     :param files: files to create in the working directory (``{"src/a.py": "..."}``).
-    :param tools: the active tools (default: pi's default set plus every plugin tool).
+    :param tools: the active tools (default: every tool the loaded plugins registered).
     :param system_prompt: replaces the default system prompt.
     :param session_options: more :class:`~pi_host.SessionOptions` fields (``{"mode": "rpc"}``
         makes ``ctx.has_ui`` true).

@@ -408,7 +408,7 @@ def build_host(
         pm, controls=PluginControls(allow=names), essentials=ESSENTIALS
     )
     for plugin in plugins:
-        pm.register(plugin)
+        pm.register(plugin, name=_plugin_name(pm, plugin))
     scripted = provider if provider is not None else ScriptedProvider(replies, respond=respond)
     if provider is not None:
         scripted.add(*replies)
@@ -430,7 +430,9 @@ def build_host(
         "agent_dir": str(agent_dir),
         "provider": scripted.name,
         "model": scripted.model.id,
-        "tools": tools,
+        # Every registered tool is active unless the test says otherwise: a test loads a
+        # plugin to use its tools, unlike pi's default set (read, bash, edit, write).
+        "tools": list(host.tools) if tools is None else tools,
         "system_prompt": system_prompt,
         "ui": recording_ui,
         **dict(session_options or {}),
@@ -439,3 +441,15 @@ def build_host(
     return IsolatedHost(
         host, scripted, recorder, cwd=cwd, agent_dir=agent_dir, options=options, ui=recording_ui
     )
+
+
+def _plugin_name(pm: PluginManager, plugin: object) -> str:
+    """A readable name: a module's name, a class's name, or an instance's class name."""
+    base = getattr(plugin, "__name__", None)
+    if not isinstance(base, str):
+        base = type(plugin).__name__
+    name, n = base, 1
+    while pm.has_plugin(name) or pm.is_blocked(name):
+        n += 1
+        name = f"{base}-{n}"
+    return name
