@@ -7,6 +7,9 @@ The session asks ``pi_will_retry`` when a run ends on an error (``agent_end.will
 ``retry.provider.maxRetryDelayMs`` — then continues the run without the failed reply, which
 stays in the session file. The session reports ``auto_retry_end{success: true}`` itself on the
 next successful reply and resets the counter kept in ``ctx.stash[RETRY_ATTEMPT]``.
+
+The wait runs under ``ctx.operation_signal()``, so the session's abort (Escape, RPC ``abort``)
+cancels it as well as :func:`abort_retry`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,10 @@ from typing import Any
 import anyio
 
 from pi_host import AbortSignal, AssistantMessage, ContinueRun, StashKey, hookimpl
-
-# Not yet re-exported by pi_host.providers (requested); the one private import of this plugin.
-from pi_host.providers._errors import is_context_overflow, is_retryable_error, retry_after_ms
+from pi_host.hookspecs import PluginContext
+from pi_host.providers import is_context_overflow, is_retryable_error, retry_after_ms
 from pi_host.resources import RetrySettings
-from pi_host.runtime import RETRY_ATTEMPT, AutoRetryEndEvent, AutoRetryStartEvent, SessionPluginContext
+from pi_host.runtime import RETRY_ATTEMPT, AutoRetryEndEvent, AutoRetryStartEvent
 
 __all__ = [
     "RETRY_CANCELLED",
@@ -36,22 +38,22 @@ RETRY_CANCELLED = "Retry cancelled"
 """``auto_retry_end.finalError`` when the wait before a retry was aborted (pi's text)."""
 
 RETRY_SIGNAL: StashKey[AbortSignal] = StashKey()
-"""The abort signal of the wait in progress; :func:`abort_retry` (and the session's abort,
-when the session aborts it) ends the wait and cancels the retry."""
+"""The abort signal of the wait in progress (an operation signal of the session):
+:func:`abort_retry` or the session's abort ends the wait and cancels the retry."""
 
 
-def _settings(ctx: SessionPluginContext) -> RetrySettings:
+def _settings(ctx: PluginContext) -> RetrySettings:
     settings: Any = getattr(ctx, "settings", None)
     retry = getattr(settings, "retry", None)
     return retry if isinstance(retry, RetrySettings) else RetrySettings()
 
 
-def _context_window(ctx: SessionPluginContext) -> int | None:
+def _context_window(ctx: PluginContext) -> int | None:
     model = ctx.model
     return model.context_window if model is not None and model.context_window else None
 
 
-def _retryable(message: AssistantMessage, ctx: SessionPluginContext) -> bool:
+def _retryable(message: AssistantMessage, ctx: PluginContext) -> bool:
     window = _context_window(ctx)
     return not is_context_overflow(message, window) and is_retryable_error(message, window)
 
@@ -70,12 +72,12 @@ def retry_delay_ms(message: AssistantMessage, attempt: int, settings: RetrySetti
     return delay
 
 
-def is_retrying(ctx: SessionPluginContext) -> bool:
+def is_retrying(ctx: PluginContext) -> bool:
     """Whether a retry wait is in progress (pi's ``isRetrying``)."""
     return RETRY_SIGNAL in ctx.stash
 
 
-def abort_retry(ctx: SessionPluginContext) -> bool:
+def abort_retry(ctx: PluginContext) -> bool:
     """Cancel the retry wait in progress (pi's ``abortRetry``); ``False`` if there was none."""
     signal = ctx.stash.get(RETRY_SIGNAL, None)
     if signal is None:
@@ -85,7 +87,7 @@ def abort_retry(ctx: SessionPluginContext) -> bool:
 
 
 @hookimpl
-def pi_will_retry(message: AssistantMessage, ctx: SessionPluginContext) -> bool | None:
+def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
     """``True`` for a retryable error with attempts left, ``False`` once they are used up."""
     settings = _settings(ctx)
     if not settings.enabled or not _retryable(message, ctx):
@@ -94,7 +96,7 @@ def pi_will_retry(message: AssistantMessage, ctx: SessionPluginContext) -> bool 
 
 
 @hookimpl(tryfirst=True)
-async def pi_after_agent_run(message: AssistantMessage, ctx: SessionPluginContext) -> ContinueRun | None:
+async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> ContinueRun | None:
     """Wait, then continue the run without the failed reply; give up after ``max_retries``."""
     settings = _settings(ctx)
     if not settings.enabled or not _retryable(message, ctx):
@@ -114,14 +116,14 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: SessionPluginContex
             error_message=message.error_message or "Unknown error",
         )
     )
-    # The agent is idle between runs, so its own signal (if any) cannot be relied upon.
-    signal = AbortSignal()
-    ctx.stash[RETRY_SIGNAL] = signal
-    try:
-        with anyio.move_on_after(delay / 1000):
-            await signal.wait()
-    finally:
-        del ctx.stash[RETRY_SIGNAL]
+    # The agent is idle between runs: the session's operation signal is what its abort reaches.
+    with ctx.operation_signal() as signal:
+        ctx.stash[RETRY_SIGNAL] = signal
+        try:
+            with anyio.move_on_after(delay / 1000):
+                await signal.wait()
+        finally:
+            del ctx.stash[RETRY_SIGNAL]
     if signal.aborted:
         ctx.stash[RETRY_ATTEMPT] = 0
         ctx.emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error=RETRY_CANCELLED))

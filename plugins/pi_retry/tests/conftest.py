@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pi_host import Provider, hookimpl
-from pi_host.providers._faux import FauxProvider, FauxStep
+from pi_host.providers import FauxProvider
 from pi_host.runtime import AgentSession, SessionOptions, create_session
 
 SessionFactory = Callable[..., Awaitable[tuple[AgentSession, FauxProvider, list[Any]]]]
@@ -31,7 +31,7 @@ def make_session(tmp_path: Path) -> SessionFactory:
     """``await make_session(replies, settings={...})`` → (session, provider, recorded events)."""
 
     async def make(
-        replies: Sequence[FauxStep],
+        replies: Sequence[Any],
         *,
         settings: dict[str, Any] | None = None,
         disabled: Sequence[str] = ("compaction",),

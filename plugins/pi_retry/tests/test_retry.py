@@ -9,10 +9,13 @@ import anyio
 import pi_retry
 import pluggy
 import pytest
+from pydantic import BaseModel
 
-from pi_host import AssistantMessage
+from pi_host import AssistantMessage, hookimpl
+from pi_host.agent import Tool
 from pi_host.hookspecs import PROJECT_NAME, SPEC_MODULES
-from pi_host.providers._faux import faux_assistant_message
+from pi_host.messages import TextContent, ToolResult
+from pi_host.providers import faux_assistant_message, faux_tool_call
 from pi_host.resources import RetrySettings
 from pi_host.runtime import RETRY_ATTEMPT
 
@@ -127,6 +130,72 @@ async def test_abort_retry_cancels_the_wait(make_session: SessionFactory) -> Non
     assert not pi_retry.is_retrying(session.ctx)
     assert not pi_retry.abort_retry(session.ctx)
     assert session.stash[RETRY_ATTEMPT] == 0
+
+
+async def test_the_session_abort_cancels_the_wait(make_session: SessionFactory) -> None:
+    """Escape in the TUI and RPC ``abort`` call ``AgentSession.abort()``: it ends the wait."""
+    session, faux, events = await make_session(
+        [failure(), faux_assistant_message("ok")], settings={"retry": {"baseDelayMs": 60_000}}
+    )
+    waiting = anyio.Event()
+    session.subscribe(lambda event: waiting.set() if event.type == "auto_retry_start" else None)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.prompt, "hi")
+            await waiting.wait()
+            await session.abort()
+    assert retry_events(events)[-1] == ("end", False, 1, "Retry cancelled")
+    assert faux.call_count == 1
+    assert not pi_retry.is_retrying(session.ctx)
+    # The next prompt retries afresh, from attempt 1.
+    faux.set_responses([failure(), faux_assistant_message("ok")])
+    assert session.stash[RETRY_ATTEMPT] == 0
+    events.clear()
+    settings = session.settings
+    assert settings is not None
+    session.settings = settings.model_copy(
+        update={"retry": settings.retry.model_copy(update={"base_delay_ms": 1})}
+    )
+    await session.prompt("again")
+    assert ("start", 1, 3, 1) in retry_events(events)
+    assert session.messages[-1].content[0].text == "ok"
+
+
+class _Echo(BaseModel):
+    text: str
+
+
+class _EchoTool:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @hookimpl
+    def pi_register_tools(self, register: Any) -> None:
+        async def execute(params: _Echo, ctx: Any) -> ToolResult:
+            self.calls.append(params.text)
+            return ToolResult(content=[TextContent(text=params.text)])
+
+        register(Tool(name="echo", description="Echo text.", parameters=_Echo, execute=execute))
+
+
+async def test_a_retry_that_calls_tools_runs_the_whole_loop(make_session: SessionFactory) -> None:
+    tool = _EchoTool()
+    call = faux_assistant_message([faux_tool_call("echo", {"text": "ping"}, id="e1")], stop_reason="toolUse")
+    session, faux, events = await make_session(
+        [failure(), call, faux_assistant_message("done")], settings=FAST, extra_plugins=[tool]
+    )
+    await session.prompt("hi")
+    # prompt() returned only after the retried run's tool call and its follow-up reply.
+    assert tool.calls == ["ping"]
+    assert faux.call_count == 3
+    assert [m.role for m in session.messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert session.messages[-1].content[0].text == "done"
+    assert retry_events(events) == [
+        ("agent_end", True),
+        ("start", 1, 3, 1),
+        ("end", True, 1, None),
+        ("agent_end", False),
+    ]
 
 
 async def test_server_retry_after_is_honoured(make_session: SessionFactory) -> None:
