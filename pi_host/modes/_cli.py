@@ -175,7 +175,10 @@ async def _run_mode(
             await session.start("startup")
             try:
                 await run_interactive(
-                    InteractiveSessionAdapter(session), initial_messages=messages, version=_VERSION
+                    InteractiveSessionAdapter(session),
+                    initial_messages=messages,
+                    version=_VERSION,
+                    hide_thinking=bool(session.settings and session.settings.hide_thinking_block),
                 )
             finally:
                 with anyio.CancelScope(shield=True):

@@ -103,7 +103,9 @@ class InteractiveSessionAdapter:
     async def run_user_bash(
         self, command: str, *, exclude_from_context: bool, on_output: Callable[[str], None] | None = None
     ) -> UserBashResult:
-        message = await self._session.run_user_bash(command, exclude_from_context=exclude_from_context)
+        message = await self._session.run_user_bash(
+            command, exclude_from_context=exclude_from_context, on_output=on_output
+        )
         return UserBashResult(
             output=message.output,
             exit_code=message.exit_code,
@@ -205,7 +207,9 @@ class InteractiveSessionAdapter:
         outcome = await self._session.navigate_tree(
             entry_id, summarize=summarize, custom_instructions=custom_instructions
         )
-        return SwitchResult(cancelled=outcome.cancelled, editor_text=outcome.editor_text)
+        return SwitchResult(
+            cancelled=outcome.cancelled, aborted=outcome.aborted, editor_text=outcome.editor_text
+        )
 
     def set_session_name(self, name: str) -> None:
         self._session.set_session_name(name)

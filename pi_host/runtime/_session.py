@@ -109,11 +109,13 @@ class SessionError(RuntimeError):
 class TreeNavigation:
     """The outcome of :meth:`AgentSession.navigate_tree`.
 
-    :ivar cancelled: a plugin cancelled the navigation.
+    :ivar cancelled: a plugin cancelled the navigation, or the user aborted the summary.
+    :ivar aborted: the user aborted the branch summary (pi: "Branch summarization cancelled").
     :ivar editor_text: the text of the user message navigated to, for re-editing.
     """
 
     cancelled: bool
+    aborted: bool = False
     editor_text: str | None = None
 
 
@@ -1212,7 +1214,7 @@ class AgentSession:
                     ctx=self.ctx,
                 )
                 if summary_signal.aborted:
-                    return TreeNavigation(cancelled=True)
+                    return TreeNavigation(cancelled=True, aborted=True)
         message = getattr(target, "message", None)
         editor_text = None
         if isinstance(message, UserMessage):
