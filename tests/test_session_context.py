@@ -273,3 +273,36 @@ def test_pi_agrees_on_random_trees(tmp_path: Path, seed: int) -> None:
             "thinkingLevel": ours.thinking_level,
             "model": {"provider": model.provider, "modelId": model.model_id} if model else None,
         } == context, key
+
+
+def test_the_ids_gathered_for_the_first_append_are_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    writer = long_session(tmp_path, 2000, cache)
+    file = writer.session_file
+    assert file is not None
+    early = all_entries(file)[5].id
+    first = SessionManager.open(file, cache_dir=cache)
+    first.build_session_context()
+    first.append_message(UserMessage(content="gathers the ids"))
+    scribble(file, 3, 1400)  # the early ids are gone from the file, but not from the cache
+    resumed = SessionManager.open(file, cache_dir=cache)
+    resumed.build_session_context()
+    candidates = iter([uuid.UUID(early + "0" * 24), uuid.UUID("12345678" + "0" * 24)])
+    monkeypatch.setattr("pi_host.session._migrate.uuid.uuid4", lambda: next(candidates))
+    assert resumed.append_message(UserMessage(content="new")) == "12345678"
+    assert resumed.warnings == []
+
+
+def test_entries_of_a_large_file_reserialise_from_the_file(tmp_path: Path) -> None:
+    writer = long_session(tmp_path, 50, False)
+    file = writer.session_file
+    assert file is not None
+    line = file.read_text("utf-8").split("\n")[-2]
+    manager = SessionManager.open(file)
+    leaf = manager.get_leaf_entry()
+    assert leaf is not None and leaf.to_json() == line
+    file.write_text(file.read_text("utf-8").replace("after 9", "AFTER 9"), "utf-8")  # rewritten behind us
+    assert leaf.to_json() != line.replace("after 9", "AFTER 9")  # never someone else's bytes
+    assert json.loads(leaf.to_json()) == json.loads(line)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal, Self, TypeAlias
+from typing import Annotated, Any, Literal, Protocol, Self, TypeAlias
 
 from pydantic import Discriminator, Field, PrivateAttr, Tag, TypeAdapter, ValidationError
 
@@ -79,22 +79,31 @@ def iso_to_ms(timestamp: str) -> int:
     return (moment - _EPOCH) // _MILLISECOND
 
 
+class LineSource(Protocol):
+    """Where an entry's original line can be read back from (None once it is gone)."""
+
+    def read(self) -> bytes | None: ...
+
+
 class _Line(WireModel):
     """A model that is one line of a session file."""
 
     # A plain slot, not a pydantic private attribute: those cost as much again as validating
     # the line. Copies (``model_copy``) and pickles do not carry it, so a changed entry can
-    # never serialise as its old line.
+    # never serialise as its old line. It holds the line, or a LineSource for entries of a
+    # large file that should not be kept in memory twice.
     __slots__ = ("_source",)
 
     def to_json(self) -> str:
         """The line's JSON text: the original line for an unchanged entry read from a file."""
         source = getattr(self, "_source", None)
+        if source is not None and not isinstance(source, str | bytes):
+            source = source.read()
         if source is not None:
             return source if isinstance(source, str) else source.decode("utf-8", errors="replace")
         return js_dumps(self.to_json_dict())
 
-    def _with_source(self, line: str | bytes) -> Self:
+    def _with_source(self, line: str | bytes | LineSource) -> Self:
         object.__setattr__(self, "_source", line)
         return self
 

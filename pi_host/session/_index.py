@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final, TypeAlias
 
+from ._checkpoints import CheckpointCache
 from ._entries import ENTRY_TYPES, SessionEntry, SessionHeader, UnknownEntry, parse_entry, parse_header
 
 __all__ = ["ID", "PARENT", "ROLE", "TYPE", "FileIndex", "SessionWarning", "Slot", "read_header"]
@@ -140,6 +141,7 @@ class FileIndex:
         self._block = _FIRST_BLOCK
         self._f: BinaryIO | None = None
         self._unscanned_ids: set[bytes] | None = None
+        self.id_cache: CheckpointCache | None = None  # where harvested ids are kept
         # The block scanned last: a walk up the tree reads its lines right after indexing them.
         self._buf = b""
         self._buf_lo = 0
@@ -328,6 +330,24 @@ class FileIndex:
         return entry_id.encode() in self._unscanned_ids
 
     def _harvest_ids(self, lo: int, hi: int) -> set[bytes]:
+        with self.reading():
+            cached = self.id_cache.get_ids() if self.id_cache is not None else None
+            if cached is not None:
+                end, crc, known = cached
+                if lo <= end <= self._end and self._tail_crc(end) == crc:
+                    if end >= hi:
+                        return known
+                    return known | self._find_ids(end, hi)
+            ids = self._find_ids(lo, hi)
+            if self.id_cache is not None:
+                self.id_cache.put_ids(hi, self._tail_crc(hi), ids)
+            return ids
+
+    def _tail_crc(self, end: int) -> int:
+        start = max(0, end - 256)
+        return zlib.crc32(self._read(start, end - start))
+
+    def _find_ids(self, lo: int, hi: int) -> set[bytes]:
         ids: set[bytes] = set()
         with self.reading():
             carry = b""
@@ -371,7 +391,8 @@ class FileIndex:
             return None  # dropped, or shadowed by a later line
         slot = live
         try:
-            entry = parse_entry(self._read(offset, slot[LENGTH]))
+            data = self._read(offset, slot[LENGTH])
+            entry = parse_entry(data)
         except (OSError, ValueError) as error:
             self._drop(slot, f"skipped an unreadable entry line ({_reason(error)})")
             return None
@@ -381,6 +402,8 @@ class FileIndex:
         if entry.parent_id != slot[PARENT]:
             fixed: Slot = (offset, slot[LENGTH], slot[ID], entry.parent_id, slot[TYPE], slot[ROLE])
             self._slots[slot[ID]] = fixed
+        # Keep a way back to the line rather than the line: the file already holds it.
+        entry._with_source(_LineRef(self, offset, slot[LENGTH], zlib.crc32(data)))
         if isinstance(entry, UnknownEntry) and entry.type in ENTRY_TYPES:
             self._warn(f"kept invalid {entry.type} entry {entry.id} as unknown: {entry.reason}", offset)
         self._parsed[offset] = entry
@@ -499,6 +522,25 @@ class FileIndex:
     def checksum(self, slot: Slot) -> int:
         """CRC-32 of the slot's line, identifying its exact content."""
         return zlib.crc32(self._read(slot[OFFSET], slot[LENGTH]))
+
+
+class _LineRef:
+    """An entry's line in the file, re-read (and checked) when the entry is serialised."""
+
+    __slots__ = ("_crc", "_index", "_length", "_offset")
+
+    def __init__(self, index: FileIndex, offset: int, length: int, crc: int) -> None:
+        self._index = index
+        self._offset = offset
+        self._length = length
+        self._crc = crc
+
+    def read(self) -> bytes | None:
+        try:
+            data = self._index._read(self._offset, self._length)
+        except OSError:
+            return None
+        return data if zlib.crc32(data) == self._crc else None
 
 
 def _reason(error: Exception) -> str:

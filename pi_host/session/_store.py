@@ -46,6 +46,9 @@ PathArg: TypeAlias = str | os.PathLike[str]
 CacheDir: TypeAlias = PathArg | Literal[False] | None
 
 
+_UNKNOWN = object()
+
+
 class EntryNotFoundError(LookupError):
     """An operation named an entry id the session does not have."""
 
@@ -142,6 +145,7 @@ class SessionManager:
         else:
             self._cache_dir = Path(cache_dir) if cache_dir is not None else agent_dir() / "cache" / "sessions"
         self._warnings: list[SessionWarning] = []
+        self._warning_set: set[SessionWarning] = set()
         self._init_state(SessionHeader(id="", cwd=cwd), None)
         if session_file is not None:
             self.set_session_file(session_file)
@@ -162,6 +166,7 @@ class SessionManager:
         self._leaf_settings: Settings | None = Settings(None, None)
         self._labels: dict[str, tuple[str, str]] | None = {}
         self._checkpoints: CheckpointCache | None = None
+        self._file_name: str | object | None = _UNKNOWN
 
     # -- construction ------------------------------------------------------------------
 
@@ -284,6 +289,7 @@ class SessionManager:
         :raises ValueError: when ``id`` is not a valid session id.
         """
         self._warnings.clear()
+        self._warning_set.clear()
         return self._start_new(id, parent_session)
 
     def _start_new(self, id: str | None = None, parent_session: PathArg | None = None) -> Path | None:
@@ -305,6 +311,7 @@ class SessionManager:
         """Switch to the session in file ``path`` (a missing file starts a new session there)."""
         file = Path(os.path.abspath(path))
         self._warnings.clear()
+        self._warning_set.clear()
         if not file.exists():
             self._start_new()
             self._file = file
@@ -333,6 +340,7 @@ class SessionManager:
         self._leaf_id = leaf.id if leaf is not None else None
         if self._cache_dir is not None:
             self._checkpoints = CheckpointCache(self._cache_dir, header.id)
+            self._index.id_cache = self._checkpoints
 
     def _restart_invalid(self, file: Path, size: int) -> None:
         """pi restarts a file without a valid header; keep what was in it, then restart."""
@@ -410,15 +418,20 @@ class SessionManager:
         for entry in reversed(self._new):
             if isinstance(entry, SessionInfoEntry):
                 return _clean_name(entry.name)
-        if self._index is not None:
+        if self._index is None:
+            return None
+        if self._file_name is _UNKNOWN:
+            # The file's part never changes: search it (from the end) once.
             found = self._index.last_of_type("session_info")
-            if isinstance(found, SessionInfoEntry):
-                return _clean_name(found.name)
-        return None
+            self._file_name = _clean_name(found.name) if isinstance(found, SessionInfoEntry) else None
+        return self._file_name if isinstance(self._file_name, str) else None
 
     def _warn(self, message: str, offset: int | None, file: Path | None = None) -> None:
         where = file or self._file
         warning = SessionWarning(message, os.fspath(where) if where else None, offset)
+        if warning in self._warning_set:
+            return  # found again by a later walk
+        self._warning_set.add(warning)
         self._warnings.append(warning)
         if offset is not None:
             logger.warning("%s (byte %d): %s", where, offset, message)
@@ -587,9 +600,7 @@ class SessionManager:
         return parent
 
     def _warn_missing_parent(self, entry_id: str, parent_id: str) -> None:
-        message = f"entry {entry_id} refers to a missing parent {parent_id}; its branch starts there"
-        if all(w.message != message for w in self._warnings):
-            self._warn(message, None)
+        self._warn(f"entry {entry_id} refers to a missing parent {parent_id}; its branch starts there", None)
 
     def _checkpoint_key(self, entry: CompactionEntry) -> str:
         return f"{entry.id}:{zlib.crc32(entry.to_json().encode('utf-8', 'surrogatepass')):08x}"
