@@ -30,7 +30,7 @@ from pi_host.providers import (
     faux_tool_call,
 )
 from pi_host.runtime import QueueUpdateEvent, SessionError
-from tests.test_runtime_prompt import ECHO, Rig, open_session, wait_until
+from tests.test_runtime_prompt import ECHO, Rig, open_session
 
 
 class Gate:
