@@ -5,7 +5,8 @@ the tool will really receive, after every other plugin has rewritten them. The a
 also validated through the tool itself first (as the runtime does with a rewrite), so the
 guard checks exactly what the tool will read. At session start the guard warns when another
 plugin's ``pi_tool_call`` would still run after it (another ``trylast`` implementation
-registered earlier), since that plugin could change arguments the guard already approved.
+registered later: pluggy calls the last-registered ``trylast`` implementation last), since
+that plugin could change arguments the guard already approved.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import anyio
 from pi_host import hookimpl
 from pi_host.hookspecs import Command, Flag, StashKey, ToolCallBlock
 
-from ._audit import AUDIT_ENTRY_TYPE, audit_target
+from ._audit import AUDIT_ENTRY_TYPE, audit_target, redact
 from ._config import GRANTS_FILE_NAME, GrantStore, GuardSettings, load_settings
 from ._policy import MODES, CallTarget, Mode, Policy, Verdict, describe_call, normalize_mode, targets_of
 from ._rules import Rule, escape_pattern, parse_rule
@@ -66,7 +67,9 @@ _MODE_HELP: dict[Mode, str] = {
 }
 
 _STATE = StashKey["GuardState"]()
-_managers: weakref.WeakSet[pluggy.PluginManager] = weakref.WeakSet()
+# The plugin manager that registered the guard last (one per process outside tests); a weak
+# reference, so a finished host is not kept alive by the guard.
+_manager: weakref.ref[pluggy.PluginManager] | None = None
 
 
 @dataclass
@@ -133,6 +136,8 @@ def guard_state(ctx: PluginContext) -> GuardState:
 
 
 def _audit(ctx: PluginContext, data: dict[str, Any]) -> None:
+    if isinstance(data.get("reason"), str):
+        data = {**data, "reason": redact(data["reason"])}
     try:
         ctx.append_entry(AUDIT_ENTRY_TYPE, data)
     except Exception:  # the audit trail must never turn an allowed call into a failure
@@ -152,17 +157,16 @@ def _report_problems(ctx: PluginContext, state: GuardState) -> None:
 
 
 def _plugins_after_guard() -> list[str]:
-    """Plugins whose ``pi_tool_call`` runs after the guard's in some live plugin manager."""
-    later: list[str] = []
-    for manager in list(_managers):
-        caller = getattr(manager.hook, "pi_tool_call", None)
-        if caller is None:
-            continue
-        order = list(reversed(caller.get_hookimpls()))  # pluggy calls the last one first
-        positions = [i for i, impl in enumerate(order) if impl.function is pi_tool_call]
-        if positions:
-            later.extend(impl.plugin_name for impl in order[positions[0] + 1 :])
-    return list(dict.fromkeys(later))
+    """Plugins whose ``pi_tool_call`` runs after the guard's."""
+    manager = _manager() if _manager is not None else None
+    caller = getattr(manager.hook, "pi_tool_call", None) if manager is not None else None
+    if caller is None:
+        return []
+    order = list(reversed(caller.get_hookimpls()))  # pluggy calls the last one first
+    positions = [i for i, impl in enumerate(order) if impl.function is pi_tool_call]
+    if not positions:
+        return []
+    return list(dict.fromkeys(impl.plugin_name for impl in order[positions[0] + 1 :]))
 
 
 # -- hooks -----------------------------------------------------------------------------------
@@ -171,7 +175,8 @@ def _plugins_after_guard() -> list[str]:
 @hookimpl
 def pi_addhooks(pluginmanager: pluggy.PluginManager) -> None:
     """Remember the plugin manager, to check at session start that the guard runs last."""
-    _managers.add(pluginmanager)
+    global _manager
+    _manager = weakref.ref(pluginmanager)
 
 
 @hookimpl
@@ -212,9 +217,9 @@ def pi_session_start(reason: str, ctx: PluginContext) -> None:
         later = _plugins_after_guard()
         if later:
             message = (
-                f"pi-guard: {', '.join(later)} rewrite tool calls after pi-guard checked them "
-                "(their pi_tool_call is trylast and registered earlier); the guard cannot see those "
-                "changes. Remove trylast from them or disable them."
+                f"pi-guard: {', '.join(later)} run pi_tool_call after pi-guard (trylast, registered "
+                "later), so the guard cannot see arguments they rewrite. Remove trylast from them "
+                "or disable them."
             )
             logger.warning(message)
             ctx.ui.notify(message, "warning")

@@ -13,7 +13,9 @@ from pi_guard._rules import RuleError
 CYRILLIC_E = "\u0435"
 
 
-def policy(tmp_path: Path, *, deny: list[str] = (), ask: list[str] = (), allow: list[str] = (), mode: str = "default") -> Policy:  # type: ignore[assignment]  # noqa: E501
+def policy(
+    tmp_path: Path, *, deny: list[str] = (), ask: list[str] = (), allow: list[str] = (), mode: str = "default"
+) -> Policy:  # type: ignore[assignment]  # noqa: E501
     project = str(tmp_path.resolve())
     rules = [parse_rule(text, "deny", "global", project) for text in deny]
     rules += [parse_rule(text, "ask", "global", project) for text in ask]
@@ -225,7 +227,10 @@ def test_mode_defaults(
 
 
 def test_deny_rules_hold_in_yolo_mode_and_read_only_ignores_allow_rules(project: Path) -> None:
-    assert decide(policy(project, deny=["bash(rm:*)"], mode="yolo"), "bash", {"command": "rm x"}, project) == "deny"
+    assert (
+        decide(policy(project, deny=["bash(rm:*)"], mode="yolo"), "bash", {"command": "rm x"}, project)
+        == "deny"
+    )
     p = policy(project, allow=["bash(git status)", "edit(src/**)"], mode="read-only")
     assert decide(p, "bash", {"command": "git status"}, project) == "deny"
     assert decide(p, "edit", {"path": "src/a", "edits": []}, project) == "deny"
