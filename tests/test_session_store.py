@@ -341,3 +341,18 @@ def test_entries_are_frozen_models_of_pi_types(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="frozen"):
         entry.id = "other"  # type: ignore[misc]
     assert manager.get_entry("missing") is None
+
+
+def test_iter_branch_walks_up_lazily(tmp_path: Path) -> None:
+    manager = SessionManager.create("/w", tmp_path)
+    a = manager.append_message(user("a"))
+    b = manager.append_message(assistant("b"))
+    c = manager.append_compaction("sum", b, 10)
+    d = manager.append_message(user("d"))
+    assert [e.id for e in manager.iter_branch()] == [d, c, b, a]
+    assert [e.id for e in manager.iter_branch(b)] == [b, a]
+    assert list(manager.iter_branch("missing")) == []
+    reopened = SessionManager.open(manager.session_file)  # type: ignore[arg-type]
+    walk = reopened.iter_branch()
+    assert next(walk).id == d and next(walk).id == c
+    assert [e.id for e in reopened.get_branch()] == [a, b, c, d]

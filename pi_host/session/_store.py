@@ -7,7 +7,7 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,7 +122,8 @@ class SessionManager:
     duplicate lines, missing parents) are skipped and reported in :attr:`warnings`.
 
     Build one with :meth:`create`, :meth:`open`, :meth:`continue_recent`, :meth:`in_memory`
-    or :meth:`fork_from`.
+    or :meth:`fork_from`. A manager is meant for one thread (or one event loop) at a time, and
+    a session file for one writer at a time, as in pi.
     """
 
     def __init__(
@@ -316,6 +317,7 @@ class SessionManager:
             self._start_new()
             self._file = file
             return
+        ends_with_newline = True
         with open(file, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             found = read_header(f, lambda message, offset: self._warn(message, offset, file))
@@ -467,6 +469,19 @@ class SessionManager:
             if leaf is None:
                 return []
             return path_to_root(leaf, self._get)
+
+    def iter_branch(self, from_id: str | None = None) -> Iterator[SessionEntry]:
+        """The entries from ``from_id`` (default: the leaf) up to the root, read as you go.
+
+        The lazy counterpart of :meth:`get_branch` (which lists root first): stop early, for
+        instance at the last compaction, and the lines above it are never read.
+        """
+        current = self._get(from_id) if from_id is not None else self.get_leaf_entry()
+        seen: set[str] = set()
+        while current is not None:
+            yield current
+            seen.add(current.id)
+            current = self._parent(current, seen)
 
     def get_entries(self) -> builtins.list[SessionEntry]:
         """Every entry (not the header) in file order. Reads the whole file."""
