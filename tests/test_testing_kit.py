@@ -382,3 +382,18 @@ def test_kit_is_opt_in() -> None:
     entry_points = distribution("pi-host").entry_points
     assert not [ep for ep in entry_points if ep.group == "pytest11"]
     assert "PYTEST_DONT_REWRITE" in (textwrap.dedent(__import__("pi_host.testing").testing.__doc__ or ""))
+
+
+async def test_background_work_of_plugins_finishes_within_run(make_host: HostFactory) -> None:
+    async def ask(args: str, ctx: Any) -> None:
+        ctx.send_user_message(f"please {args}")
+
+    class Asker:
+        @hookimpl
+        def pi_register_commands(self, register: Any) -> None:
+            register(Command(name="ask", description="Ask the model", handler=ask))
+
+    host = make_host(Asker(), replies=["sure"])
+    outcome = await host.run("/ask help")
+    assert outcome.text == "sure"
+    assert host.provider.last_request.last_user_text == "please help"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from pi_host.errors import PluginLoadError
 from pi_host.hookspecs import ToolCallBlock
@@ -188,8 +190,13 @@ class RunOutcome:
         assert fragment in self.text, f"{fragment!r} not in reply text {self.text!r}"
         return self
 
-    def assert_tool_called(self, name: str, *, times: int | None = None, **arguments: Any) -> list[ToolCall]:
-        """Assert the model called ``name`` (with these arguments, when given); return the calls."""
+    def assert_tool_called(
+        self, name: str, /, *, times: int | None = None, **arguments: Any
+    ) -> list[ToolCall]:
+        """Assert the model called ``name`` (with these arguments, when given); return the calls.
+
+        ``assert_tool_called("greet", name="Ada")`` checks the ``name`` argument of the call.
+        """
         calls = [call for call in self.tool_calls if call.name == name]
         if arguments:
             calls = [call for call in calls if all(call.arguments.get(k) == v for k, v in arguments.items())]
@@ -324,9 +331,20 @@ class IsolatedHost:
         if self._session is None:
             session = await create_session(self.options, host=self.host)
             session.subscribe(self._events.append)
-            await session.start("startup")
             self._session = session
+            await self._settled(session, lambda: session.start("startup"))
         return self._session
+
+    async def _settled(self, session: AgentSession, work: Callable[[], Awaitable[object]]) -> None:
+        """Run ``work`` with a task group for what plugins start in the background
+        (``ctx.send_message``, ``ctx.compact`` …), and wait for all of it to finish."""
+        try:
+            async with anyio.create_task_group() as tg:
+                session.bind_task_group(tg)
+                await work()
+        finally:
+            session.bind_task_group(None)
+        await session.agent.wait_for_idle()
 
     async def run(
         self, prompt: str, *, images: Sequence[ImageContent] = (), replies: Iterable[Step] = ()
@@ -334,7 +352,9 @@ class IsolatedHost:
         """Send ``prompt`` through the session's prompt pipeline and wait until the agent is done.
 
         Runs continue one conversation. Slash commands, ``pi_input`` and templates apply as in
-        the terminal.
+        the terminal. Work plugins start in the background (a message sent with
+        ``ctx.send_message(..., trigger_turn=True)``, a compaction) is finished and part of
+        the outcome when this returns.
 
         :param replies: more scripted steps to queue first.
         :raises pi_host.SessionError: as :meth:`AgentSession.prompt` does (no model …).
@@ -345,8 +365,7 @@ class IsolatedHost:
         before_events = len(self._events)
         before_hooks = len(self.recorder.calls)
         before_requests = len(self.provider.requests)
-        await session.prompt(prompt, images=images)
-        await session.agent.wait_for_idle()
+        await self._settled(session, lambda: session.prompt(prompt, images=images))
         return RunOutcome(
             prompt=prompt,
             messages=list(session.messages[before_messages:]),
@@ -358,8 +377,9 @@ class IsolatedHost:
 
     async def close(self) -> None:
         """Fire ``pi_session_shutdown`` (when a session was started)."""
-        if self._session is not None:
-            await self._session.shutdown("quit")
+        session = self._session
+        if session is not None:
+            await self._settled(session, lambda: session.shutdown("quit"))
             self._session = None
 
 
