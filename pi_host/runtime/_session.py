@@ -68,6 +68,7 @@ from pi_host.messages import (
     now_ms,
 )
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
+from pi_host.providers import clamp_thinking_level as _clamp_for_model
 
 from ._context import NullUI, SessionPluginContext
 from ._events import (
@@ -905,10 +906,13 @@ class AgentSession:
                     else "Compaction is not available: no compaction plugin is installed "
                     "(pip install pi-compaction)."
                 )
+                if reason != "manual":
+                    # pi ends an automatic compaction with nothing to cut quietly: a long tool
+                    # loop may check after every turn.
+                    await self._emit(CompactionEndEvent(reason=reason, will_retry=False))
+                    return None
                 await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=message))
-                if reason == "manual":
-                    raise SessionError(message)
-                return None
+                raise SessionError(message)
             # A summariser that fails is reported by the dispatcher and skipped; its error,
             # not a cancellation, is what ends this compaction then.
             failures: list[ExtensionError] = []
@@ -1340,24 +1344,7 @@ def _chars(message: AgentMessage) -> int:
     return 0
 
 
-_LEVEL_ORDER: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
-
-
 def clamp_thinking_level(model: Model | None, level: ThinkingLevel) -> ThinkingLevel:
-    """The nearest level the model supports (searching up first, then down), as pi clamps."""
-    if model is None:
-        return level
-    if not model.reasoning:
-        return "off"
-    supported: list[ThinkingLevel] = [lvl for lvl in _LEVEL_ORDER if lvl != "xhigh"]
-    mapping = model.thinking_level_map or {}
-    if "xhigh" in mapping and mapping["xhigh"] is not None:
-        supported.append("xhigh")
-    supported = [lvl for lvl in supported if lvl == "off" or mapping.get(lvl, "") is not None]
-    if level in supported:
-        return level
-    index = _LEVEL_ORDER.index(level)
-    for candidate in (*_LEVEL_ORDER[index:], *reversed(_LEVEL_ORDER[:index])):
-        if candidate in supported:
-            return candidate
-    return "off"
+    """The nearest level ``model`` supports (pi's rule; see :func:`pi_host.providers.clamp_thinking_level`);
+    ``level`` unchanged when no model is selected."""
+    return level if model is None else _clamp_for_model(model, level)

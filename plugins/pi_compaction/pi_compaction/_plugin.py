@@ -266,6 +266,10 @@ async def pi_prepare_next_turn(
         return None
     if not should_compact(estimate_context_tokens(messages), model.context_window, settings):
         return None
+    # Checked after every turn: when no cut is possible (one huge tool result is never a cut
+    # point) the run goes on without announcing a compaction each time.
+    if prepare_compaction(ctx.session_manager.get_branch(), settings) is None:
+        return None
     if await ctx.run_compaction("threshold") is None:
         return None
     return NextTurnUpdate(messages=tuple(ctx.messages))

@@ -19,7 +19,7 @@ from pi_host.messages import (
     Usage,
     UserMessage,
 )
-from pi_host.session import CompactionEntry, ModelChangeEntry, SessionMessageEntry
+from pi_host.session import BranchSummaryEntry, CompactionEntry, ModelChangeEntry, SessionMessageEntry
 
 
 def user(text: str) -> UserMessage:
@@ -258,3 +258,98 @@ async def test_split_turn_summaries_are_merged_and_failures_raise() -> None:
 
     with pytest.raises(RuntimeError, match="failed: boom"):
         await pc.summarize_compaction(prep, failing)
+
+
+# -- branch summaries ---------------------------------------------------------------------------
+
+
+def branch_summary(summary: str, details: Any = None, *, from_hook: bool | None = None) -> BranchSummaryEntry:
+    return BranchSummaryEntry(id="b", from_id="x", summary=summary, details=details, from_hook=from_hook)
+
+
+def test_branch_entries_keep_the_newest_within_the_budget_and_skip_tool_results() -> None:
+    call = ToolCall(id="c1", name="read", arguments={"path": "old.py"})
+    entries = entries_of(
+        user("a" * 400),  # 100 tokens: over the budget once the newer ones are in
+        reply(calls=[call]),
+        result("c1", "r" * 4000),  # tool results never count: the call carries them
+        user("b" * 200),  # 50 tokens
+        reply("c" * 160),  # 40 tokens
+    )
+    messages, (read, modified), tokens = pc.prepare_branch_entries(entries, token_budget=120)
+    assert [m.role for m in messages] == ["assistant", "user", "assistant"]
+    assert tokens == pc.estimate_tokens(messages[0]) + 90
+    # The call that was walked (it fit) contributes its file.
+    assert (read, modified) == (["old.py"], [])
+
+
+def test_a_summary_is_squeezed_in_below_ninety_percent_of_the_budget() -> None:
+    entries = [branch_summary("s" * 400), *entries_of(user("b" * 200))]
+    messages, _, tokens = pc.prepare_branch_entries(entries, token_budget=100)
+    assert [m.role for m in messages] == ["branchSummary", "user"]
+    assert tokens == 150  # over the budget: summaries are context worth keeping
+    messages, _, _ = pc.prepare_branch_entries(
+        [*entries_of(user("x" * 400)), *entries_of(user("b" * 360))], token_budget=100
+    )
+    assert [m.role for m in messages] == ["user"]  # an ordinary message is not squeezed in
+
+
+def test_branch_file_lists_carry_nested_generated_summaries_only() -> None:
+    call = ToolCall(id="c1", name="edit", arguments={"path": "new.py"})
+    entries = [
+        branch_summary("old", {"readFiles": ["a.py"], "modifiedFiles": ["b.py"]}),
+        branch_summary("plugin's", {"readFiles": ["ignored.py"], "modifiedFiles": []}, from_hook=True),
+        *entries_of(reply(calls=[call])),
+    ]
+    _, (read, modified), _ = pc.prepare_branch_entries(entries)
+    assert (read, modified) == (["a.py"], ["b.py", "new.py"])
+
+
+async def test_branch_summary_prompt_budget_and_preamble() -> None:
+    asked: list[tuple[str, str, int]] = []
+
+    async def summarize(system: str, messages: list[Any], max_tokens: int) -> AssistantMessage:
+        asked.append((system, messages[0].content[0].text, max_tokens))
+        return reply("## Goal\nexplored")
+
+    call = ToolCall(id="c1", name="write", arguments={"path": "out.txt"})
+    entries = entries_of(user("try this"), reply(calls=[call]))
+    made = await pc.summarize_branch(
+        entries, summarize, context_window=None, reserve_tokens=16384, custom_instructions="be brief"
+    )
+    assert made.summary == (
+        "The user explored a different conversation branch before returning here.\n"
+        "Summary of that exploration:\n\n## Goal\nexplored\n\n<modified-files>\nout.txt\n</modified-files>"
+    )
+    assert made.details == {"readFiles": [], "modifiedFiles": ["out.txt"]}
+    ((system, text, max_tokens),) = asked
+    assert system == pc.SUMMARY_SYSTEM_PROMPT and max_tokens == 2048
+    assert text.startswith("<conversation>\n[User]: try this")
+    assert text.endswith("\n\nAdditional focus: be brief")
+
+    replaced = await pc.summarize_branch(
+        entries,
+        summarize,
+        context_window=None,
+        reserve_tokens=16384,
+        custom_instructions="Only list the files.",
+        replace_instructions=True,
+    )
+    assert asked[-1][1].endswith("</conversation>\n\nOnly list the files.")
+    assert replaced.summary.startswith(pc.BRANCH_SUMMARY_PREAMBLE)
+    empty = await pc.summarize_branch([], summarize, context_window=None, reserve_tokens=16384)
+    assert empty.summary == pc.NO_BRANCH_CONTENT and len(asked) == 2
+
+
+async def test_branch_summary_failures_and_aborts_raise() -> None:
+    async def failing(system: str, messages: list[Any], max_tokens: int) -> AssistantMessage:
+        return reply().model_copy(update={"stop_reason": "error", "error_message": "boom"})
+
+    async def aborted(system: str, messages: list[Any], max_tokens: int) -> AssistantMessage:
+        return reply().model_copy(update={"stop_reason": "aborted"})
+
+    entries = entries_of(user("hi"))
+    with pytest.raises(RuntimeError, match="boom"):
+        await pc.summarize_branch(entries, failing, context_window=1000, reserve_tokens=100)
+    with pytest.raises(pc.SummaryAborted):
+        await pc.summarize_branch(entries, aborted, context_window=1000, reserve_tokens=100)

@@ -505,3 +505,35 @@ async def test_tree_navigation_summarises_the_branch_left(make_session: SessionF
     assert "[Assistant]: one" in text and "[User]: second" in text
     assert "[Tool result]" not in text  # tool results are left out of branch summaries
     assert text.endswith("Additional focus: be brief")
+
+
+async def test_a_tool_loop_that_cannot_be_cut_goes_on_quietly(make_session: SessionFactory) -> None:
+    call = FauxReply(
+        faux_assistant_message([faux_tool_call("dump", {"size": 4000}, id="c1")], stop_reason="toolUse"),
+        usage=Usage(input=600, total_tokens=600),
+    )
+    h = await make_session(
+        [call, big("done", 400)],
+        # The tool result alone exceeds keepRecentTokens and is never a cut point.
+        settings={"compaction": {"reserveTokens": 1000, "keepRecentTokens": 10}},
+        context_window=2000,
+        extra_plugins=[_DumpTool()],
+    )
+    await h.session.prompt("go")
+    assert compaction_events(h.events) == []
+    assert h.session.messages[-1].content[0].text == "done"
+
+
+async def test_context_files_and_the_system_prompt_survive_compaction(
+    make_session: SessionFactory, tmp_path: Any
+) -> None:
+    (tmp_path / "AGENTS.md").write_text("Always answer in haiku.")
+    h = await make_session([big("one " * 200, 1500), big("two", 100)], settings=SETTINGS, context_window=2000)
+    session, faux, events = h.session, h.faux, h.events
+    await session.prompt("first " * 100)
+    assert [e[0] for e in compaction_events(events)] == ["compaction_start", "compaction_end"]
+    await session.prompt("second")
+    before, after = faux.requests
+    assert "Always answer in haiku." in before.context.system_prompt
+    assert after.context.system_prompt == before.context.system_prompt
+    assert session.system_prompt == before.context.system_prompt
