@@ -7,6 +7,11 @@ imported lazily, on first use, never by ``import pi_host``.
 from __future__ import annotations
 
 from ._abort import AbortedError, AbortSignal
+from ._auth import AuthStatus, AuthStorage
+from ._catalog import builtin_models
+from ._config_value import ConfigValueError
+from ._cost import calculate_cost
+from ._env_keys import env_api_key
 from ._errors import is_context_overflow, is_retryable_error, retry_after_ms
 from ._faux import (
     FAUX_ABORTED_MESSAGE,
@@ -22,6 +27,10 @@ from ._faux import (
     faux_tool_call,
     load_faux_script,
 )
+from ._paths import agent_dir
+from ._registry import ModelRegistry, RequestAuth
+from ._resolve import ModelResolution, ScopedModel, format_model_list
+from ._thinking import clamp_thinking_level, supported_thinking_levels
 from ._types import (
     THINKING_LEVELS,
     LlmContext,
@@ -40,6 +49,9 @@ __all__ = [
     "THINKING_LEVELS",
     "AbortSignal",
     "AbortedError",
+    "AuthStatus",
+    "AuthStorage",
+    "ConfigValueError",
     "FauxProvider",
     "FauxReply",
     "FauxRequest",
@@ -48,17 +60,28 @@ __all__ = [
     "LlmContext",
     "Model",
     "ModelCost",
+    "ModelRegistry",
+    "ModelResolution",
     "Provider",
+    "RequestAuth",
+    "ScopedModel",
     "StreamFn",
     "StreamOptions",
     "ThinkingLevel",
     "ToolSpec",
+    "agent_dir",
+    "builtin_models",
+    "calculate_cost",
+    "clamp_thinking_level",
+    "env_api_key",
     "faux_assistant_message",
     "faux_text",
     "faux_thinking",
     "faux_tool_call",
+    "format_model_list",
     "is_context_overflow",
     "is_retryable_error",
     "load_faux_script",
     "retry_after_ms",
+    "supported_thinking_levels",
 ]
