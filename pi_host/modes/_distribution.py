@@ -14,9 +14,13 @@ installs a console script pointing at :meth:`Distribution.main`::
         system_prompt="You review code. You never change files.",
     )
 
+
+    def main() -> int:
+        return DISTRIBUTION.main()
+
     # pyproject.toml
     [project.scripts]
-    code-reviewer = "code_reviewer:DISTRIBUTION.main"
+    code-reviewer = "code_reviewer:main"
 
 The command then behaves like ``pi-host`` (same flags, modes and file formats) with these
 differences: its agent directory (settings, sessions, models.json, auth.json) is its own; only
@@ -202,7 +206,7 @@ class Distribution:
         return text.replace("pi-host", self.name)
 
     def main(self, argv: list[str] | None = None) -> int:
-        """The distribution's console script: ``code-reviewer = "code_reviewer:DISTRIBUTION.main"``."""
+        """Run the command (``argv`` defaults to ``sys.argv[1:]``); returns the exit status."""
         from ._cli import main
 
         return main(argv, distribution=self)

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from pi_host.modes._distribution import Distribution
 from pi_host.providers._env_keys import ENV_API_KEYS
 
 from ._cli import CliRunner
@@ -25,7 +26,7 @@ class HostFactory(Protocol):
     def __call__(
         self,
         *plugins: object,
-        load: Iterable[str] = (),
+        load: Iterable[str] | None = None,
         replies: Iterable[Step] = (),
         respond: Responder | None = None,
         provider: ScriptedProvider | None = None,
@@ -35,6 +36,7 @@ class HostFactory(Protocol):
         system_prompt: str | None = None,
         session_options: Mapping[str, Any] | None = None,
         ui: RecordingUI | None = None,
+        distribution: Distribution | None = None,
         strict: bool = True,
         trace: bool = False,
     ) -> IsolatedHost: ...
@@ -75,13 +77,15 @@ def make_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostFactory:
         makes ``ctx.has_ui`` true).
     :param ui: a :class:`RecordingUI` with scripted dialog answers (default: an empty one,
         available as ``host.ui``).
+    :param distribution: build the host as that :class:`~pi_host.Distribution` runs: its
+        plugins and plugin modules, tools, system prompt (the scripted model stays).
     :param trace: print every dispatch to stderr (``PI_HOST_TRACE_HOOKS``).
     """
     counter = 0
 
     def factory(
         *plugins: object,
-        load: Iterable[str] = (),
+        load: Iterable[str] | None = None,
         replies: Iterable[Step] = (),
         respond: Responder | None = None,
         provider: ScriptedProvider | None = None,
@@ -91,6 +95,7 @@ def make_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostFactory:
         system_prompt: str | None = None,
         session_options: Mapping[str, Any] | None = None,
         ui: RecordingUI | None = None,
+        distribution: Distribution | None = None,
         strict: bool = True,
         trace: bool = False,
     ) -> IsolatedHost:
@@ -117,6 +122,7 @@ def make_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostFactory:
                 system_prompt=system_prompt,
                 session_options=session_options,
                 ui=ui,
+                distribution=distribution,
                 strict=strict,
                 trace=trace,
             )

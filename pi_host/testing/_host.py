@@ -20,6 +20,7 @@ from pi_host.messages import (
     ToolCall,
     ToolResultMessage,
 )
+from pi_host.modes._distribution import Distribution
 from pi_host.plugin import PluginControls, PluginManager, installed_plugins, load_plugins
 from pi_host.runtime import (
     ESSENTIALS,
@@ -388,7 +389,7 @@ def build_host(
     *,
     cwd: Path,
     agent_dir: Path,
-    load: Iterable[str] = (),
+    load: Iterable[str] | None = None,
     replies: Iterable[Step] = (),
     respond: Responder | None = None,
     provider: ScriptedProvider | None = None,
@@ -398,10 +399,23 @@ def build_host(
     system_prompt: str | None = None,
     session_options: Mapping[str, Any] | None = None,
     ui: RecordingUI | None = None,
+    distribution: Distribution | None = None,
     strict: bool = True,
     trace: bool = False,
 ) -> IsolatedHost:
     """Build an :class:`IsolatedHost` (the ``make_host`` fixture calls this; see its docs)."""
+    extra_options: dict[str, Any] = {}
+    if distribution is not None:
+        plugins = [*distribution.load_plugin_modules(), *plugins]
+        if load is None:
+            allowed = distribution.plugins
+            if allowed is None:
+                allowed = frozenset(plugin.name for plugin in installed_plugins())
+            load = allowed - distribution.disabled_plugins
+        tools = tools if tools is not None else distribution.tools
+        system_prompt = system_prompt if system_prompt is not None else distribution.system_prompt
+        if distribution.append_system_prompt:
+            extra_options["append_system_prompt"] = list(distribution.append_system_prompt)
     cwd.mkdir(parents=True, exist_ok=True)
     agent_dir.mkdir(parents=True, exist_ok=True)
     if settings is not None:
@@ -414,7 +428,7 @@ def build_host(
         else:
             target.write_text(content, encoding="utf-8")
 
-    names = frozenset(load)
+    names = frozenset(load or ())
     if names:
         installed = {plugin.name for plugin in installed_plugins()}
         missing = sorted(names - installed)
@@ -452,9 +466,10 @@ def build_host(
         "model": scripted.model.id,
         # Every registered tool is active unless the test says otherwise: a test loads a
         # plugin to use its tools, unlike pi's default set (read, bash, edit, write).
-        "tools": list(host.tools) if tools is None else tools,
+        "tools": list(host.tools) if tools is None else list(tools),
         "system_prompt": system_prompt,
         "ui": recording_ui,
+        **extra_options,
         **dict(session_options or {}),
     }
     options = SessionOptions(**values)
