@@ -15,7 +15,7 @@ CYRILLIC_E = "\u0435"
 
 def policy(
     tmp_path: Path, *, deny: list[str] = (), ask: list[str] = (), allow: list[str] = (), mode: str = "default"
-) -> Policy:  # type: ignore[assignment]  # noqa: E501
+) -> Policy:  # type: ignore[assignment]
     project = str(tmp_path.resolve())
     rules = [parse_rule(text, "deny", "global", project) for text in deny]
     rules += [parse_rule(text, "ask", "global", project) for text in ask]

@@ -1,0 +1,322 @@
+"""The guard in every mode, through the real ``pi-host`` command on the faux provider.
+
+Print and JSON modes run to completion; RPC mode is driven by a scripted client answering
+``extension_ui_request`` dialogs; the interactive mode runs in a pseudo-terminal and is
+answered with the keyboard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pi_guard
+import pytest
+
+PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
+TIMEOUT = 30.0
+
+
+def write_call(content: str, path: str = "out.txt") -> dict[str, Any]:
+    return {"toolCalls": [{"name": "write", "arguments": {"path": path, "content": content}}]}
+
+
+class Setup:
+    """An agent directory with settings, a project directory and a faux script."""
+
+    def __init__(self, tmp_path: Path, settings: dict[str, Any], script: list[dict[str, Any]]) -> None:
+        self.agent = tmp_path / "agent"
+        self.project = tmp_path / "project"
+        self.home = tmp_path / "home"
+        for directory in (self.agent, self.project, self.home):
+            directory.mkdir()
+        (self.agent / "settings.json").write_text(json.dumps(settings))
+        self.script = tmp_path / "faux.json"
+        self.script.write_text(json.dumps(script))
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("PI_HOST")},
+            "HOME": str(self.home),
+            "PI_HOST_DIR": str(self.agent),
+            "PI_HOST_FAUX_SCRIPT": str(self.script),
+            "ANTHROPIC_API_KEY": "",
+            "OPENAI_API_KEY": "",
+            "NO_COLOR": "1",
+        }
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PI_HOST, "--provider", "faux", *args],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def audit(self) -> list[dict[str, Any]]:
+        entries = []
+        for file in (self.agent / "sessions").rglob("*.jsonl"):
+            for line in file.read_text().splitlines():
+                entry = json.loads(line)
+                if entry.get("type") == "custom" and entry.get("customType") == pi_guard.AUDIT_ENTRY_TYPE:
+                    entries.append(entry["data"])
+        return entries
+
+
+# -- print and JSON ---------------------------------------------------------------------------
+
+
+def test_print_mode_denies_an_unapproved_write_and_finishes(tmp_path: Path) -> None:
+    setup = Setup(tmp_path, {"permissions": {}}, [write_call("x"), {"text": "carried on"}])
+    result = setup.run("-p", "write it")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "carried on\n"
+    assert not (setup.project / "out.txt").exists()
+    (entry,) = setup.audit()
+    assert entry["decision"] == "deny" and entry["basis"] == "nonInteractive" and entry["toolName"] == "write"
+
+
+def test_print_mode_with_an_allow_rule_and_a_deny_rule(tmp_path: Path) -> None:
+    settings = {"permissions": {"allow": ["write(out.txt)"], "deny": ["read(**/.env)"]}}
+    script = [
+        {
+            "toolCalls": [
+                {"name": "write", "arguments": {"path": "out.txt", "content": "allowed"}},
+                {"name": "read", "arguments": {"path": "sub/../.env"}},
+            ]
+        },
+        {"text": "done"},
+    ]
+    setup = Setup(tmp_path, settings, script)
+    (setup.project / ".env").write_text("SECRET=1")
+    result = setup.run("--mode", "json", "go")
+    assert result.returncode == 0, result.stderr
+    ends = [json.loads(line) for line in result.stdout.splitlines() if '"tool_execution_end"' in line]
+    by_tool = {e["toolName"]: e for e in ends}  # a blocked call ends first: it never runs
+    assert {name: e["isError"] for name, e in by_tool.items()} == {"write": False, "read": True}
+    reason = by_tool["read"]["result"]["content"][0]["text"]
+    assert reason.startswith("pi-guard: read on") and 'deny rule "read(**/.env)"' in reason
+    assert "SECRET" not in result.stdout
+    assert (setup.project / "out.txt").read_text() == "allowed"
+    assert json.loads(result.stdout.splitlines()[-1])["type"] == "agent_end"
+
+
+def test_permission_mode_flag_read_only_and_yolo(tmp_path: Path) -> None:
+    script = [write_call("x"), {"text": "done"}]
+    setup = Setup(tmp_path, {}, script)
+    result = setup.run("--permission-mode", "read-only", "--mode", "json", "go")
+    assert result.returncode == 0, result.stderr
+    end = next(json.loads(line) for line in result.stdout.splitlines() if '"tool_execution_end"' in line)
+    assert end["isError"] and "read-only mode" in end["result"]["content"][0]["text"]
+    assert not (setup.project / "out.txt").exists()
+    yolo = setup.run("--permission-mode", "yolo", "-p", "go")
+    assert yolo.returncode == 0, yolo.stderr
+    assert (setup.project / "out.txt").read_text() == "x"
+
+
+def test_non_interactive_allow_setting_in_json_mode(tmp_path: Path) -> None:
+    setup = Setup(tmp_path, {"permissions": {"nonInteractive": "allow"}}, [write_call("y"), {"text": "done"}])
+    assert setup.run("--mode", "json", "go").returncode == 0
+    assert (setup.project / "out.txt").read_text() == "y"
+    assert setup.audit()[0]["basis"] == "nonInteractive"
+
+
+# -- RPC ----------------------------------------------------------------------------------------
+
+
+class RpcClient:
+    def __init__(self, setup: Setup, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [PI_HOST, "--mode", "rpc", "--provider", "faux", *args],
+            cwd=setup.project,
+            env=setup.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        try:
+            for raw in iter(self.proc.stdout.readline, b""):
+                self.lines.put(raw)
+        except ValueError:  # closed by close()
+            pass
+        self.lines.put(None)
+
+    def send(self, record: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(record).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def until(self, predicate: Any) -> dict[str, Any]:
+        while True:
+            raw = self.lines.get(timeout=TIMEOUT)
+            if raw is None:
+                stderr = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise AssertionError(f"pi-host closed stdout; stderr:\n{stderr}")
+            record: dict[str, Any] = json.loads(raw)
+            if predicate(record):
+                return record
+
+    def dialog(self) -> dict[str, Any]:
+        return self.until(
+            lambda r: r.get("type") == "extension_ui_request" and r.get("method") in ("select", "input")
+        )
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=TIMEOUT)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            for stream in (self.proc.stdout, self.proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+
+@pytest.fixture
+def rpc(tmp_path: Path) -> Any:
+    clients: list[RpcClient] = []
+
+    def start(settings: dict[str, Any], script: list[dict[str, Any]], *args: str) -> tuple[Setup, RpcClient]:
+        setup = Setup(tmp_path, settings, script)
+        client = RpcClient(setup, *args)
+        clients.append(client)
+        return setup, client
+
+    yield start
+    for client in clients:
+        client.close()
+
+
+def test_rpc_ask_then_always_allow_this_session(rpc: Any) -> None:
+    script = [write_call("first"), write_call("second"), {"text": "done"}]
+    setup, client = rpc({"permissions": {}}, script)
+    client.send({"id": "1", "type": "prompt", "message": "write twice"})
+    request = client.dialog()
+    assert request["method"] == "select"
+    assert request["options"] == [
+        pi_guard.ALLOW_ONCE,
+        pi_guard.ALLOW_SESSION,
+        pi_guard.ALLOW_PROJECT,
+        pi_guard.DENY,
+        pi_guard.DENY_WITH_REASON,
+    ]
+    assert "write on" in request["title"] and "out.txt" in request["title"]
+    client.send({"type": "extension_ui_response", "id": request["id"], "value": pi_guard.ALLOW_SESSION})
+    # the second write to the same file is granted: no second dialog before the run ends
+    ended = client.until(
+        lambda r: r.get("type") in ("agent_end", "extension_ui_request") and r.get("method") != "setStatus"
+    )
+    assert ended["type"] == "agent_end"
+    assert (setup.project / "out.txt").read_text() == "second"
+
+
+def test_rpc_deny_with_a_reason(rpc: Any) -> None:
+    setup, client = rpc({"permissions": {}}, [write_call("x"), {"text": "done"}])
+    client.send({"id": "1", "type": "prompt", "message": "go"})
+    select = client.dialog()
+    client.send({"type": "extension_ui_response", "id": select["id"], "value": pi_guard.DENY_WITH_REASON})
+    asked = client.dialog()
+    assert asked["method"] == "input"
+    client.send({"type": "extension_ui_response", "id": asked["id"], "value": "not in this repo"})
+    end = client.until(lambda r: r.get("type") == "tool_execution_end")
+    assert end["isError"] is True
+    assert "the user denied write on" in end["result"]["content"][0]["text"]
+    assert "not in this repo" in end["result"]["content"][0]["text"]
+    client.until(lambda r: r.get("type") == "agent_end")
+    assert not (setup.project / "out.txt").exists()
+
+
+def test_rpc_read_only_via_the_command(rpc: Any) -> None:
+    setup, client = rpc({}, [write_call("x"), {"text": "done"}])
+    client.send({"id": "1", "type": "prompt", "message": "/permissions read-only"})
+    client.until(lambda r: r.get("type") == "response" and r.get("id") == "1")
+    client.send({"id": "2", "type": "prompt", "message": "go"})
+    end = client.until(lambda r: r.get("type") == "tool_execution_end")
+    assert end["isError"] and "read-only mode" in end["result"]["content"][0]["text"]
+    client.until(lambda r: r.get("type") == "agent_end")
+    assert not (setup.project / "out.txt").exists()
+
+
+# -- interactive, in a pseudo-terminal ------------------------------------------------------------
+
+pexpect = pytest.importorskip("pexpect")
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\x1b[=>78]")
+
+
+class Pty:
+    def __init__(self, setup: Setup, *args: str) -> None:
+        env = {**setup.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
+        env.pop("NO_COLOR", None)
+        self.child = pexpect.spawn(
+            PI_HOST,
+            ["--provider", "faux", *args],
+            cwd=str(setup.project),
+            env=env,
+            dimensions=(40, 140),
+            encoding="utf-8",
+            codec_errors="replace",
+        )
+        self.text = ""
+
+    def wait_for(self, needle: str, *, after: int = 0, timeout: float = TIMEOUT) -> int:
+        """Read until ``needle`` shows in the output after position ``after``; its position."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.text.find(needle, after)
+            if found != -1:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {needle!r}; output:\n{self.text[-3000:]}")
+            try:
+                chunk = self.child.read_nonblocking(65536, timeout=0.1)
+            except pexpect.TIMEOUT:
+                continue
+            self.text += _ANSI.sub("", chunk).replace("\r", "")
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX pseudo-terminal")
+def test_interactive_prompt_in_a_pseudo_terminal(tmp_path: Path) -> None:
+    script = [write_call("first"), {"text": "wrote first"}, write_call("second"), {"text": "wrote second"}]
+    setup = Setup(tmp_path, {"permissions": {}}, script)
+    term = Pty(setup)
+    try:
+        term.wait_for("(auto)")  # the footer: the app is up
+        term.send("please write\r")
+        seen = term.wait_for(pi_guard.ALLOW_SESSION)
+        term.send("\x1b[B")  # down: "Always allow this session"
+        term.send("\r")
+        after = term.wait_for("wrote first", after=seen)
+        assert (setup.project / "out.txt").read_text() == "first"
+        term.send("again\r")
+        term.wait_for("wrote second", after=after)  # no dialog: the session grant applies
+        assert (setup.project / "out.txt").read_text() == "second"
+    finally:
+        term.close()
+    decisions = [e for e in setup.audit() if e.get("event") == "decision"]
+    assert [e["answer"] for e in decisions] == [pi_guard.ALLOW_SESSION]
