@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -250,3 +252,36 @@ async def test_disabling_the_plugin_leaves_a_working_host(make_session: SessionF
     await session.prompt("hi")
     assert retry_events(events) == [("agent_end", False)]
     assert faux.call_count == 1
+
+
+def test_imports_only_the_public_pi_host_api() -> None:
+    offending = []
+    for path in sorted(Path(pi_retry.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            modules = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                else []
+            )
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] == "pi_host" and any(part.startswith("_") for part in parts[1:]):
+                    offending.append(f"{path.name}: {module}")
+    assert offending == []
+
+
+async def test_the_run_waits_for_the_retry_even_with_a_slow_message_end(make_session: SessionFactory) -> None:
+    class SlowMessageEnd:
+        @hookimpl
+        async def pi_message_end(self, message: Any) -> None:
+            await anyio.sleep(0.02)
+
+    session, faux, events = await make_session(
+        [failure(), faux_assistant_message("ok")], settings=FAST, extra_plugins=[SlowMessageEnd()]
+    )
+    await session.prompt("hi")
+    assert faux.call_count == 2
+    assert session.messages[-1].content[0].text == "ok"
+    assert retry_events(events)[-2:] == [("end", True, 1, None), ("agent_end", False)]
