@@ -73,7 +73,7 @@ class MeasuredProcess:
             self._threads.append(_drain(self.proc.stdout, self._stdout))
         # A hung agent must fail its run, not stall the benchmark: kill it after ``timeout``.
         self.timed_out = False
-        self._timer = threading.Timer(timeout, self._kill)
+        self._timer = threading.Timer(timeout, self._time_out)
         self._timer.daemon = True
         self._timer.start()
 
@@ -102,6 +102,9 @@ class MeasuredProcess:
         self.proc.returncode = os.waitstatus_to_exitcode(status)
         for thread in self._threads:
             thread.join(10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
         return Measurement(
             wall_s=wall,
             cpu_s=usage.ru_utime + usage.ru_stime,
@@ -112,12 +115,12 @@ class MeasuredProcess:
             stderr=b"".join(self._stderr),
         )
 
+    def _time_out(self) -> None:
+        self.timed_out = True
+        self.kill()
+
     def kill(self) -> None:
         """Stop the process at once (a workload that gave up on it)."""
-        self._kill()
-
-    def _kill(self) -> None:
-        self.timed_out = True
         try:
             os.kill(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:

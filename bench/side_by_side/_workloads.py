@@ -179,8 +179,16 @@ def _prepare_session(entries: int) -> Callable[[Context], None]:
     return prepare
 
 
-def _resume(entries: int) -> Callable[[Context, Agent], dict[str, float]]:
+def _resume(entries: int, *, cold: bool = False) -> Callable[[Context, Agent], dict[str, float]]:
+    """Resume a copy of the generated session and send one prompt.
+
+    :param cold: remove the agent's caches first (pi-host keeps per-session resume checkpoints
+        in ``<agent dir>/cache``; pi keeps none), so the run is a first resume.
+    """
+
     def run(ctx: Context, agent: Agent) -> dict[str, float]:
+        if cold:
+            shutil.rmtree(agent.agent_dir / "cache", ignore_errors=True)
         # Both agents append to the file they resume: each run gets a fresh copy (not timed).
         copy = ctx.scratch / f"resume-{agent.name}-{entries}.jsonl"
         shutil.copyfile(ctx.sessions[entries], copy)
@@ -252,11 +260,14 @@ class _Rpc:
 
     def _read(self, stream: IO[bytes]) -> None:
         tail = b""
-        while chunk := stream.read(1 << 16):
-            now = time.perf_counter()
-            *lines, tail = (tail + chunk).split(b"\n")
-            for line in lines:
-                self._lines.put((now, line))
+        try:
+            while chunk := stream.read(1 << 16):
+                now = time.perf_counter()
+                *lines, tail = (tail + chunk).split(b"\n")
+                for line in lines:
+                    self._lines.put((now, line))
+        except (OSError, ValueError):  # the pipe was closed under us after a failure
+            pass
         self._lines.put(None)
 
     def send(self, command: dict[str, Any]) -> float:
@@ -400,6 +411,13 @@ WORKLOADS: tuple[Workload, ...] = (
         "resume a 100,000-entry session (compaction near the end) + one prompt",
         (_wall(0.1), CPU, RSS),
         _resume(100_000),
+        _prepare_session(100_000),
+    ),
+    Workload(
+        "resume-100k-cold",
+        "the same, first resume (pi-host's resume cache emptied before each run)",
+        (WALL, CPU, RSS),
+        _resume(100_000, cold=True),
         _prepare_session(100_000),
     ),
     Workload(
