@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["AGENT_DIR_ENV", "agent_dir"]
+__all__ = ["AGENT_DIR_ENV", "agent_dir", "expand_home"]
 
 #: The environment variable that moves the agent directory.
 AGENT_DIR_ENV = "PI_HOST_DIR"
@@ -22,14 +22,19 @@ def agent_dir(env: Mapping[str, str] | None = None) -> Path:
     environ = os.environ if env is None else env
     override = environ.get(AGENT_DIR_ENV, "").strip()
     if override:
-        return Path(_expand_home(override)).resolve()
+        return Path(expand_home(override)).resolve()
     return Path.home() / ".pi-host"
 
 
-def _expand_home(path: str) -> str:
-    # pi reads "~x" as "<home>/x", not as user x's home; so do we, so paths written for pi agree.
-    if path == "~":
+def expand_home(path: str) -> str:
+    """Expand a leading ``~`` the way pi does: ``~``, ``~/x`` and also ``~x`` mean the home directory.
+
+    pi treats ``~x`` as ``<home>/x`` (not as user *x*'s home), and so do we, so settings files
+    written for pi resolve to the same places. Surrounding white space is dropped.
+    """
+    trimmed = path.strip()
+    if trimmed == "~":
         return str(Path.home())
-    if path.startswith("~"):
-        return str(Path.home() / path[1:].lstrip("/"))
-    return path
+    if trimmed.startswith("~"):
+        return str(Path.home() / trimmed[1:].lstrip("/"))
+    return trimmed

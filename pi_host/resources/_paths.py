@@ -8,8 +8,11 @@ A project keeps its own in ``<cwd>/.pi``, the directory pi uses, so one reposito
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
+
+# One agent directory for the whole host, defined at the provider layer: the lowest that needs
+# it (the model registry reads models.json and auth.json from it).
+from pi_host.providers._paths import AGENT_DIR_ENV, agent_dir, expand_home
 
 __all__ = [
     "AGENT_DIR_ENV",
@@ -27,41 +30,10 @@ __all__ = [
 #: The project-local configuration directory, shared with pi.
 CONFIG_DIR_NAME = ".pi"
 
-#: The environment variable that moves the agent directory.
-AGENT_DIR_ENV = "PI_HOST_DIR"
-
-
-def agent_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The agent directory: ``$PI_HOST_DIR`` when set (``~`` expanded), else ``~/.pi-host``.
-
-    Point ``PI_HOST_DIR`` at a pi agent directory (``~/.pi/agent``) to share its files with pi.
-    """
-    environ = os.environ if env is None else env
-    override = environ.get(AGENT_DIR_ENV, "").strip()
-    if override:
-        return Path(expand_home(override)).resolve()
-    return Path.home() / ".pi-host"
-
 
 def project_config_dir(cwd: str | os.PathLike[str]) -> Path:
     """The project's configuration directory, ``<cwd>/.pi``."""
     return Path(cwd) / CONFIG_DIR_NAME
-
-
-def expand_home(path: str) -> str:
-    """Expand a leading ``~`` the way pi does: ``~``, ``~/x`` and also ``~x`` mean the home directory.
-
-    pi treats ``~x`` as ``<home>/x`` (not as user *x*'s home), and so do we, so settings files
-    written for pi resolve to the same places.
-    """
-    trimmed = path.strip()
-    if trimmed == "~":
-        return str(Path.home())
-    if trimmed.startswith("~/"):
-        return str(Path.home() / trimmed[2:])
-    if trimmed.startswith("~"):
-        return str(Path.home() / trimmed[1:])
-    return trimmed
 
 
 def resolve_user_path(path: str, base: str | os.PathLike[str]) -> Path:
