@@ -13,6 +13,7 @@ from ._retry import (
     abort_retry,
     is_retrying,
     pi_after_agent_run,
+    pi_message_start,
     pi_will_retry,
     retry_delay_ms,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "abort_retry",
     "is_retrying",
     "pi_after_agent_run",
+    "pi_message_start",
     "pi_will_retry",
     "retry_delay_ms",
 ]

@@ -20,9 +20,10 @@ import anyio
 
 from pi_host import AbortSignal, AssistantMessage, ContinueRun, StashKey, hookimpl
 from pi_host.hookspecs import PluginContext
+from pi_host.messages import AgentMessage
 from pi_host.providers import is_context_overflow, is_retryable_error, retry_after_ms
 from pi_host.resources import RetrySettings
-from pi_host.runtime import RETRY_ATTEMPT, AutoRetryEndEvent, AutoRetryStartEvent
+from pi_host.runtime import ABORT_REQUESTED, RETRY_ATTEMPT, AutoRetryEndEvent, AutoRetryStartEvent
 
 __all__ = [
     "RETRY_CANCELLED",
@@ -30,6 +31,7 @@ __all__ = [
     "abort_retry",
     "is_retrying",
     "pi_after_agent_run",
+    "pi_message_start",
     "pi_will_retry",
     "retry_delay_ms",
 ]
@@ -124,7 +126,9 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> C
                 await signal.wait()
         finally:
             del ctx.stash[RETRY_SIGNAL]
-    if signal.aborted:
+    # RPC's abort_retry raises ABORT_REQUESTED instead of reaching the signal: it cancels the
+    # retry once the wait is over.
+    if signal.aborted or ctx.stash.get(ABORT_REQUESTED, False):
         ctx.stash[RETRY_ATTEMPT] = 0
         ctx.emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error=RETRY_CANCELLED))
         return None
@@ -133,3 +137,10 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> C
     if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
         messages = messages[:-1]
     return ContinueRun(messages=tuple(messages))
+
+
+@hookimpl
+def pi_message_start(message: AgentMessage, ctx: PluginContext) -> None:
+    """A new user message clears an abort request left by an earlier run."""
+    if getattr(message, "role", None) == "user":
+        ctx.stash[ABORT_REQUESTED] = False

@@ -19,7 +19,7 @@ from pi_host.hookspecs import PROJECT_NAME, SPEC_MODULES
 from pi_host.messages import TextContent, ToolResult
 from pi_host.providers import faux_assistant_message, faux_tool_call
 from pi_host.resources import RetrySettings
-from pi_host.runtime import RETRY_ATTEMPT
+from pi_host.runtime import ABORT_REQUESTED, RETRY_ATTEMPT
 
 SessionFactory = Any  # conftest's make_session: (replies, settings=...) -> (session, faux, events)
 
@@ -240,7 +240,7 @@ def test_hooks_match_their_specs_and_retry_answers_before_compaction() -> None:
     manager.register(pi_retry, name="retry")
     manager.check_pending()
     hooks = {caller.name for caller in manager.get_hookcallers(pi_retry) or []}
-    assert hooks == {"pi_will_retry", "pi_after_agent_run"}
+    assert hooks == {"pi_will_retry", "pi_after_agent_run", "pi_message_start"}
     (implementation,) = manager.hook.pi_after_agent_run.get_hookimpls()
     assert implementation.tryfirst
 
@@ -285,3 +285,28 @@ async def test_the_run_waits_for_the_retry_even_with_a_slow_message_end(make_ses
     assert faux.call_count == 2
     assert session.messages[-1].content[0].text == "ok"
     assert retry_events(events)[-2:] == [("end", True, 1, None), ("agent_end", False)]
+
+
+async def test_an_rpc_abort_retry_request_cancels_the_pending_retry(make_session: SessionFactory) -> None:
+    """RPC ``abort_retry`` raises ``ABORT_REQUESTED``; the retry does not happen."""
+    session, faux, events = await make_session(
+        [failure(), faux_assistant_message("ok")], settings={"retry": {"baseDelayMs": 20}}
+    )
+    session.subscribe(
+        lambda event: (
+            session.stash.__setitem__(ABORT_REQUESTED, True) if event.type == "auto_retry_start" else None
+        )
+    )
+    await session.prompt("hi")
+    assert retry_events(events)[-1] == ("end", False, 1, "Retry cancelled")
+    assert faux.call_count == 1
+
+
+async def test_an_abort_request_from_an_earlier_run_does_not_stop_retries(
+    make_session: SessionFactory,
+) -> None:
+    session, faux, events = await make_session([failure(), faux_assistant_message("ok")], settings=FAST)
+    session.stash[ABORT_REQUESTED] = True  # what the session's abort() leaves behind
+    await session.prompt("hi")
+    assert ("end", True, 1, None) in retry_events(events)
+    assert faux.call_count == 2
