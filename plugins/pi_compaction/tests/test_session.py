@@ -537,3 +537,34 @@ async def test_context_files_and_the_system_prompt_survive_compaction(
     assert "Always answer in haiku." in before.context.system_prompt
     assert after.context.system_prompt == before.context.system_prompt
     assert session.system_prompt == before.context.system_prompt
+
+
+async def test_automatic_compaction_failures_carry_pi_prefixes(make_session: SessionFactory) -> None:
+    overflow = failure("prompt is too long: 300000 tokens > 200000 maximum")
+    h = await make_session(
+        [big("one " * 200, 1500), big("two " * 200, 100), overflow],
+        summaries=[failure("503 unavailable") for _ in range(3)],
+        settings={"compaction": {"reserveTokens": 1000, "keepRecentTokens": 1}},
+        context_window=2000,
+    )
+    session, events = h.session, h.events
+    await session.prompt("first " * 100)
+    assert compaction_events(events)[-1] == (
+        "compaction_end",
+        "threshold",
+        False,
+        False,
+        # Only the kept turn's beginning needed a summary (a split turn with no history).
+        "Auto-compaction failed: Turn prefix summarization failed: 503 unavailable",
+    )
+    await session.prompt("second " * 100)  # the pre-prompt check compacts again: it fails again
+    events.clear()
+    await session.prompt("third " * 100)
+    assert compaction_events(events)[-1] == (
+        "compaction_end",
+        "overflow",
+        False,
+        False,
+        "Context overflow recovery failed: Summarization failed: 503 unavailable",
+    )
+    assert session.messages[-1].stop_reason == "error"  # no retry without a compaction
