@@ -1,0 +1,243 @@
+"""pi 0.73 and pi-host continue each other's sessions and send the model the same context.
+
+Both command-line programs talk to one local fake Anthropic server (configured through
+``models.json`` in each agent directory: ``PI_CODING_AGENT_DIR`` for pi, ``PI_HOST_DIR`` for
+pi-host), which records every request body. A session is written by one program, copied, and
+continued once by each with ``--session <file>``; the two continuation requests must carry
+the same ``messages`` (and the same request settings, everything but the system prompt and
+the tool descriptions, which are each program's own prose).
+
+pi itself is found at ``PI073_ROOT`` (default ``/tmp/pi073/...``) or installed with npm into
+a cache directory; the tests are skipped, saying why, only when node or npm is unavailable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_host.session import SessionManager
+from tests.fakeservers import AnthropicServer, anthropic_reply
+
+PI_VERSION = "0.73.1"
+PI_PACKAGE = "@mariozechner/pi-coding-agent"
+PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
+CACHE = Path(os.environ.get("PI_HOST_TEST_CACHE", Path.home() / ".cache" / "pi-host-tests"))
+
+
+def _installed_cli() -> Path | None:
+    roots = [
+        os.environ.get("PI073_ROOT"),
+        f"/tmp/pi073/node_modules/{PI_PACKAGE}",
+        str(CACHE / f"pi-{PI_VERSION}" / "node_modules" / PI_PACKAGE),
+    ]
+    for root in roots:
+        if root and (Path(root) / "dist" / "cli.js").exists():
+            return Path(root) / "dist" / "cli.js"
+    return None
+
+
+@pytest.fixture(scope="session")
+def pi_cli() -> Path:
+    """pi's ``cli.js``; installed into the test cache with npm the first time if needed."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the real pi cannot run")
+    cli = _installed_cli()
+    if cli is not None:
+        return cli
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip(f"pi {PI_VERSION} is not installed and npm is not available to install it")
+    prefix = CACHE / f"pi-{PI_VERSION}"
+    prefix.mkdir(parents=True, exist_ok=True)
+    install = subprocess.run(
+        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", f"{PI_PACKAGE}@{PI_VERSION}"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    cli = _installed_cli()
+    if install.returncode != 0 or cli is None:
+        pytest.skip(f"npm could not install {PI_PACKAGE}@{PI_VERSION}: {install.stderr.strip()[-500:]}")
+    return cli
+
+
+@dataclass
+class Agents:
+    """pi and pi-host, each with its own agent directory, sharing one fake server and project."""
+
+    pi_cli: Path
+    server: AnthropicServer
+    project: Path
+    pi_dir: Path
+    host_dir: Path
+    reasoning: bool
+
+    def first_prompt(self) -> list[str]:
+        # With reasoning the session starts at "low"; continuing must restore it from the file.
+        return (
+            ["--thinking", "low", "-p", "What is in notes.txt?"]
+            if self.reasoning
+            else ["-p", "What is in notes.txt?"]
+        )
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_HOST", "PI_CODING_AGENT"))}
+        for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY"):
+            env.pop(key, None)
+        return env
+
+    def pi(self, *args: str) -> str:
+        env = {**self._env(), "PI_CODING_AGENT_DIR": str(self.pi_dir), "PI_OFFLINE": "1"}
+        return self._run(["node", str(self.pi_cli), *args], env)
+
+    def pi_host(self, *args: str) -> str:
+        return self._run([PI_HOST, *args], {**self._env(), "PI_HOST_DIR": str(self.host_dir)})
+
+    def _run(self, argv: list[str], env: dict[str, str]) -> str:
+        done = subprocess.run(
+            [*argv, "--provider", "fake", "--model", "fake-1"],
+            cwd=self.project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, f"{argv[:2]} failed:\n{done.stderr}"
+        return done.stdout
+
+    def continue_with_both(self, written: Path, prompt: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Continue copies of ``written`` with pi, then with pi-host; their request bodies."""
+        for_pi = self.project.parent / "continued-by-pi.jsonl"
+        for_host = self.project.parent / "continued-by-pi-host.jsonl"
+        shutil.copyfile(written, for_pi)
+        shutil.copyfile(written, for_host)
+        before = len(self.server.requests)
+        assert self.pi("--session", str(for_pi), "-p", prompt) == "pi continues.\n"
+        assert self.pi_host("--session", str(for_host), "-p", prompt) == "pi-host continues.\n"
+        pi_body, host_body = (request.json() for request in self.server.requests[before:])
+        # Each program can read what the other appended.
+        for file in (for_pi, for_host):
+            assert SessionManager.open(file).warnings == []
+        return pi_body, host_body
+
+
+REPLIES = [
+    anthropic_reply(
+        [
+            {"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "notes.txt"}},
+        ],
+        stop_reason="tool_use",
+    ),
+    anthropic_reply("It says alpha and beta: é \u2028 done."),
+    anthropic_reply("pi continues."),
+    anthropic_reply("pi-host continues."),
+]
+
+
+THINKING_REPLIES = [
+    anthropic_reply(
+        [
+            {"type": "thinking", "thinking": "The user wants the file.", "signature": "sig-1"},
+            {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "notes.txt"}},
+        ],
+        stop_reason="tool_use",
+    ),
+    anthropic_reply(
+        [
+            {"type": "thinking", "thinking": "Two lines.", "signature": "sig-2"},
+            {"type": "text", "text": "It says alpha and beta: é \u2028 done."},
+        ]
+    ),
+    anthropic_reply("pi continues."),
+    anthropic_reply("pi-host continues."),
+]
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "reasoning"])
+def agents(request: pytest.FixtureRequest, tmp_path: Path, pi_cli: Path) -> Iterator[Agents]:
+    """Plain replies, or a reasoning model whose signed thinking blocks must be replayed."""
+    reasoning: bool = request.param
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("alpha\nbeta\n", "utf-8")
+    with AnthropicServer(THINKING_REPLIES if reasoning else REPLIES) as server:
+        models = {
+            "providers": {
+                "fake": {
+                    "baseUrl": server.base_url,
+                    "api": "anthropic-messages",
+                    "apiKey": "test-key",
+                    "models": [
+                        {
+                            "id": "fake-1",
+                            "name": "Fake",
+                            "reasoning": reasoning,
+                            "contextWindow": 200000,
+                            "maxTokens": 8192,
+                        }
+                    ],
+                }
+            }
+        }
+        dirs = []
+        for name in ("pi-agent", "pi-host-agent"):
+            directory = tmp_path / name
+            directory.mkdir()
+            (directory / "models.json").write_text(json.dumps(models), "utf-8")
+            dirs.append(directory)
+        yield Agents(pi_cli, server, project, *dirs, reasoning)
+
+
+def comparable(body: dict[str, Any]) -> dict[str, Any]:
+    """The request without what each program words itself: the system prompt and tool prose."""
+    rest = {key: value for key, value in body.items() if key not in ("system", "tools")}
+    rest["tool_names"] = [tool["name"] for tool in body.get("tools", [])]
+    return rest
+
+
+def only_session(directory: Path) -> Path:
+    (file,) = (directory / "sessions").glob("*/*.jsonl")
+    return file
+
+
+def test_pi_continues_a_pi_host_session_with_the_same_context(agents: Agents) -> None:
+    assert agents.pi_host(*agents.first_prompt()) == "It says alpha and beta: é \u2028 done.\n"
+    written = only_session(agents.host_dir)
+
+    pi_body, host_body = agents.continue_with_both(written, "And now?")
+
+    assert pi_body["messages"] == host_body["messages"]
+    assert comparable(pi_body) == comparable(host_body)
+    roles = [message["role"] for message in pi_body["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user"]
+    assert pi_body["messages"][2]["content"][0]["content"] == "alpha\nbeta\n"
+
+
+def test_pi_host_continues_a_pi_session_with_the_same_context(agents: Agents) -> None:
+    assert agents.pi(*agents.first_prompt()) == "It says alpha and beta: é \u2028 done.\n"
+    written = only_session(agents.pi_dir)
+
+    pi_body, host_body = agents.continue_with_both(written, "And now?")
+
+    assert host_body["messages"] == pi_body["messages"]
+    assert comparable(host_body) == comparable(pi_body)
+    assert host_body["messages"][-1]["content"][0]["text"] == "And now?"
+    if agents.reasoning:
+        assert host_body["messages"][1]["content"][0] == {
+            "type": "thinking",
+            "thinking": "The user wants the file.",
+            "signature": "sig-1",
+        }
+        assert host_body.get("thinking") == pi_body.get("thinking") is not None
