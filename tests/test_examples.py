@@ -1,0 +1,373 @@
+"""The examples and the plugin tutorial, pip-installed for real into fresh virtual environments.
+
+Each environment is made with ``uv venv`` and filled with ``uv pip install`` from this
+repository: offline first (from uv's cache, pinned to the versions of the environment running
+the tests), online only if that fails. One environment per scenario, shared by its tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import distributions
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGINS = ROOT / "plugins"
+EXAMPLES = ROOT / "examples"
+TUTORIAL = ROOT / "docs" / "plugins" / "tutorial.md"
+LOCAL_PACKAGES = (
+    "pi-host",
+    "pi-tools-fs",
+    "pi-bash",
+    "pi-compaction",
+    "pi-retry",
+    "pi-hello",
+    "code-reviewer",
+)
+INSTALL_TIMEOUT = 300
+
+UV = shutil.which("uv")
+pytestmark = [
+    pytest.mark.skipif(UV is None, reason="the example tests build environments with uv"),
+    pytest.mark.timeout(900),
+]
+
+
+@dataclass
+class Venv:
+    """A fresh virtual environment and an isolated home for the commands run in it."""
+
+    path: Path
+    home: Path
+    constraints: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.path / "bin"
+
+    @property
+    def python(self) -> Path:
+        return self.bin / "python"
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(("PI_HOST", "VIRTUAL_ENV", "PYTHON"))}
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY", "PYTEST_ADDOPTS"):
+            keep.pop(name, None)
+        keep.update(
+            HOME=str(self.home),
+            VIRTUAL_ENV=str(self.path),
+            PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            UV_CONSTRAINT=str(self.constraints),
+            NO_COLOR="1",
+        )
+        keep.update(extra)
+        return keep
+
+    def install(self, *requirements: str) -> None:
+        """``uv pip install`` into this environment; local packages are always rebuilt."""
+        refresh = [arg for name in LOCAL_PACKAGES for arg in ("--refresh-package", name)]
+        command = [str(UV), "pip", "install", "--python", str(self.python), *refresh, *requirements]
+        offline = subprocess.run(
+            command, env=self.environ(UV_OFFLINE="1"), capture_output=True, text=True, timeout=INSTALL_TIMEOUT
+        )
+        if offline.returncode == 0:
+            return
+        online = subprocess.run(
+            command, env=self.environ(), capture_output=True, text=True, timeout=INSTALL_TIMEOUT
+        )
+        assert online.returncode == 0, (
+            f"installing {requirements} failed offline:\n{offline.stderr}\nand online:\n{online.stderr}"
+        )
+
+    def run(
+        self, *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 300
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(arg) for arg in args],
+            cwd=cwd,
+            env=self.environ(**dict(env or {})),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+
+def _constraints(directory: Path) -> Path:
+    """Pins for every third-party package, as installed in the environment running the tests."""
+    pins = sorted(
+        {
+            f"{dist.metadata['Name']}=={dist.version}"
+            for dist in distributions()
+            if dist.metadata["Name"]
+            and dist.metadata["Name"].lower() not in LOCAL_PACKAGES
+            and not dist.metadata["Name"].lower().startswith("pi-")
+        }
+    )
+    path = directory / "constraints.txt"
+    path.write_text("\n".join(pins) + "\n")
+    return path
+
+
+def make_venv(tmp_path_factory: pytest.TempPathFactory, name: str) -> Venv:
+    root = tmp_path_factory.mktemp(name)
+    home = root / "home"
+    home.mkdir()
+    venv = Venv(root / "venv", home, _constraints(root))
+    created = subprocess.run(
+        [str(UV), "venv", "--quiet", "--python", sys.executable, str(venv.path)],
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT,
+    )
+    assert created.returncode == 0, created.stderr
+    return venv
+
+
+def copy_example(name: str, destination: Path) -> Path:
+    """A clean copy of an example (no caches or build output from the working tree)."""
+    target = destination / name
+    shutil.copytree(
+        EXAMPLES / name,
+        target,
+        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "build", "*.egg-info"),
+    )
+    return target
+
+
+def installed(venv: Venv) -> set[str]:
+    result = venv.run(UV or "uv", "pip", "list", "--format", "json", "--python", venv.python, cwd=venv.home)
+    return {entry["name"] for entry in json.loads(result.stdout)}
+
+
+# -- examples/pi-hello: a third-party plugin, with nothing but pi-host -----------------------------
+
+
+@pytest.fixture(scope="module")
+def hello_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Venv, Path]]:
+    venv = make_venv(tmp_path_factory, "pi-hello")
+    source = copy_example("pi-hello", venv.home.parent)
+    venv.install(str(ROOT), f"{source}[test]")
+    yield venv, source
+
+
+def test_pi_hello_tests_pass_where_only_pi_host_and_the_example_are_installed(
+    hello_env: tuple[Venv, Path],
+) -> None:
+    venv, source = hello_env
+    assert {"pi-host", "pi-hello"} <= installed(venv)
+    assert not {"pi-tools-fs", "pi-bash", "pi-compaction", "pi-retry"} & installed(venv)
+    result = venv.run(venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=source)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"\b8 passed\b", result.stdout), result.stdout
+
+
+def test_pi_host_picks_up_the_installed_example(hello_env: tuple[Venv, Path]) -> None:
+    venv, source = hello_env
+    result = venv.run(venv.bin / "pi-host", "plugins", "list", "--json", cwd=source)
+    assert result.returncode == 0, result.stderr
+    (hello,) = [info for info in json.loads(result.stdout) if info["name"] == "hello"]
+    assert (hello["distribution"], hello["version"], hello["status"]) == ("pi-hello", "0.1.0", "enabled")
+
+
+# -- the tutorial: its commands, run as written ---------------------------------------------------
+
+_MARKER = re.compile(r"^<!--\s*tutorial(?::\s*file\s+(?P<file>\S+))?\s*-->\s*$")
+_FENCE = re.compile(r"^```")
+
+
+def tutorial_steps(path: Path) -> list[tuple[str, str, str]]:
+    """``("file", relative path, content)`` and ``("console", "", block)`` in document order."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    steps = []
+    index = 0
+    while index < len(lines):
+        match = _MARKER.match(lines[index])
+        index += 1
+        if not match:
+            continue
+        assert _FENCE.match(lines[index]), (
+            f"{path.name}:{index + 1}: a tutorial marker must precede a code block"
+        )
+        end = next(i for i in range(index + 1, len(lines)) if _FENCE.match(lines[i]))
+        body = "\n".join(lines[index + 1 : end]) + "\n"
+        steps.append(("file", match["file"], body) if match["file"] else ("console", "", body))
+        index = end + 1
+    return steps
+
+
+def console_commands(block: str) -> list[tuple[str, list[str]]]:
+    """``$ command`` lines and the output lines expected after each."""
+    commands: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            commands.append((line[2:], []))
+        elif commands and line.strip():
+            commands[-1][1].append(line)
+    return commands
+
+
+def expect_lines(output: str, expected: Sequence[str], command: str) -> None:
+    """Each expected line matches an output line, in order; ``...`` matches anything."""
+    lines = output.splitlines()
+    position = 0
+    for wanted in expected:
+        if wanted.strip() == "...":
+            continue
+        pattern = re.compile(".*".join(re.escape(part) for part in wanted.split("...")))
+        for index in range(position, len(lines)):
+            if pattern.fullmatch(lines[index]):
+                position = index + 1
+                break
+        else:
+            raise AssertionError(
+                f"`{command}`: no output line matches {wanted!r} after line {position}:\n{output}"
+            )
+
+
+@pytest.fixture(scope="module")
+def tutorial_env(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    """pi-host and its default plugins stand in for PyPI: installed before the tutorial asks."""
+    venv = make_venv(tmp_path_factory, "tutorial")
+    venv.install(
+        str(ROOT),
+        *(str(PLUGINS / name) for name in ("pi_tools_fs", "pi_bash", "pi_compaction", "pi_retry")),
+    )
+    return venv
+
+
+def test_tutorial_commands_work_in_a_fresh_environment(tutorial_env: Venv) -> None:
+    venv = tutorial_env
+    workspace = venv.home / "work"
+    workspace.mkdir()
+    steps = tutorial_steps(TUTORIAL)
+    assert [kind for kind, _, _ in steps].count("console") >= 4
+    # `pip` in the tutorial means the environment's installer; here that is uv's pip.
+    preamble = 'pip() { uv pip "$@"; }\n'
+    cwd = workspace
+    for kind, relative, body in steps:
+        if kind == "file":
+            target = workspace / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(body, encoding="utf-8")
+            continue
+        for command, expected in console_commands(body):
+            script = f'{preamble}{command}\nstatus=$?\npwd > "$PI_TUTORIAL_CWD"\nexit $status\n'
+            marker = venv.home / "cwd.txt"
+            result = venv.run(
+                "bash", "-c", script, cwd=cwd, env={"PI_TUTORIAL_CWD": str(marker), "UV_OFFLINE": "1"}
+            )
+            output = result.stdout + result.stderr
+            if result.returncode != 0 and "pip" in command:
+                # The offline cache may lack a package the tutorial asks for: try online once.
+                result = venv.run("bash", "-c", script, cwd=cwd, env={"PI_TUTORIAL_CWD": str(marker)})
+                output = result.stdout + result.stderr
+            assert result.returncode == 0, f"`{command}` failed ({result.returncode}):\n{output}"
+            expect_lines(result.stdout, expected, command)
+            cwd = Path(marker.read_text().strip())
+    assert not (workspace / "pi-protect" / ".env").exists()
+
+
+# -- examples/distribution: a distribution beside plain pi-host --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def side_by_side(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Venv, Path]]:
+    venv = make_venv(tmp_path_factory, "distribution")
+    source = copy_example("distribution", venv.home.parent)
+    venv.install(
+        str(ROOT),
+        *(str(PLUGINS / name) for name in ("pi_tools_fs", "pi_bash", "pi_compaction", "pi_retry")),
+        f"{source}[test]",
+    )
+    project = venv.home / "project"
+    project.mkdir()
+    yield venv, project
+
+
+def test_distribution_example_tests_pass(side_by_side: tuple[Venv, Path]) -> None:
+    venv, _ = side_by_side
+    source = venv.home.parent / "distribution"
+    result = venv.run(venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=source)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _plugin_status(venv: Venv, command: str, cwd: Path) -> dict[str, str]:
+    result = venv.run(venv.bin / command, "plugins", "list", "--json", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return {info["name"]: info["status"] for info in json.loads(result.stdout)}
+
+
+def test_each_command_has_its_own_plugin_set(side_by_side: tuple[Venv, Path]) -> None:
+    venv, project = side_by_side
+    plain = _plugin_status(venv, "pi-host", project)
+    reviewer = _plugin_status(venv, "code-reviewer", project)
+    assert plain["bash"] == "enabled" and reviewer["bash"] == "disabled"
+    assert plain["tools_fs"] == reviewer["tools_fs"] == "enabled"
+
+
+def _script(directory: Path, name: str, steps: list[dict[str, object]]) -> str:
+    path = directory / name
+    path.write_text(json.dumps(steps))
+    return str(path)
+
+
+def test_each_command_has_its_own_settings_sessions_and_tools(side_by_side: tuple[Venv, Path]) -> None:
+    venv, project = side_by_side
+    home = venv.home
+    write = [
+        {"toolCalls": [{"name": "write", "arguments": {"path": "out.txt", "content": "x"}}]},
+        {"text": "done"},
+    ]
+
+    # Settings: only the reviewer's agent directory names a default model (the faux one).
+    reviewer_dir = home / ".code-reviewer"
+    reviewer_dir.mkdir(exist_ok=True)
+    (reviewer_dir / "settings.json").write_text(
+        json.dumps({"defaultProvider": "faux", "defaultModel": "faux-1"})
+    )
+    script = {"PI_HOST_FAUX_SCRIPT": _script(home, "write.json", write)}
+    reviewer = venv.run(
+        venv.bin / "code-reviewer", "--mode", "json", "-p", "write out.txt", cwd=project, env=script
+    )
+    assert reviewer.returncode == 0, reviewer.stderr
+    plain_default = venv.run(venv.bin / "pi-host", "-p", "hi", cwd=project, env=script)
+    assert plain_default.returncode != 0  # pi-host's own settings name no model, and there is no key
+
+    # Tools: the same scripted write is refused by the reviewer, done by pi-host.
+    ends = [e for e in map(json.loads, reviewer.stdout.splitlines()) if e.get("type") == "tool_execution_end"]
+    assert [(e["toolName"], e["isError"]) for e in ends] == [("write", True)]
+    assert not (project / "out.txt").exists()
+    plain = venv.run(
+        venv.bin / "pi-host", "--provider", "faux", "-p", "write out.txt", cwd=project, env=script
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert (project / "out.txt").read_text() == "x"
+
+    # Sessions: one per command, each in its own agent directory; --continue stays in its own.
+    reviewer_sessions = list((reviewer_dir / "sessions").rglob("*.jsonl"))
+    plain_sessions = list((home / ".pi-host" / "sessions").rglob("*.jsonl"))
+    assert len(reviewer_sessions) == 1 and len(plain_sessions) == 1
+    before = reviewer_sessions[0].read_text().count("\n")
+    again = venv.run(
+        venv.bin / "code-reviewer",
+        "-c",
+        "-p",
+        "and again",
+        cwd=project,
+        env={"PI_HOST_FAUX_SCRIPT": _script(home, "again.json", [{"text": "again"}])},
+    )
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "again"
+    assert list((reviewer_dir / "sessions").rglob("*.jsonl")) == reviewer_sessions
+    assert reviewer_sessions[0].read_text().count("\n") > before
+    assert plain_sessions[0].read_text().count('"role":"user"') == 1
