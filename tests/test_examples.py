@@ -315,7 +315,7 @@ def test_each_command_has_its_own_plugin_set(side_by_side: tuple[Venv, Path]) ->
     assert plain["tools_fs"] == reviewer["tools_fs"] == "enabled"
 
 
-def _script(directory: Path, name: str, steps: list[dict[str, object]]) -> str:
+def _script(directory: Path, name: str, steps: Sequence[object]) -> str:
     path = directory / name
     path.write_text(json.dumps(steps))
     return str(path)
