@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from pi_host import (
@@ -765,3 +766,27 @@ async def test_registration_hooks_and_runtime_registration(tmp_path: Path) -> No
         assert ran == ["duplicate", "hello world"]
         assert session.active_tool_names == ["echo", "count"]
         assert "count" in [tool.name for tool in session.agent.state.tools]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pi keeps ctx.getSystemPrompt() in step with the before_agent_start chain; pi-host's "
+    "dispatcher chains the prompt without updating the session, so ctx.system_prompt is the base "
+    "prompt until the chain ends (needs a change in pi_host.plugin's COLLECT reducer)",
+)
+async def test_ctx_system_prompt_follows_the_before_agent_start_chain(tmp_path: Path) -> None:
+    seen: list[bool] = []
+
+    class A:
+        @hookimpl(tryfirst=True)
+        def pi_before_agent_start(self, system_prompt: str) -> Any:
+            return BeforeAgentStartResult(system_prompt=system_prompt + "\nA")
+
+    class B:
+        @hookimpl
+        def pi_before_agent_start(self, system_prompt: str, ctx: Any) -> None:
+            seen.append(ctx.system_prompt == system_prompt)
+
+    async with open_session(tmp_path, [faux_assistant_message("x")], plugins=[A(), B()]) as rig:
+        await rig.session.prompt("hi")
+    assert seen == [True]

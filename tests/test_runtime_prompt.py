@@ -404,3 +404,55 @@ async def test_idle_custom_message_without_trigger_is_recorded_only(tmp_path: Pa
             False,
             {"k": 1},
         )
+
+
+# -- abort and user bash ---------------------------------------------------------------------------
+
+
+async def test_abort_while_streaming_records_the_aborted_reply(tmp_path: Path) -> None:
+    from pi_host.providers import FauxReply
+
+    slow = FauxReply(faux_assistant_message("word " * 400), chunk_delay=0.01)
+    async with open_session(tmp_path, [slow, faux_assistant_message("next")], persist=True) as rig:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(rig.session.prompt, "talk")
+            await wait_until(lambda: "message_update" in rig.types())
+            await rig.session.abort()
+            assert rig.session.is_streaming is False
+        (reply,) = [m for m in rig.session.messages if isinstance(m, AssistantMessage)]
+        assert reply.stop_reason == "aborted"
+        assert rig.types("agent_end") == ["agent_end"]
+        stored = read_session_file(rig.session.session_manager).build_session_context().messages
+        assert [getattr(m, "stop_reason", None) for m in stored] == [None, "aborted"]
+        # The session goes on normally after an abort.
+        await rig.session.prompt("again")
+        assert rig.assistant_texts()[-1] == "next"
+
+
+async def test_user_bash_while_streaming_is_deferred_until_the_run_ends(tmp_path: Path) -> None:
+    from pi_host import UserBashResult
+
+    class Shell:
+        @hookimpl
+        def pi_user_bash(self, command: str) -> Any:
+            return UserBashResult(output=f"ran {command}", exit_code=0)
+
+    gate = anyio.Event()
+
+    async def slow(context: LlmContext, options: StreamOptions, state: FauxState, model: Model) -> Any:
+        await gate.wait()
+        return faux_assistant_message("answer")
+
+    async with open_session(tmp_path, [slow], plugins=[Shell()], persist=True) as rig:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(rig.session.prompt, "question")
+            await wait_until(lambda: rig.faux.call_count == 1)
+            bash = await rig.session.run_user_bash("ls")
+            assert bash not in rig.session.messages  # deferred: the run owns the transcript now
+            gate.set()
+        assert [m.role for m in rig.session.messages] == ["user", "assistant", "bashExecution"]
+        entries = read_session_file(rig.session.session_manager).get_entries()
+        roles = [e.message.role for e in entries if e.type == "message"]  # type: ignore[union-attr]
+        assert roles == ["user", "assistant", "bashExecution"]
+        # No message events for bash output (pi persists it directly).
+        assert [e.message.role for e in rig.events if e.type == "message_end"] == ["user", "assistant"]
