@@ -768,6 +768,36 @@ async def test_registration_hooks_and_runtime_registration(tmp_path: Path) -> No
         assert "count" in [tool.name for tool in session.agent.state.tools]
 
 
+async def test_pi_configure_fires_once_before_tools_are_collected(tmp_path: Path) -> None:
+    class Configured:
+        def __init__(self) -> None:
+            self.configs: list[tuple[Any, ...]] = []
+            self.greeting = "unconfigured"
+
+        @hookimpl
+        def pi_configure(self, config: Any) -> None:
+            section = config.settings.get("myPlugin", {})
+            self.configs.append((config.cwd, config.mode, section, config.get_flag("loud")))
+            self.greeting = section.get("greeting", "none")
+
+        @hookimpl
+        def pi_register_tools(self, register: Any) -> None:
+            register(
+                Tool(
+                    name="greet", description=f"Say {self.greeting}.", parameters=CountParams, execute=_count
+                )
+            )
+
+    plugin = Configured()
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"myPlugin": {"greeting": "hej"}}))
+    options = {"flags": {"loud": True}, "tools": ["greet"], "mode": "json"}
+    async with open_session(tmp_path, plugins=[plugin], tools=[], options=options) as rig:
+        assert plugin.configs == [(rig.session.cwd, "json", {"greeting": "hej"}, True)]
+        assert rig.session.host.tools["greet"].description == "Say hej."
+        assert [tool.description for tool in rig.session.agent.state.tools] == ["Say hej."]
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="pi keeps ctx.getSystemPrompt() in step with the before_agent_start chain; pi-host's "
