@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pi_host.testing"]
-
 Script = Callable[..., str]
 
 
