@@ -1,5 +1,3 @@
 """Fixtures for pi-guard: the pi-host testing kit, and helpers to run ``pi-host`` itself."""
 
 from __future__ import annotations
-
-pytest_plugins = ["pi_host.testing"]
