@@ -28,6 +28,16 @@ def main(argv: list[str] | None = None, *, distribution: Distribution | None = N
     :param distribution: run as that agent distribution (its command name, agent directory,
         plugins and defaults) instead of as plain ``pi-host``.
     """
+    from pi_host.errors import UsageError
+
+    try:
+        return _main(argv, distribution)
+    except UsageError as exc:  # e.g. `-p no:faux`: an essential plugin cannot be disabled
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None, distribution: Distribution | None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
         print(_VERSION if distribution is None else distribution.version or _VERSION)
