@@ -102,8 +102,10 @@ def run(args: argparse.Namespace) -> int:
                 write_models_json(agent.agent_dir, base_url)
 
         server = BenchServer(point_agents)
-        workdir = root / "project"
-        workdir.mkdir()
+        # A fixed project directory: the generated sessions kept in the cache record it as
+        # their cwd, and pi refuses to resume a session whose directory is gone.
+        workdir = args.cache / "project"
+        workdir.mkdir(parents=True, exist_ok=True)
         scratch = args.cache / "sessions"
         scratch.mkdir(parents=True, exist_ok=True)
         ctx = Context(server=server, workdir=workdir, scratch=scratch, timeout=args.timeout)

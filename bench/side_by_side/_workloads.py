@@ -7,6 +7,7 @@ of the agent and the processes it waited for) and ``rss_mib`` (peak resident set
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import queue
@@ -164,7 +165,9 @@ def _tools_100(ctx: Context, agent: Agent) -> dict[str, float]:
 
 def _prepare_session(entries: int) -> Callable[[Context], None]:
     def prepare(ctx: Context) -> None:
-        path = ctx.scratch / f"session-{entries}.jsonl"
+        # Keyed by the project directory too: a session records its cwd, which must exist.
+        tag = hashlib.sha1(str(ctx.workdir).encode()).hexdigest()[:8]
+        path = ctx.scratch / f"session-{entries}-{tag}.jsonl"
         if not path.exists():
             generate_session(
                 path,
