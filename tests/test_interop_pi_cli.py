@@ -172,7 +172,8 @@ def agents(request: pytest.FixtureRequest, tmp_path: Path, pi_cli: Path) -> Iter
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.txt").write_text("alpha\nbeta\n", "utf-8")
-    with AnthropicServer(THINKING_REPLIES if reasoning else REPLIES) as server:
+    server = AnthropicServer(THINKING_REPLIES if reasoning else REPLIES)
+    with server:
         models = {
             "providers": {
                 "fake": {
@@ -191,13 +192,13 @@ def agents(request: pytest.FixtureRequest, tmp_path: Path, pi_cli: Path) -> Iter
                 }
             }
         }
-        dirs = []
+        dirs: list[Path] = []
         for name in ("pi-agent", "pi-host-agent"):
             directory = tmp_path / name
             directory.mkdir()
             (directory / "models.json").write_text(json.dumps(models), "utf-8")
             dirs.append(directory)
-        yield Agents(pi_cli, server, project, *dirs, reasoning)
+        yield Agents(pi_cli, server, project, dirs[0], dirs[1], reasoning)
 
 
 def comparable(body: dict[str, Any]) -> dict[str, Any]:

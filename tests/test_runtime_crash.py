@@ -111,7 +111,7 @@ def continue_session(tmp_path: Path, file: Path, reply: str) -> subprocess.Compl
 
 
 def test_killed_while_a_reply_streams(tmp_path: Path) -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"toolCalls": [{"name": "bash", "arguments": {"command": "echo ready"}, "id": "call_1"}]},
         {"text": "a long answer " * 200, "delayMs": 20},
     ]

@@ -42,6 +42,7 @@ from pi_host.hookspecs import BranchSummary, CompactionPreparation
 from pi_host.messages import AssistantMessage, BashExecutionMessage, ToolResultMessage, UserMessage
 from pi_host.providers import faux_assistant_message, faux_tool_call
 from pi_host.runtime import ExtensionErrorEvent, SessionAgentEndEvent
+from pi_host.session import CustomMessageEntry
 from tests.fakeservers import AnthropicServer, anthropic_reply
 from tests.test_runtime_prompt import PNG, Rig, open_session, read_session_file
 
@@ -73,6 +74,10 @@ RUN_HOOKS = [
 def tool_turn(*calls: tuple[str, dict[str, Any]]) -> AssistantMessage:
     blocks = [faux_tool_call(name, args, id=f"call{n}") for n, (name, args) in enumerate(calls)]
     return faux_assistant_message(blocks, stop_reason="toolUse")
+
+
+def _text(message: ToolResultMessage) -> str:
+    return "".join(block.text for block in message.content if isinstance(block, TextContent))
 
 
 def errors(rig: Rig) -> list[ExtensionErrorEvent]:
@@ -251,7 +256,7 @@ async def test_pi_before_agent_start_injects_and_chains_the_system_prompt(tmp_pa
         assert rig.request_texts(0) == ["user:hello", "user:note from A"]
         assert [m.role for m in rig.session.messages] == ["user", "custom", "assistant"]
         entries = read_session_file(rig.session.session_manager).get_entries()
-        (custom,) = [e for e in entries if e.type == "custom_message"]
+        (custom,) = [e for e in entries if isinstance(e, CustomMessageEntry)]
         assert (custom.custom_type, custom.display, custom.details) == ("a", False, {"x": 1})
 
 
@@ -349,7 +354,7 @@ async def test_pi_prepare_next_turn_switches_the_model_for_the_next_turn(tmp_pat
         def pi_prepare_next_turn(self, message: Any, tool_results: Any, messages: Any, ctx: Any) -> Any:
             seen.append((message.stop_reason, len(tool_results), len(messages)))
             if message.stop_reason == "toolUse":
-                return NextTurnUpdate(model=rig.faux.get_model("faux-2"), thinking_level="low")
+                return NextTurnUpdate(model=rig.model("faux-2"), thinking_level="low")
             return None
 
     steps = [tool_turn(("echo", {"text": "a"})), faux_assistant_message("done")]
@@ -449,7 +454,8 @@ async def test_provider_request_and_response_hooks_on_a_real_http_provider(tmp_p
         def pi_after_provider_response(self, status: int, headers: Any) -> None:
             seen.append(("response", status, headers.get("content-type")))
 
-    with AnthropicServer([anthropic_reply("Hello over HTTP")]) as server:
+    server = AnthropicServer([anthropic_reply("Hello over HTTP")])
+    with server:
         fake_anthropic_models(tmp_path / "agent", server.base_url)
         options = {"provider": "fake", "model": "fake-1"}
         async with open_session(tmp_path, plugins=[Payload()], options=options) as rig:
@@ -589,7 +595,7 @@ async def test_pi_tool_call_block_rewrite_and_failure(tmp_path: Path) -> None:
     async with open_session(tmp_path, steps, plugins=[Guard(), later]) as rig:
         await rig.session.prompt("go")
         results = [m for m in rig.session.messages if isinstance(m, ToolResultMessage)]
-        texts = [(r.content[0].text, r.is_error) for r in results]
+        texts = [(_text(r), r.is_error) for r in results]
     assert texts[0] == ("no secrets", True)
     # A guard that raises fails closed: the call is blocked and the error reported.
     assert texts[1][1] is True and "guard crashed" in texts[1][0]

@@ -33,7 +33,7 @@ from pi_host import (
     hookimpl,
 )
 from pi_host.hookspecs import InputHandled, InputTransform
-from pi_host.messages import AssistantMessage, UserMessage
+from pi_host.messages import AssistantMessage, ToolResultMessage, UserMessage
 from pi_host.plugin import PluginControls
 from pi_host.providers import (
     FauxProvider,
@@ -45,7 +45,7 @@ from pi_host.providers import (
     faux_tool_call,
 )
 from pi_host.runtime import AgentSession, Host, SessionError, SessionOptions, create_session
-from pi_host.session import SessionManager
+from pi_host.session import CustomMessageEntry, SessionManager, SessionMessageEntry
 
 # -- the rig shared by the runtime tests -----------------------------------------------------
 
@@ -87,6 +87,12 @@ class Rig:
     faux: FauxProvider
     tmp: Path
     events: list[Any] = field(default_factory=list)
+
+    def model(self, model_id: str) -> Model:
+        """One of the faux provider's models (they all exist: see :func:`faux_models`)."""
+        model = self.faux.get_model(model_id)
+        assert model is not None, model_id
+        return model
 
     def types(self, *wanted: str) -> list[str]:
         return [e.type for e in self.events if not wanted or e.type in wanted]
@@ -200,6 +206,7 @@ async def test_tool_turn_waits_for_the_follow_up_response(tmp_path: Path) -> Non
         assert rig.faux.call_count == 2
         assert [m.role for m in rig.session.messages] == ["user", "assistant", "toolResult", "assistant"]
         tool_result = rig.session.messages[2]
+        assert isinstance(tool_result, ToolResultMessage)
         assert tool_result.content == [TextContent(text="echo: ping")]
         assert rig.request_texts(1)[-1] == "toolResult:echo: ping"
         assert rig.assistant_texts()[-1] == "Echo said ping."
@@ -397,7 +404,8 @@ async def test_idle_custom_message_without_trigger_is_recorded_only(tmp_path: Pa
         await rig.session.send_custom_message(message)
         assert rig.faux.call_count == 0
         assert rig.types() == ["message_start", "message_end"]
-        (entry,) = [e for e in rig.session.session_manager.get_entries() if e.type == "custom_message"]
+        entries = rig.session.session_manager.get_entries()
+        (entry,) = [e for e in entries if isinstance(e, CustomMessageEntry)]
         assert (entry.custom_type, entry.content, entry.display, entry.details) == (
             "note",
             "fyi",
@@ -452,7 +460,7 @@ async def test_user_bash_while_streaming_is_deferred_until_the_run_ends(tmp_path
             gate.set()
         assert [m.role for m in rig.session.messages] == ["user", "assistant", "bashExecution"]
         entries = read_session_file(rig.session.session_manager).get_entries()
-        roles = [e.message.role for e in entries if e.type == "message"]  # type: ignore[union-attr]
+        roles = [e.message.role for e in entries if isinstance(e, SessionMessageEntry)]
         assert roles == ["user", "assistant", "bashExecution"]
         # No message events for bash output (pi persists it directly).
         assert [e.message.role for e in rig.events if e.type == "message_end"] == ["user", "assistant"]

@@ -12,8 +12,8 @@ from pi_host import Cancel, TextContent, hookimpl
 from pi_host.hookspecs import BranchSummary, TreeSummaryResult
 from pi_host.messages import AssistantMessage, UserMessage
 from pi_host.providers import faux_assistant_message
-from pi_host.runtime import SessionError
-from pi_host.session import SessionManager
+from pi_host.runtime import AgentSession, SessionError
+from pi_host.session import ModelChangeEntry, SessionManager, ThinkingLevelChangeEntry
 from tests.test_runtime_prompt import Rig, open_session, read_session_file, wait_until
 
 
@@ -75,6 +75,11 @@ async def two_turns(rig: Rig) -> None:
     rig.faux.append_responses([faux_assistant_message("one"), faux_assistant_message("two")])
     await rig.session.prompt("first")
     await rig.session.prompt("second")
+
+
+def level(session: AgentSession) -> str:
+    """The session's thinking level (a call, so type checkers do not narrow it between asserts)."""
+    return session.thinking_level
 
 
 def user_entry_ids(manager: SessionManager) -> list[str]:
@@ -155,14 +160,14 @@ async def test_resume_fires_hooks_and_restores_model_and_thinking(tmp_path: Path
     hooks = SessionHooks()
     async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
         session = rig.session
-        assert await session.set_model(rig.faux.get_model("faux-2")) is True
+        assert await session.set_model(rig.model("faux-2")) is True
         session.set_thinking_level("high")
         await two_turns(rig)
         first_file = str(session.session_manager.session_file)
         first_id = session.session_manager.session_id
         await session.new_session()
-        assert await session.set_model(rig.faux.get_model("faux-plain")) is True
-        assert session.thinking_level == "off"
+        assert await session.set_model(rig.model("faux-plain")) is True
+        assert level(session) == "off"
         rig.faux.append_responses([faux_assistant_message("other")])
         await session.prompt("elsewhere")
         second_id = session.session_manager.session_id
@@ -177,7 +182,7 @@ async def test_resume_fires_hooks_and_restores_model_and_thinking(tmp_path: Path
         assert [_text(m) for m in session.messages] == ["first", "one", "second", "two"]
         # pi rebuilds the runtime from the destination file: its model and thinking level.
         assert session.model is not None and session.model.id == "faux-2"
-        assert session.thinking_level == "high"
+        assert level(session) == "high"
 
 
 async def test_resume_cancelled(tmp_path: Path) -> None:
@@ -350,7 +355,7 @@ async def test_set_model_persists_and_fires_model_select_once(tmp_path: Path) ->
     async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
         await two_turns(rig)
         hooks.calls.clear()
-        faux2 = rig.faux.get_model("faux-2")
+        faux2 = rig.model("faux-2")
         assert faux2 is not None
         assert await rig.session.set_model(faux2) is True
         assert await rig.session.set_model(faux2) is True  # same model: no second event
@@ -362,7 +367,7 @@ async def test_set_model_persists_and_fires_model_select_once(tmp_path: Path) ->
         changes = [
             (e.provider, e.model_id)
             for e in read_session_file(rig.session.session_manager).get_entries()
-            if e.type == "model_change"
+            if isinstance(e, ModelChangeEntry)
         ]
         assert changes[0] == ("faux", "faux-1")
         assert changes[-1] == ("faux", "faux-2")
@@ -375,14 +380,14 @@ async def test_model_switch_clamps_thinking_before_model_select(tmp_path: Path) 
     hooks = SessionHooks()
     async with open_session(tmp_path, plugins=[hooks]) as rig:
         session = rig.session
-        await session.set_model(rig.faux.get_model("faux-2"))
+        await session.set_model(rig.model("faux-2"))
         session.set_thinking_level("xhigh")  # faux-2 maps xhigh: kept
-        assert session.thinking_level == "xhigh"
+        assert level(session) == "xhigh"
         # set_thinking_level does not wait for its observers (pi's `void emit`): let it land.
         await wait_until(lambda: ("thinking_level_select", "xhigh", "medium") in hooks.calls)
         hooks.calls.clear()
-        await session.set_model(rig.faux.get_model("faux-plain"))
-        assert session.thinking_level == "off"
+        await session.set_model(rig.model("faux-plain"))
+        assert level(session) == "off"
         assert hooks.calls == [
             ("thinking_level_select", "off", "xhigh"),
             ("model_select", "faux-plain", "faux-2", "set"),
@@ -393,19 +398,19 @@ async def test_model_switch_clamps_thinking_before_model_select(tmp_path: Path) 
 async def test_thinking_level_is_clamped_to_the_model(tmp_path: Path) -> None:
     async with open_session(tmp_path, persist=True) as rig:
         session = rig.session
-        await session.set_model(rig.faux.get_model("faux-plain"))
+        await session.set_model(rig.model("faux-plain"))
         session.set_thinking_level("high")  # a model without reasoning only has "off"
-        assert session.thinking_level == "off"
-        await session.set_model(rig.faux.get_model("faux-1").model_copy(update={"reasoning": True}))
+        assert level(session) == "off"
+        await session.set_model(rig.model("faux-1").model_copy(update={"reasoning": True}))
         # From a model without reasoning pi carries over the default level, not the forced "off".
-        assert session.thinking_level == "medium"
+        assert level(session) == "medium"
         session.set_thinking_level("xhigh")  # no xhigh in the map: the next level down
-        assert session.thinking_level == "high"
+        assert level(session) == "high"
         await two_turns(rig)
         levels = [
             e.thinking_level
             for e in read_session_file(session.session_manager).get_entries()
-            if e.type == "thinking_level_change"
+            if isinstance(e, ThinkingLevelChangeEntry)
         ]
         assert levels[-1] == "high"
 
