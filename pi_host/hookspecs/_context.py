@@ -267,9 +267,10 @@ class PluginContext(Protocol):
         triggers use this); ``None`` when nothing was compacted."""
         ...
 
-    def operation_signal(self) -> AbstractContextManager[AbortSignal]:
+    def operation_signal(self, kind: str = "operation") -> AbstractContextManager[AbortSignal]:
         """``with ctx.operation_signal() as signal:`` — an abort signal for the plugin's own
-        waits and requests that the session's abort (Escape, RPC ``abort``) also aborts."""
+        waits and requests that the session's abort (Escape, RPC ``abort``) also aborts;
+        ``kind="retry"`` also lets RPC ``abort_retry`` abort it."""
         ...
 
     async def complete(

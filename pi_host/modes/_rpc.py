@@ -370,8 +370,9 @@ class RpcServer:
     async def _cmd_abort_retry(self, request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
         from pi_host.runtime import ABORT_REQUESTED
 
-        # The retry plugin checks this flag before each attempt and stops retrying.
+        # Interrupts a retry wait now; the flag stops a retry that is about to start.
         self.session.stash[ABORT_REQUESTED] = True
+        self.session.abort_operations("retry")
         return _success(request_id, "abort_retry")
 
     # -- bash -------------------------------------------------------------------------------

@@ -183,10 +183,10 @@ class SessionPluginContext:
             reason, will_retry=will_retry, custom_instructions=custom_instructions
         )
 
-    def operation_signal(self) -> AbstractContextManager[AbortSignal]:
+    def operation_signal(self, kind: str = "operation") -> AbstractContextManager[AbortSignal]:
         """``with ctx.operation_signal() as signal:`` — a signal the session's abort also aborts,
         for a plugin's own waits (a retry delay) and requests (a summary)."""
-        return self._session.operation_signal()
+        return self._session.operation_signal(kind)
 
     async def complete(
         self,

@@ -183,7 +183,7 @@ class AgentSession:
         self._compacting = False
         self._compaction_signal: AbortSignal | None = None
         self._bash_signal: AbortSignal | None = None
-        self._operation_signals: set[AbortSignal] = set()
+        self._operation_signals: dict[AbortSignal, str] = {}
         self._task_group: TaskGroup | None = None
         self._shutdown_requested = False
         self._active_tool_names: list[str] = []
@@ -979,15 +979,23 @@ class AgentSession:
     # -- services for plugins -----------------------------------------------------------------
 
     @contextmanager
-    def operation_signal(self) -> Iterator[AbortSignal]:
+    def operation_signal(self, kind: str = "operation") -> Iterator[AbortSignal]:
         """An abort signal for a plugin's own wait or work (a retry delay, a summary request)
-        that :meth:`abort` aborts too. It is forgotten when the block ends."""
+        that :meth:`abort` aborts too, and :meth:`abort_operations` aborts by ``kind``
+        (``"retry"`` for RPC ``abort_retry``). It is forgotten when the block ends."""
         signal = AbortSignal()
-        self._operation_signals.add(signal)
+        self._operation_signals[signal] = kind
         try:
             yield signal
         finally:
-            self._operation_signals.discard(signal)
+            self._operation_signals.pop(signal, None)
+
+    def abort_operations(self, kind: str) -> bool:
+        """Abort the running plugin operations of one ``kind``; returns whether there were any."""
+        matching = [signal for signal, signal_kind in self._operation_signals.items() if signal_kind == kind]
+        for signal in matching:
+            signal.abort()
+        return bool(matching)
 
     async def complete(
         self,

@@ -119,7 +119,7 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> C
         )
     )
     # The agent is idle between runs: the session's operation signal is what its abort reaches.
-    with ctx.operation_signal() as signal:
+    with ctx.operation_signal("retry") as signal:
         ctx.stash[RETRY_SIGNAL] = signal
         try:
             with anyio.move_on_after(delay / 1000):

@@ -134,6 +134,23 @@ async def test_abort_retry_cancels_the_wait(make_session: SessionFactory) -> Non
     assert session.stash[RETRY_ATTEMPT] == 0
 
 
+async def test_aborting_retry_operations_cancels_the_wait(make_session: SessionFactory) -> None:
+    """RPC ``abort_retry`` aborts the session's ``"retry"`` operations: the wait ends at once."""
+    session, faux, events = await make_session(
+        [failure(), faux_assistant_message("ok")], settings={"retry": {"baseDelayMs": 60_000}}
+    )
+    waiting = anyio.Event()
+    session.subscribe(lambda event: waiting.set() if event.type == "auto_retry_start" else None)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.prompt, "hi")
+            await waiting.wait()
+            assert session.abort_operations("retry")
+    assert retry_events(events)[-1] == ("end", False, 1, "Retry cancelled")
+    assert faux.call_count == 1
+    assert not session.abort_operations("retry")
+
+
 async def test_the_session_abort_cancels_the_wait(make_session: SessionFactory) -> None:
     """Escape in the TUI and RPC ``abort`` call ``AgentSession.abort()``: it ends the wait."""
     session, faux, events = await make_session(
