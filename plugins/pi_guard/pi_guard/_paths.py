@@ -17,6 +17,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 __all__ = ["ResolvedPath", "expand_user_path", "resolve_target", "skeleton", "suspicious_characters"]
 
@@ -168,13 +169,26 @@ class ResolvedPath:
     variants: tuple[str, ...] = ()
     suspicious: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def candidates(self) -> tuple[str, ...]:
         """The paths to check, and their skeletons when the text is suspicious."""
         paths = [self.real, self.lexical, *self.variants]
         if self.suspicious:
             paths += [skeleton(path) for path in list(paths)]
         return tuple(dict.fromkeys(paths))
+
+    @cached_property
+    def ancestries(self) -> tuple[tuple[str, ...], ...]:
+        """For each candidate: the candidate and every directory above it (rules about a
+        directory cover what is inside)."""
+        from ._rules import ancestors
+
+        return tuple(tuple(ancestors(candidate)) for candidate in self.candidates)
+
+    @cached_property
+    def all_ancestry(self) -> tuple[str, ...]:
+        """Every candidate and directory above one, once."""
+        return tuple(dict.fromkeys(path for ancestry in self.ancestries for path in ancestry))
 
     @property
     def shown(self) -> str:

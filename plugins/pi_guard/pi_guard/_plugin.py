@@ -90,11 +90,18 @@ class GuardState:
     root: str | None = None
     session_rules: list[Rule] = field(default_factory=list)
 
+    _policy: Policy | None = field(default=None, repr=False)
+    _policy_key: tuple[Mode, int] | None = field(default=None, repr=False)
+
     @property
     def policy(self) -> Policy:
-        policy = self.settings.policy(self.mode, self.cwd)
-        policy.rules = [*policy.rules, *self.session_rules]
-        return policy
+        """The policy for the current mode and grants (rebuilt only when they change)."""
+        key = (self.mode, len(self.session_rules))
+        if self._policy is None or self._policy_key != key:
+            policy = self.settings.policy(self.mode, self.cwd)
+            policy.rules = [*policy.rules, *self.session_rules]
+            self._policy, self._policy_key = policy, key
+        return self._policy
 
 
 def _flag_mode(ctx: PluginContext, problems: list[str]) -> Mode | None:

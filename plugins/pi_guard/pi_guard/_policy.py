@@ -142,8 +142,15 @@ class Policy:
     extra_dirs: tuple[str, ...] = ()
     read_only_tools: frozenset[str] = frozenset()
 
+    _by_tool: dict[tuple[Decision, str, int], list[Rule]] = field(default_factory=dict, repr=False)
+
     def _rules(self, decision: Decision, tool_name: str) -> list[Rule]:
-        return [r for r in self.rules if r.decision == decision and r.covers(tool_name)]
+        key = (decision, tool_name, len(self.rules))  # rules are only ever appended
+        found = self._by_tool.get(key)
+        if found is None:
+            found = [r for r in self.rules if r.decision == decision and r.covers(tool_name)]
+            self._by_tool[key] = found
+        return found
 
     def is_read_only(self, tool_name: str) -> bool:
         return tool_name in READ_TOOLS or tool_name in self.read_only_tools
@@ -180,9 +187,9 @@ class Policy:
             for rule in rules:
                 if allow:
                     # an allow rule must hold for every spelling of every path
-                    if all(rule.matches_path((c,)) for p in target.paths for c in p.candidates):
+                    if all(rule.matches_any(a) for p in target.paths for a in p.ancestries):
                         return rule
-                elif any(rule.matches_path(p.candidates) for p in target.paths) or (
+                elif any(rule.matches_any(p.all_ancestry) for p in target.paths) or (
                     target.search and any(rule.path_inside(p.real) for p in target.paths)
                 ):
                     return rule

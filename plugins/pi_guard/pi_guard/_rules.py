@@ -37,6 +37,7 @@ __all__ = [
     "Rule",
     "RuleError",
     "RuleScope",
+    "ancestors",
     "compile_path_glob",
     "escape_pattern",
     "parse_rule",
@@ -160,15 +161,18 @@ def compile_path_glob(pattern: str, project_dir: str, *, home: str | None = None
     return PathGlob(tuple(expressions), bases)
 
 
-def _ancestors(path: str) -> Iterable[str]:
+def ancestors(path: str) -> list[str]:
     """``path`` and each directory above it, up to ``/``."""
-    current = path
+    found = [path]
+    index = len(path)
     while True:
-        yield current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return
-        current = parent
+        index = path.rfind("/", 0, index)
+        if index <= 0:
+            break
+        found.append(path[:index])
+    if path != "/" and path.startswith("/"):
+        found.append("/")
+    return found
 
 
 def _command_body(text: str) -> str:
@@ -227,15 +231,14 @@ class Rule:
 
     def matches_path(self, candidates: Sequence[str]) -> bool:
         """Whether any candidate path (or a directory above it) matches the rule's glob."""
+        return self.matches_any(path for candidate in candidates for path in ancestors(candidate))
+
+    def matches_any(self, paths: Iterable[str]) -> bool:
+        """Whether any of ``paths`` (taken as they are, ancestors already included) matches."""
         if self._paths is None:
             return self.whole_tool
         expressions = self._paths.expressions
-        return any(
-            expression.fullmatch(path)
-            for candidate in candidates
-            for path in _ancestors(candidate)
-            for expression in expressions
-        )
+        return any(expression.fullmatch(path) for path in paths for expression in expressions)
 
     def path_inside(self, directory: str) -> bool:
         """Whether the rule protects ``directory`` itself or something below it (a search root)."""
