@@ -36,10 +36,8 @@ LOCAL_PACKAGES = (
 INSTALL_TIMEOUT = 300
 
 UV = shutil.which("uv")
-pytestmark = [
-    pytest.mark.skipif(UV is None, reason="the example tests build environments with uv"),
-    pytest.mark.timeout(900),
-]
+needs_uv = pytest.mark.skipif(UV is None, reason="the example tests build environments with uv")
+pytestmark = pytest.mark.timeout(900)
 
 
 @dataclass
@@ -160,6 +158,7 @@ def hello_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Venv, 
     yield venv, source
 
 
+@needs_uv
 def test_pi_hello_tests_pass_where_only_pi_host_and_the_example_are_installed(
     hello_env: tuple[Venv, Path],
 ) -> None:
@@ -171,6 +170,7 @@ def test_pi_hello_tests_pass_where_only_pi_host_and_the_example_are_installed(
     assert re.search(r"\b8 passed\b", result.stdout), result.stdout
 
 
+@needs_uv
 def test_pi_host_picks_up_the_installed_example(hello_env: tuple[Venv, Path]) -> None:
     venv, source = hello_env
     result = venv.run(venv.bin / "pi-host", "plugins", "list", "--json", cwd=source)
@@ -245,6 +245,7 @@ def tutorial_env(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     return venv
 
 
+@needs_uv
 def test_tutorial_commands_work_in_a_fresh_environment(tutorial_env: Venv) -> None:
     venv = tutorial_env
     workspace = venv.home / "work"
@@ -294,6 +295,7 @@ def side_by_side(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Ven
     yield venv, project
 
 
+@needs_uv
 def test_distribution_example_tests_pass(side_by_side: tuple[Venv, Path]) -> None:
     venv, _ = side_by_side
     source = venv.home.parent / "distribution"
@@ -307,6 +309,7 @@ def _plugin_status(venv: Venv, command: str, cwd: Path) -> dict[str, str]:
     return {info["name"]: info["status"] for info in json.loads(result.stdout)}
 
 
+@needs_uv
 def test_each_command_has_its_own_plugin_set(side_by_side: tuple[Venv, Path]) -> None:
     venv, project = side_by_side
     plain = _plugin_status(venv, "pi-host", project)
@@ -321,6 +324,7 @@ def _script(directory: Path, name: str, steps: Sequence[object]) -> str:
     return str(path)
 
 
+@needs_uv
 def test_each_command_has_its_own_settings_sessions_and_tools(side_by_side: tuple[Venv, Path]) -> None:
     venv, project = side_by_side
     home = venv.home
@@ -371,3 +375,98 @@ def test_each_command_has_its_own_settings_sessions_and_tools(side_by_side: tupl
     assert list((reviewer_dir / "sessions").rglob("*.jsonl")) == reviewer_sessions
     assert reviewer_sessions[0].read_text().count("\n") > before
     assert plain_sessions[0].read_text().count('"role":"user"') == 1
+
+
+# -- the Distribution API the example builds on (in-process, no environment needed) --------------
+
+
+def test_distribution_validates_its_fields() -> None:
+    from pi_host import Distribution
+
+    with pytest.raises(ValueError, match="invalid distribution name"):
+        Distribution(name="code reviewer")
+    with pytest.raises(ValueError, match="'provider/model'"):
+        Distribution(name="x", default_model="sonnet")
+    with pytest.raises(TypeError, match="not the string"):
+        Distribution(name="x", plugins="tools_fs")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not a string"):
+        Distribution(name="x", tools="read")  # type: ignore[arg-type]
+    dist = Distribution(name="x", plugins=["a"], tools=["read"], plugin_modules=["m"])  # type: ignore[arg-type]
+    assert dist.plugins == frozenset({"a"}) and dist.tools == ("read",) and dist.plugin_modules == ("m",)
+
+
+def test_distribution_environment_narrows_never_widens(tmp_path: Path) -> None:
+    from pi_host import Distribution
+
+    dist = Distribution(name="code-reviewer", plugins={"tools_fs", "retry"}, disabled_plugins={"retry"})
+    env = {"HOME": str(tmp_path), "PI_HOST_DIR": "/elsewhere", "PI_HOST_DISABLE_PLUGINS": "compaction"}
+    dist.apply_environment(env)
+    assert env["PI_HOST_DIR"] == str(Path.home() / ".code-reviewer")
+    assert env["PI_HOST_PLUGINS"] == "retry,tools_fs"
+    assert env["PI_HOST_DISABLE_PLUGINS"] == "compaction,retry"
+
+    narrowed = {"CODE_REVIEWER_DIR": str(tmp_path / "cr"), "PI_HOST_PLUGINS": "tools_fs,bash"}
+    dist.apply_environment(narrowed)
+    assert narrowed["PI_HOST_DIR"] == str(tmp_path / "cr")
+    assert narrowed["PI_HOST_PLUGINS"] == "tools_fs"  # bash is not the distribution's to load
+    safe = {"PI_HOST_PLUGINS": ""}
+    dist.apply_environment(safe)
+    assert safe["PI_HOST_PLUGINS"] == ""  # safe mode stays safe mode
+
+
+def test_distribution_defaults_yield_to_the_users_flags(tmp_path: Path) -> None:
+    from pi_host import Distribution, SessionOptions
+
+    dist = Distribution(
+        name="rev",
+        tools=("read",),
+        system_prompt="Review.",
+        append_system_prompt=("Be brief.",),
+        default_model="anthropic/claude-sonnet-4-5",
+    )
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    plain = dist.session_options(SessionOptions(cwd=str(tmp_path), agent_dir=str(agent)))
+    assert plain.tools == ["read"] and plain.system_prompt == "Review."
+    assert plain.append_system_prompt == ["Be brief."]
+    assert plain.model == "anthropic/claude-sonnet-4-5"
+
+    explicit = dist.session_options(
+        SessionOptions(
+            cwd=str(tmp_path),
+            agent_dir=str(agent),
+            tools=["read", "write"],
+            system_prompt="Mine.",
+            append_system_prompt=["Mine too."],
+            provider="faux",
+        )
+    )
+    assert explicit.tools == ["read", "write"] and explicit.system_prompt == "Mine."
+    assert explicit.append_system_prompt == ["Be brief.", "Mine too."]
+    assert explicit.model is None  # --provider given: the user's choice
+    resumed = dist.session_options(
+        SessionOptions(cwd=str(tmp_path), agent_dir=str(agent), continue_session=True)
+    )
+    assert resumed.model is None  # the session's own model comes first
+
+    (agent / "settings.json").write_text(json.dumps({"defaultProvider": "faux", "defaultModel": "faux-1"}))
+    configured = dist.session_options(SessionOptions(cwd=str(tmp_path), agent_dir=str(agent)))
+    assert configured.model is None  # the user's settings come first
+
+
+def test_distribution_main_runs_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    from pi_host import Distribution
+
+    dist = Distribution(name="rev", version="9.9")
+    assert dist.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == "9.9"
+    assert "REV_DIR" in dist.render_help(
+        "  PI_HOST_DIR                    Agent directory (default: ~/.pi-host)"
+    )
+
+
+def test_distribution_reports_a_broken_plugin_module() -> None:
+    from pi_host import Distribution
+
+    with pytest.raises(ImportError, match="distribution 'rev' cannot import its plugin module 'no_such_mod'"):
+        Distribution(name="rev", plugin_modules=("no_such_mod",)).load_plugin_modules()

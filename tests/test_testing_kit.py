@@ -397,3 +397,15 @@ async def test_background_work_of_plugins_finishes_within_run(make_host: HostFac
     outcome = await host.run("/ask help")
     assert outcome.text == "sure"
     assert host.provider.last_request.last_user_text == "please help"
+
+
+async def test_a_wrong_return_value_blocks_and_names_the_plugin(make_host: HostFactory) -> None:
+    class Sloppy:
+        @hookimpl
+        def pi_tool_call(self) -> str:
+            return "no"
+
+    host = make_host(Sloppy(), load=["tools_fs"], replies=[tool_call("ls"), "after"])
+    outcome = await host.run("list")
+    assert outcome.assert_blocked("ls", plugin="Sloppy")
+    assert host.recorder.errors and host.recorder.errors[0].plugin == "Sloppy"

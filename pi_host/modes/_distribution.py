@@ -35,6 +35,7 @@ import importlib
 import os
 import re
 from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -87,8 +88,8 @@ class Distribution:
     version: str | None = None
     agent_dir_name: str | None = None
     agent_dir_env: str | None = None
-    plugins: frozenset[str] | None = None
-    disabled_plugins: frozenset[str] = field(default_factory=frozenset)
+    plugins: AbstractSet[str] | None = None
+    disabled_plugins: AbstractSet[str] = field(default_factory=frozenset)
     plugin_modules: tuple[str, ...] = ()
     default_model: str | None = None
     system_prompt: str | None = None

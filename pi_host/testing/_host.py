@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 
 from pi_host.errors import PluginLoadError
-from pi_host.hookspecs import ToolCallBlock
+from pi_host.hookspecs import ToolCallBlock, ToolCallRewrite
 from pi_host.messages import (
     AgentMessage,
     AssistantMessage,
@@ -144,11 +144,14 @@ class RunOutcome:
         for call in self.hooks:
             if call.hook != "pi_tool_call" or not isinstance(call.result, ToolCallBlock):
                 continue
+            # The implementation that blocked, raised, or (failing closed) returned a value the
+            # hook does not accept: the last one reached that did not allow or rewrite.
             culprit = next(
                 (
                     impl.plugin
                     for impl in reversed(call.impls)
-                    if impl.error is not None or isinstance(impl.result, ToolCallBlock)
+                    if impl.error is not None
+                    or (impl.result is not None and not isinstance(impl.result, ToolCallRewrite))
                 ),
                 None,
             )
