@@ -320,3 +320,49 @@ def test_interactive_prompt_in_a_pseudo_terminal(tmp_path: Path) -> None:
         term.close()
     decisions = [e for e in setup.audit() if e.get("event") == "decision"]
     assert [e["answer"] for e in decisions] == [pi_guard.ALLOW_SESSION]
+
+
+def test_rpc_allow_and_deny_rules_need_no_dialog(rpc: Any) -> None:
+    settings = {"permissions": {"allow": ["write(ok.txt)"], "deny": ["write(no.txt)"]}}
+    script = [write_call("yes", "ok.txt"), write_call("no", "no.txt"), {"text": "done"}]
+    setup, client = rpc(settings, script)
+    client.send({"id": "1", "type": "prompt", "message": "go"})
+    ends = []
+    while len(ends) < 2:
+        record = client.until(lambda r: r.get("type") in ("tool_execution_end", "extension_ui_request"))
+        assert record["type"] == "tool_execution_end" or record.get("method") not in ("select", "input")
+        if record["type"] == "tool_execution_end":
+            ends.append(record)
+    assert [e["isError"] for e in ends] == [False, True]
+    assert 'deny rule "write(no.txt)"' in ends[1]["result"]["content"][0]["text"]
+    client.until(lambda r: r.get("type") == "agent_end")
+    assert (setup.project / "ok.txt").read_text() == "yes" and not (setup.project / "no.txt").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX pseudo-terminal")
+def test_interactive_allow_deny_and_read_only(tmp_path: Path) -> None:
+    settings = {"permissions": {"allow": ["write(ok.txt)"], "deny": ["write(no.txt)"]}}
+    script = [
+        write_call("one", "ok.txt"),
+        write_call("x", "no.txt"),
+        {"text": "first run over"},
+        write_call("two", "ok.txt"),
+        {"text": "second run over"},
+    ]
+    setup = Setup(tmp_path, settings, script)
+    term = Pty(setup)
+    try:
+        term.wait_for("(auto)")
+        term.send("go\r")
+        after = term.wait_for("first run over")
+        assert "is blocked by the deny rule" in term.text  # the error result is shown
+        assert (setup.project / "ok.txt").read_text() == "one" and not (setup.project / "no.txt").exists()
+        term.send("/permissions read-only\r")
+        after = term.wait_for("pi-guard mode: read-only", after=after)
+        term.send("again\r")
+        term.wait_for("second run over", after=after)
+        assert (setup.project / "ok.txt").read_text() == "one"  # refused in read-only mode
+    finally:
+        term.close()
+    decisions = [(e.get("event"), e.get("decision"), e.get("basis")) for e in setup.audit()]
+    assert decisions == [("decision", "deny", "rule"), ("mode", None, None), ("decision", "deny", "mode")]
