@@ -50,6 +50,7 @@ _STRATEGY_TEXT = {
 }
 
 _ROLE = re.compile(r":(?:class|func|meth|attr|data|mod|exc|obj):`(~?)([^`]+)`")
+_BULLET = re.compile(r"^(?:[-*]|\d+\.) ")
 _FIELD = re.compile(r"^:(param|returns|raises)(?:\s+([^:]+))?:\s*(.*)$")
 
 
@@ -135,13 +136,20 @@ def docstring_markdown(docstring: str, *, code_language: str = "python") -> str:
         if lines[0].strip() == "Example:":
             out.append("**Example**")
             continue
-        # "**Combination:** ..." and "**On error:** ..." share a reST paragraph but are two facts.
+        # "**Combination:** ..." and "**On error:** ..." share a reST paragraph but are two
+        # facts; list items are one line each in Markdown.
         segments: list[list[str]] = []
         for line in lines:
-            if not segments or line.startswith("**"):
+            if not segments or line.startswith("**") or _BULLET.match(line):
                 segments.append([])
             segments[-1].append(line.strip())
-        out.append("\n\n".join(inline(" ".join(segment)) for segment in segments))
+        text = ""
+        for segment in segments:
+            joined = inline(" ".join(segment))
+            if text:
+                text += "\n" if _BULLET.match(segment[0]) else "\n\n"
+            text += joined
+        out.append(text)
     return "\n\n".join(out)
 
 

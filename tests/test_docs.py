@@ -122,6 +122,8 @@ def test_docstring_markup_becomes_markdown() -> None:
     assert "- **returns:** `pi_host.X` or `None`." in markdown
     assert "**Combination:** notify — all run.\n\n**On error:** reported." in markdown
     assert "**Example**\n\n```python\nfrom pi_host import hookimpl\n```" in markdown
+    items = gen.docstring_markdown("Orders:\n\n- one: ``a`` →\n  ``b``;\n- two.\n")
+    assert items == "Orders:\n\n- one: `a` → `b`;\n- two."
 
 
 def test_lifecycle_diagram_shows_every_hook() -> None:
