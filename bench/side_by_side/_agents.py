@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "DEFAULT_PLUGINS",
     "MODEL",
     "PI_PACKAGE",
     "PROVIDER",
@@ -75,12 +76,23 @@ def write_models_json(agent_dir: Path, base_url: str) -> None:
     (agent_dir / "models.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
-def pi_host_agent(agent_dir: Path, cache: Path, command: Path | None = None) -> Agent:
+#: The plugins of ``pi-host[default]``, the counterpart of what pi ships built in. The
+#: development environment also installs opt-in plugins (pi-guard, pi-shell-hooks) whose hooks
+#: pi has no equivalent of; the comparison leaves them out unless asked (``--all-plugins``).
+DEFAULT_PLUGINS = ("bash", "compaction", "retry", "tools_fs")
+
+
+def pi_host_agent(
+    agent_dir: Path, cache: Path, command: Path | None = None, *, plugins: tuple[str, ...] | None = None
+) -> Agent:
     """pi-host from the environment the runner runs in (``.venv/bin/pi-host``).
 
     Bytecode caches go to ``cache/pycache``: an installed pi-host has them after its first run,
     and a development environment with ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile
     every module on every start.
+
+    :param plugins: the allow-list of plugins (``PI_HOST_PLUGINS``); ``None`` loads every
+        installed plugin.
     """
     executable = command or Path(sys.executable).with_name("pi-host")
     if not executable.exists():
@@ -94,6 +106,8 @@ def pi_host_agent(agent_dir: Path, cache: Path, command: Path | None = None) -> 
     env = _base_env()
     env["PI_HOST_DIR"] = str(agent_dir)
     env["PYTHONPYCACHEPREFIX"] = str(cache / "pycache")
+    if plugins is not None:
+        env["PI_HOST_PLUGINS"] = ",".join(plugins)
     agent = Agent(name="pi-host", argv=[str(executable)], agent_dir=agent_dir, env=env)
     agent.version = _version(agent)
     return agent

@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ._agents import Agent, PiUnavailable, ensure_pi, pi_agent, pi_host_agent, write_models_json
+from ._agents import (
+    DEFAULT_PLUGINS,
+    Agent,
+    PiUnavailable,
+    ensure_pi,
+    pi_agent,
+    pi_host_agent,
+    write_models_json,
+)
 from ._measure import AgentFailed
 from ._report import Results, machine_description, render_markdown, write_into
 from ._server import BenchServer
@@ -48,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-pi", action="store_true", help="run pi-host only")
     parser.add_argument("--pi-host", type=Path, help="the pi-host executable (default: next to python)")
     parser.add_argument(
+        "--all-plugins",
+        action="store_true",
+        help="load every installed pi-host plugin, not only the default set (pi-host[default])",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         default=REPO / "docs" / "performance.md",
@@ -65,7 +78,8 @@ def _log(message: str) -> None:
 
 def _agents(args: argparse.Namespace, root: Path) -> list[Agent]:
     cache: Path = args.cache
-    agents = [pi_host_agent(root / "pi-host-dir", cache, args.pi_host)]
+    plugins = None if args.all_plugins else DEFAULT_PLUGINS
+    agents = [pi_host_agent(root / "pi-host-dir", cache, args.pi_host, plugins=plugins)]
     if args.no_pi:
         return agents
     try:
