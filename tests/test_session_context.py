@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -142,7 +142,7 @@ def test_leaf_rules() -> None:
     assert (last.thinking_level, last.has_thinking_entry) == ("off", False)  # the root summary's branch
 
 
-def long_session(directory: Path, entries: int, cache: Path | bool) -> SessionManager:
+def long_session(directory: Path, entries: int, cache: Path | Literal[False]) -> SessionManager:
     manager = SessionManager.create("/w", directory, cache_dir=cache)
     manager.append_model_change("anthropic", "claude")
     manager.append_thinking_level_change("high")  # pi records it once, at the root

@@ -324,6 +324,7 @@ def _sse_reply(number: int, blocks: list[dict[str, Any]]) -> bytes:
     ]
     stop = "end_turn"
     for index, block in enumerate(blocks):
+        start: dict[str, Any]
         if block["type"] == "text":
             start = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
@@ -359,7 +360,7 @@ def pi_cli(tmp_path: Path) -> Iterator[Any]:
     (project / "notes.txt").write_text("alpha\nbeta\n", "utf-8")
     agent = tmp_path / "pi-agent"
     agent.mkdir()
-    replies = [
+    replies: list[list[dict[str, Any]]] = [
         [
             {"type": "text", "text": "Reading it."},
             {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "notes.txt"}},
