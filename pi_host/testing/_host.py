@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,6 @@ class RunOutcome:
     events: list[Any]
     hooks: list[HookCall]
     requests: int = 0
-    _session: AgentSession | None = field(default=None, repr=False)
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -376,7 +375,6 @@ class IsolatedHost:
             events=self._events[before_events:],
             hooks=self.recorder.calls[before_hooks:],
             requests=len(self.provider.requests) - before_requests,
-            _session=session,
         )
 
     async def close(self) -> None:
