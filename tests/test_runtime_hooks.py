@@ -28,6 +28,7 @@ from pi_host import (
     InputHandled,
     InputTransform,
     NextTurnUpdate,
+    ResourcePaths,
     TextContent,
     Tool,
     ToolCallBlock,
@@ -802,6 +803,55 @@ async def test_pi_configure_fires_once_before_tools_are_collected(tmp_path: Path
         assert plugin.configs == [(rig.session.cwd, "json", {"greeting": "hej"}, True)]
         assert rig.session.host.tools["greet"].description == "Say hej."
         assert [tool.description for tool in rig.session.agent.state.tools] == ["Say hej."]
+
+
+async def test_pi_resources_discover_adds_skills_and_templates_after_session_start(tmp_path: Path) -> None:
+    skill_dir = tmp_path / "plugin-skills" / "lint"
+    skill_dir.mkdir(parents=True)
+    (skill_dir / "SKILL.md").write_text("---\nname: lint\ndescription: Lint the code.\n---\nRun ruff.\n")
+    prompts = tmp_path / "plugin-prompts"
+    prompts.mkdir()
+    (prompts / "plan.md").write_text("---\ndescription: Plan\n---\nPlan $1 first.\n")
+    log: list[tuple[str, ...]] = []
+
+    class Resources:
+        @hookimpl
+        def pi_session_start(self, reason: str) -> None:
+            log.append(("session_start", reason))
+
+        @hookimpl
+        def pi_resources_discover(self, cwd: str, reason: str) -> Any:
+            log.append(("resources_discover", reason, cwd))
+            return ResourcePaths(
+                skill_paths=(str(skill_dir), str(tmp_path / "missing")), prompt_paths=(str(prompts),)
+            )
+
+    read = Tool(name="read", description="Read a file.", parameters=CountParams, execute=_count)
+    steps = [faux_assistant_message("ok"), faux_assistant_message("ok")]
+    async with open_session(tmp_path, steps, plugins=[Resources()], tools=[read], start=False) as rig:
+        session = rig.session
+        assert "lint" not in session.system_prompt
+        await session.start()
+        cwd = session.cwd
+        assert log == [("session_start", "startup"), ("resources_discover", "startup", cwd)]
+        # The skill is listed for the model (the read tool is active) and expands.
+        assert "<name>lint</name>" in session.system_prompt
+        await session.prompt("/skill:lint")
+        assert rig.request_texts(0)[0].startswith('user:<skill name="lint"')
+        await session.prompt("/plan release")
+        assert rig.request_texts(1)[-1] == "user:Plan release first."
+        # A path that does not exist is reported, not fatal.
+        assert [e.event for e in errors(rig)] == ["resources_discover"]
+        log.clear()
+        await session.reload()
+        await session.new_session()
+        assert [entry[:2] for entry in log] == [
+            ("session_start", "reload"),
+            ("resources_discover", "reload"),
+            ("session_start", "new"),
+            ("resources_discover", "startup"),
+        ]
+        assert [skill.name for skill in session.skills] == ["lint"]
 
 
 @pytest.mark.xfail(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -172,6 +172,13 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         session_id=manager.session_id,
         cwd=cwd,
     )
+    session: AgentSession | None = None
+
+    def system_prompt(tools: Sequence[Tool[Any]]) -> str:
+        # Skills plugins add at session start (pi_resources_discover) are listed too.
+        skills = resources.skills if session is None else tuple(session.skills)
+        return replace(resources, skills=skills).system_prompt(tools)
+
     session = AgentSession(
         host=host,
         agent=agent,
@@ -181,7 +188,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         ui=options.ui,
         settings=settings,
         model_resolver=resolver,
-        system_prompt_builder=lambda tools: resources.system_prompt(tools),
+        system_prompt_builder=system_prompt,
         skills=resources.skills,
         prompt_templates=resources.prompt_templates,
         active_tools=_active_tools(options, host.tools),

@@ -1074,10 +1074,39 @@ class AgentSession:
         reason: Literal["startup", "reload", "new", "resume", "fork"] = "startup",
         previous_session_file: str | None = None,
     ) -> None:
-        """Fire ``pi_session_start`` (pi fires it once plugins are bound)."""
+        """Fire ``pi_session_start``, then ``pi_resources_discover`` (pi does both whenever it
+        binds plugins to a session: at startup, after ``/new``, ``/resume``, ``/fork``, ``/reload``)."""
         await self.host.dispatcher.session_start(
             reason=reason, previous_session_file=previous_session_file, ctx=self.ctx
         )
+        await self._discover_resources("reload" if reason == "reload" else "startup")
+
+    async def _discover_resources(self, reason: Literal["startup", "reload"]) -> None:
+        """Add the skills and prompt templates plugins point to, then rebuild the system prompt."""
+        dispatcher = self.host.dispatcher
+        if not dispatcher.has_implementations("pi_resources_discover"):
+            return
+        found = await dispatcher.resources_discover(cwd=self.cwd, reason=reason, ctx=self.ctx)
+        if not found.skill_paths and not found.prompt_paths:
+            return
+        from pi_host.resources import load_prompt_templates, load_skills
+
+        skills = load_skills([entry.path for entry in found.skill_paths], cwd=self.cwd)
+        templates = load_prompt_templates([entry.path for entry in found.prompt_paths], cwd=self.cwd)
+        for diagnostic in (*skills.diagnostics, *templates.diagnostics):
+            await self._emit(
+                ExtensionErrorEvent(
+                    extension_path=diagnostic.path or "resources",
+                    event="resources_discover",
+                    error=diagnostic.message,
+                )
+            )
+        # Plugin resources come after the session's own; the first of a name wins (pi's merge).
+        known_skills = {skill.name for skill in self.skills}
+        self.skills.extend(skill for skill in skills.skills if skill.name not in known_skills)
+        known_templates = {template.name for template in self.prompt_templates}
+        self.prompt_templates.extend(t for t in templates.templates if t.name not in known_templates)
+        self.set_active_tools(self._active_tool_names)
 
     async def shutdown(
         self,
