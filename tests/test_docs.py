@@ -357,3 +357,15 @@ def test_relative_links_resolve(page: Path) -> None:
             assert anchor in _anchors(destination), (
                 f"{page.relative_to(DOCS)} links to missing anchor {target}"
             )
+
+
+def test_dispatcher_has_a_typed_method_for_every_lifecycle_hook() -> None:
+    """As tox keeps one typed method per hook: ``pi_tool_call`` is ``Dispatcher.tool_call``."""
+    from pi_host.plugin import Dispatcher
+
+    missing = [
+        function.__name__
+        for _, function, contract in iter_hookspecs()
+        if contract.strategy.is_async and not callable(getattr(Dispatcher, function.__name__[3:], None))
+    ]
+    assert missing == []
