@@ -249,6 +249,30 @@ async def test_before_provider_request_chains_payloads() -> None:
     assert await dispatcher.before_provider_request(payload={}, model="m", ctx=CTX) == {"a": 1, "b": "m"}
 
 
+async def test_argument_listeners_see_each_threaded_argument_set() -> None:
+    @hookimpl
+    def add_a(payload: dict[str, Any]) -> dict[str, Any]:
+        return {**payload, "a": 1}
+
+    @hookimpl
+    def add_b(payload: dict[str, Any]) -> dict[str, Any]:
+        return {**payload, "b": 2}
+
+    _, dispatcher, _ = host(
+        ("b", plugin(pi_before_provider_request=add_b)), ("a", plugin(pi_before_provider_request=add_a))
+    )
+    seen: list[tuple[str, Any]] = []
+    remove = dispatcher.add_argument_listener(lambda hook, args: seen.append((hook, args["payload"])))
+    await dispatcher.before_provider_request(payload={}, model="m", ctx=CTX)
+    assert seen == [
+        ("pi_before_provider_request", {"a": 1}),
+        ("pi_before_provider_request", {"a": 1, "b": 2}),
+    ]
+    remove()
+    await dispatcher.before_provider_request(payload={}, model="m", ctx=CTX)
+    assert len(seen) == 2
+
+
 async def test_veto_tool_call_sees_rewrites_and_first_block_wins() -> None:
     seen: list[Any] = []
 

@@ -125,6 +125,7 @@ class Dispatcher:
         self._pm = pm
         self._hooks: dict[str, _Hook] = {}
         self._listeners: list[ErrorListener] = [] if on_error is None else [on_error]
+        self._argument_listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
         if trace is None:
             self._tracer = Tracer.from_environ()
         elif trace is False:
@@ -143,6 +144,16 @@ class Dispatcher:
         self._hooks.clear()
 
     # -- errors ------------------------------------------------------------------------------
+
+    def add_argument_listener(self, listener: Callable[[str, Mapping[str, Any]], None]) -> Callable[[], None]:
+        """Call ``listener(hook, arguments)`` whenever a pipeline hands the next implementation
+        new arguments (the prompt as transformed so far, the chained system prompt …), so the
+        host can keep what ``ctx`` reports in step with the chain.
+
+        :returns: a function that removes the listener.
+        """
+        self._argument_listeners.append(listener)
+        return lambda: self._argument_listeners.remove(listener)
 
     def add_error_listener(self, listener: ErrorListener) -> Callable[[], None]:
         """Call ``listener(error)`` (sync or async) for every failed implementation.
@@ -290,6 +301,8 @@ class Dispatcher:
                 break
             if reducer.threads:
                 args = reducer.arguments(state, kwargs)
+                for argument_listener in self._argument_listeners:
+                    argument_listener(hook.name, args)
         outcome = reducer.finish(state)
         if traces is not None and self._tracer is not None:
             for impl in hook.impls[reached:]:

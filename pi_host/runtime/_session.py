@@ -10,7 +10,7 @@ plugins, so a replaced message is what is stored).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -189,6 +189,8 @@ class AgentSession:
         self._active_tool_names: list[str] = []
         self.base_system_prompt = ""
         host.dispatcher.add_error_listener(self._on_extension_error)
+        host.dispatcher.add_argument_listener(self._on_hook_arguments)
+        self._chained_system_prompt: str | None = None
         agent.subscribe(self._handle_agent_event)
         self._install_agent_callbacks()
         self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
@@ -422,7 +424,16 @@ class AgentSession:
 
     @property
     def system_prompt(self) -> str:
+        """The effective system prompt; during ``pi_before_agent_start``, as chained so far."""
+        if self._chained_system_prompt is not None:
+            return self._chained_system_prompt
         return self.agent.state.system_prompt
+
+    def _on_hook_arguments(self, hook: str, arguments: Mapping[str, Any]) -> None:
+        if hook == "pi_before_agent_start":
+            prompt = arguments.get("system_prompt")
+            if isinstance(prompt, str):
+                self._chained_system_prompt = prompt
 
     @property
     def is_streaming(self) -> bool:
@@ -558,13 +569,17 @@ class AgentSession:
         messages: list[AgentMessage] = [UserMessage(content=content, timestamp=now_ms())]
         messages.extend(self._next_turn_messages)
         self._next_turn_messages = []
-        outcome = await dispatcher.before_agent_start(
-            prompt=expanded,
-            images=current_images,
-            system_prompt=self.base_system_prompt,
-            system_prompt_options={"cwd": self.cwd, "tools": self.active_tool_names},
-            ctx=ctx,
-        )
+        self._chained_system_prompt = self.base_system_prompt
+        try:
+            outcome = await dispatcher.before_agent_start(
+                prompt=expanded,
+                images=current_images,
+                system_prompt=self.base_system_prompt,
+                system_prompt_options={"cwd": self.cwd, "tools": self.active_tool_names},
+                ctx=ctx,
+            )
+        finally:
+            self._chained_system_prompt = None
         for injected in outcome.messages:
             messages.append(injected.model_copy(update={"timestamp": now_ms()}))
         self.agent.state.system_prompt = outcome.system_prompt or self.base_system_prompt
