@@ -77,6 +77,9 @@ async def measure(plugins: int, turns: int) -> list[float]:
         async with anyio.create_task_group() as tg:
             session.bind_task_group(tg)
             for i in range(turns + 20):
+                # Each turn starts from an empty transcript: the figure is the cost of a turn,
+                # not of a conversation growing over hundreds of turns.
+                session.agent.state.messages = []
                 start = time.perf_counter()
                 await session.prompt(f"turn {i}")
                 if i >= 20:  # warm-up
