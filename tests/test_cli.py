@@ -168,3 +168,35 @@ def test_plugins_list_shows_first_party_plugins(tmp_path: Path) -> None:
 )
 def test_argument_grammar(argv: list[str], field: str, value: object) -> None:
     assert getattr(parse_args(argv), field) == value
+
+
+def test_models_json_custom_provider_end_to_end(tmp_path: Path) -> None:
+    """A models.json provider pointing at a local Anthropic-speaking server, driven from the CLI."""
+    from tests.fakeservers import AnthropicServer, anthropic_reply
+
+    with AnthropicServer([anthropic_reply("Hello from the local server")]) as server:
+        agent = tmp_path / "agent"
+        agent.mkdir()
+        models = {
+            "providers": {
+                "local-claude": {
+                    "baseUrl": server.url,
+                    "api": "anthropic-messages",
+                    "apiKey": "$LOCAL_TEST_KEY",
+                    "models": [{"id": "claude-local", "contextWindow": 100000, "maxTokens": 4096}],
+                }
+            }
+        }
+        (agent / "models.json").write_text(json.dumps(models))
+        secret = "sk-local-test-secret-123"
+        result = run(["--model", "local-claude/claude-local", "-p", "hi"], tmp_path, LOCAL_TEST_KEY=secret)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "Hello from the local server\n"
+        (request,) = server.requests
+        body = request.json()
+        assert body["model"] == "claude-local"
+        assert body["messages"][-1]["content"][0]["text"] == "hi"
+        assert request.headers.get("x-api-key") == secret
+    session_files = list((agent / "sessions").rglob("*.jsonl"))
+    assert session_files and secret not in session_files[0].read_text()
+    assert secret not in result.stdout + result.stderr
