@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from pi_host.messages import AssistantMessage, BashExecutionMessage, TextContent, Usage, UserMessage
 from pi_host.session import SessionManager
 from tests.fakeservers import AnthropicServer, anthropic_reply
 
@@ -83,6 +84,8 @@ class Agents:
     reasoning: bool
 
     def first_prompt(self) -> list[str]:
+        """The arguments of the prompt that writes the session; queues its two replies."""
+        self.server.enqueue(*(THINKING_REPLIES if self.reasoning else REPLIES))
         # With reasoning the session starts at "low"; continuing must restore it from the file.
         return (
             ["--thinking", "low", "-p", "What is in notes.txt?"]
@@ -122,6 +125,7 @@ class Agents:
         for_host = self.project.parent / "continued-by-pi-host.jsonl"
         shutil.copyfile(written, for_pi)
         shutil.copyfile(written, for_host)
+        self.server.enqueue(anthropic_reply("pi continues."), anthropic_reply("pi-host continues."))
         before = len(self.server.requests)
         assert self.pi("--session", str(for_pi), "-p", prompt) == "pi continues.\n"
         assert self.pi_host("--session", str(for_host), "-p", prompt) == "pi-host continues.\n"
@@ -141,8 +145,6 @@ REPLIES = [
         stop_reason="tool_use",
     ),
     anthropic_reply("It says alpha and beta: é \u2028 done."),
-    anthropic_reply("pi continues."),
-    anthropic_reply("pi-host continues."),
 ]
 
 
@@ -160,8 +162,6 @@ THINKING_REPLIES = [
             {"type": "text", "text": "It says alpha and beta: é \u2028 done."},
         ]
     ),
-    anthropic_reply("pi continues."),
-    anthropic_reply("pi-host continues."),
 ]
 
 
@@ -172,7 +172,7 @@ def agents(request: pytest.FixtureRequest, tmp_path: Path, pi_cli: Path) -> Iter
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.txt").write_text("alpha\nbeta\n", "utf-8")
-    server = AnthropicServer(THINKING_REPLIES if reasoning else REPLIES)
+    server = AnthropicServer()
     with server:
         models = {
             "providers": {
@@ -242,3 +242,63 @@ def test_pi_host_continues_a_pi_session_with_the_same_context(agents: Agents) ->
             "signature": "sig-1",
         }
         assert host_body.get("thinking") == pi_body.get("thinking") is not None
+
+
+def test_every_context_entry_kind_reaches_both_models_alike(agents: Agents, tmp_path: Path) -> None:
+    """A session with each entry kind that shapes the context (bash output, a custom message,
+    a branch summary, a compaction), written by pi-host's session API: pi and pi-host turn it
+    into the same Anthropic request."""
+    manager = SessionManager.create(agents.project, tmp_path / "written", cache_dir=False)
+    manager.append_model_change("fake", "fake-1")
+    manager.append_thinking_level_change("low" if agents.reasoning else "off")
+
+    def reply(text: str) -> AssistantMessage:
+        return AssistantMessage(
+            content=[TextContent(text=text)],
+            api="anthropic-messages",
+            provider="fake",
+            model="fake-1",
+            usage=Usage(input=10, output=2, total_tokens=12),
+        )
+
+    first_kept = manager.append_message(UserMessage(content="first"))
+    kept = manager.append_message(reply("one"))
+    manager.append_message(UserMessage(content="abandoned question"))
+    manager.append_message(reply("abandoned answer"))
+    manager.branch_with_summary(kept, "The user asked about something else, then came back.")
+    manager.append_message(
+        BashExecutionMessage(
+            command="ls", output="notes.txt\n", exit_code=0, cancelled=False, truncated=False
+        )
+    )
+    manager.append_message(
+        BashExecutionMessage(
+            command="env",
+            output="SECRET=1",
+            exit_code=0,
+            cancelled=False,
+            truncated=False,
+            exclude_from_context=True,
+        )
+    )
+    manager.append_custom_message_entry("note", "remember the notes file", True, {"k": 1})
+    manager.append_message(UserMessage(content="second"))
+    manager.append_message(reply("two"))
+    manager.append_message(UserMessage(content="third"))
+    manager.append_message(reply("three"))
+    manager.append_compaction("They talked about notes.", first_kept, 1234)
+    manager.append_message(UserMessage(content="fourth"))
+    manager.append_message(reply("four"))
+    written = manager.session_file
+    assert written is not None
+
+    pi_body, host_body = agents.continue_with_both(written, "And now?")
+
+    assert host_body["messages"] == pi_body["messages"]
+    assert comparable(host_body) == comparable(pi_body)
+    texts = json.dumps(pi_body["messages"])
+    assert "They talked about notes." in texts and "SECRET" not in texts
+    # The compaction keeps everything from "first" on: each kind of entry is in the request.
+    for text in ("notes.txt", "remember the notes file", "came back", "two", "four"):
+        assert text in texts
+    assert "abandoned question" not in texts
