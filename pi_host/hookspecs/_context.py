@@ -56,7 +56,7 @@ class ContextUsage(BaseModel):
     :ivar percent: ``tokens`` as a percentage of the window, ``None`` when unknown.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     tokens: int | None
     context_window: int
@@ -72,7 +72,7 @@ class ExecResult(BaseModel):
     :ivar killed: whether the command was killed (timeout or abort).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     stdout: str
     stderr: str

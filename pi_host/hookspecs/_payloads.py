@@ -65,7 +65,7 @@ class EntryView(Protocol):
 
 
 class _Payload(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid", arbitrary_types_allowed=True)
 
 
 class FileOperations(_Payload):

@@ -41,7 +41,7 @@ __all__ = [
 class HookResult(BaseModel):
     """Base of every hook result: frozen, strict about field names, snake_case."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 # -- input and prompt ----------------------------------------------------------------------

@@ -26,6 +26,9 @@ class WireModel(BaseModel):
         frozen=True,
         extra="allow",
         ser_json_inf_nan="null",
+        # Build validators on first use: a run touches a fraction of the models, and building
+        # them all at import time was most of pi-host's start-up.
+        defer_build=True,
     )
 
     def to_json_dict(self) -> dict[str, Any]:

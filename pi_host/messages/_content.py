@@ -203,7 +203,7 @@ AgentMessage: TypeAlias = Annotated[
 ]
 """Everything the agent keeps in its transcript: :data:`Message` plus the coding-agent roles."""
 
-_AGENT_MESSAGE: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage)
+_AGENT_MESSAGE: TypeAdapter[AgentMessage] | None = None
 
 
 def parse_message(data: Any) -> AgentMessage:
@@ -211,6 +211,10 @@ def parse_message(data: Any) -> AgentMessage:
 
     :raises pydantic.ValidationError: when ``data`` is not a message pi would write.
     """
+    global _AGENT_MESSAGE
+    if _AGENT_MESSAGE is None:
+        # Built on first use: import pi_host.messages stays cheap for runs that never parse.
+        _AGENT_MESSAGE = TypeAdapter(AgentMessage)
     if isinstance(data, dict) and data.get("role") == "hookMessage":
         data = {**data, "role": "custom"}
     return _AGENT_MESSAGE.validate_python(data)

@@ -50,7 +50,7 @@ class PluginInfo(BaseModel):
     :ivar error: why it failed or is disabled.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     distribution: str | None = None

@@ -12,7 +12,7 @@ __all__ = ["ResourceCollision", "ResourceDiagnostic"]
 class ResourceCollision(BaseModel):
     """Two resources claimed one name; the first found wins (pi's precedence order)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     resource_type: Literal["skill", "prompt"]
     name: str
@@ -32,7 +32,7 @@ class ResourceDiagnostic(BaseModel):
     :ivar path: the file or directory concerned.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     type: Literal["warning", "error", "collision"]
     message: str

@@ -57,7 +57,9 @@ SETTINGS_FILE_NAME = "settings.json"
 class _Section(BaseModel):
     """Base for settings objects: pi's camelCase keys, frozen, unknown keys kept."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow", defer_build=True
+    )
 
 
 class CompactionSettings(_Section):
@@ -208,7 +210,7 @@ class SettingsIssue(BaseModel):
     :ivar message: what is wrong and what pi-host did about it.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     scope: SettingsScope
     path: str

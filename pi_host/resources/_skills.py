@@ -52,7 +52,7 @@ class Skill(BaseModel):
     :ivar scope: ``"project"``, ``"user"`` or ``"temporary"`` (an explicit path).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     description: str

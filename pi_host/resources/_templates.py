@@ -47,7 +47,7 @@ class PromptTemplate(BaseModel):
     :ivar scope: ``"project"``, ``"user"`` or ``"temporary"`` (an explicit path).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     description: str
