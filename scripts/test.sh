@@ -3,6 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v uv >/dev/null 2>&1 || python3 -m pip install --quiet uv
+# CI also installs ripgrep and fd, so the file tools' tests compare both search back-ends.
+if [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+  && ! command -v rg >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq ripgrep fd-find >/dev/null) \
+    || echo "note: could not install ripgrep/fd; their back-end tests will be skipped" >&2
+fi
 uv sync --locked --quiet --compile-bytecode
 # Byte-compile the workspace too: with PYTHONDONTWRITEBYTECODE set (as on some machines) every
 # pi-host subprocess of the suite would otherwise recompile the host from source.
