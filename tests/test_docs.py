@@ -303,6 +303,7 @@ def test_pytest_examples_pass(pytester: pytest.Pytester) -> None:
         pytester.makepyfile(**{f"test_doc_{number}": example.code})
         expected += len(re.findall(r"^(?:async )?def test_", example.code, flags=re.MULTILINE))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    assert result.ret == 0, f"{result.stdout.str()}\n{result.stderr.str()}"
     result.assert_outcomes(passed=expected)
 
 

@@ -108,6 +108,7 @@ def test_the_fixture_turns_setup_errors_into_test_failures(pytester: pytest.Pyte
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == 1, f"{result.stdout.str()}\n{result.stderr.str()}"
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(['*unknown hook "pi_turn_ends" (did you mean "pi_turn_end"?)*'])
 
