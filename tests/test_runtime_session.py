@@ -439,3 +439,28 @@ async def test_start_on_bind_and_reload_order(tmp_path: Path) -> None:
         await rig.session.reload()
         assert hooks.calls[1:] == [("shutdown", "reload", None, sid), ("start", "reload", None, sid)]
         assert rig.session.active_tool_names == ["echo"]
+
+
+# -- where sessions live -------------------------------------------------------------------------------
+
+
+async def test_sessions_and_checkpoints_live_under_the_given_agent_dir(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    # Regression: with SessionOptions.agent_dir set, the default session directory and the
+    # resume-checkpoint cache still came from PI_HOST_DIR (or ~/.pi-host), so embedding
+    # programs and tests wrote outside the agent directory they named. pi's SDK derives the
+    # session directory from its agentDir option.
+    elsewhere = tmp_path / "environment-agent-dir"
+    monkeypatch.setenv("PI_HOST_DIR", str(elsewhere))
+    monkeypatch.delenv("PI_HOST_SESSION_DIR", raising=False)
+    async with open_session(tmp_path, persist=True, options={"session_dir": None}) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        manager.append_compaction("summary", user_entry_ids(manager)[1], 100)  # writes a checkpoint
+        file = manager.session_file
+        assert file is not None
+    assert file.parent.parent == tmp_path / "agent" / "sessions"
+    assert file.parent.name.startswith("--") and file.parent.name.endswith("project--")
+    assert list((tmp_path / "agent" / "cache" / "sessions").iterdir())
+    assert not elsewhere.exists()

@@ -13,7 +13,7 @@ from pi_host.hookspecs import Mode
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.providers._registry import ModelRegistry
 from pi_host.resources import ProjectTrust, ResourceOptions, SettingsManager, agent_dir, load_resources
-from pi_host.session import SessionManager
+from pi_host.session import SessionManager, default_session_dir
 
 from ._config import SessionHostConfig
 from ._host import BUILTIN_TOOL_NAMES, Host
@@ -67,29 +67,30 @@ class SessionOptions:
     approve: bool | None = None
 
 
-def _open_session_manager(options: SessionOptions, cwd: str, session_dir: str | None) -> SessionManager:
+def _open_session_manager(
+    options: SessionOptions, cwd: str, session_dir: str, cache_dir: Path
+) -> SessionManager:
     if options.no_session:
         return SessionManager.in_memory(cwd)
     if options.fork:
         source = _find_session(options.fork, cwd, session_dir)
-        return SessionManager.fork_from(source, cwd, session_dir)
+        return SessionManager.fork_from(source, cwd, session_dir, cache_dir=cache_dir)
     if options.session:
-        return SessionManager.open(_find_session(options.session, cwd, session_dir))
+        return SessionManager.open(_find_session(options.session, cwd, session_dir), cache_dir=cache_dir)
     if options.continue_session:
-        return SessionManager.continue_recent(cwd, session_dir)
-    return SessionManager.create(cwd, session_dir, id=options.session_id)
+        return SessionManager.continue_recent(cwd, session_dir, cache_dir=cache_dir)
+    return SessionManager.create(cwd, session_dir, id=options.session_id, cache_dir=cache_dir)
 
 
-def _find_session(reference: str, cwd: str, session_dir: str | None) -> str:
+def _find_session(reference: str, cwd: str, session_dir: str) -> str:
     """A session file path, or the session in this project whose id starts with ``reference``."""
     if os.path.exists(reference):
         return reference
     if reference.endswith(".jsonl") or os.sep in reference:
         raise SessionError(f"Session file not found: {reference}")
-    from pi_host.session import default_session_dir, list_sessions
+    from pi_host.session import list_sessions
 
-    directory = Path(session_dir) if session_dir else default_session_dir(cwd)
-    matches = [info for info in list_sessions(directory) if info.id.startswith(reference)]
+    matches = [info for info in list_sessions(Path(session_dir)) if info.id.startswith(reference)]
     if not matches:
         raise SessionError(f'No session found matching "{reference}"')
     if len(matches) > 1:
@@ -139,10 +140,15 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     registry = ModelRegistry.create(root)
     resolver = ModelResolver(registry, host.providers, api_key=options.api_key)
 
+    # Sessions and their resume checkpoints live under the agent directory in use (pi's SDK
+    # derives the default session directory from its agentDir option, not the environment).
     session_dir = (
-        options.session_dir or os.environ.get("PI_HOST_SESSION_DIR") or settings.expanded_session_dir()
+        options.session_dir
+        or os.environ.get("PI_HOST_SESSION_DIR")
+        or settings.expanded_session_dir()
+        or str(default_session_dir(cwd, root))
     )
-    manager = _open_session_manager(options, cwd, session_dir)
+    manager = _open_session_manager(options, cwd, session_dir, root / "cache" / "sessions")
     restored = manager.build_session_context()
 
     model, thinking = _initial_model(options, resolver, restored, settings)
