@@ -464,3 +464,24 @@ async def test_sessions_and_checkpoints_live_under_the_given_agent_dir(
     assert file.parent.name.startswith("--") and file.parent.name.endswith("project--")
     assert list((tmp_path / "agent" / "cache" / "sessions").iterdir())
     assert not elsewhere.exists()
+
+
+async def test_tree_label_goes_on_the_summary_or_else_on_the_target(tmp_path: Path) -> None:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
+        await two_turns(rig)
+        manager = rig.session.session_manager
+        first, second = user_entry_ids(manager)
+        # Regression: without a summary the label was dropped; pi puts it on the target entry.
+        await rig.session.navigate_tree(first, label="start over")
+        assert manager.get_label(first) == "start over"
+        rig.faux.append_responses([faux_assistant_message("again")])
+        await rig.session.prompt("retry")
+        await rig.session.navigate_tree(second, summarize=True, label="summarised")
+        leaf = manager.get_leaf_entry()
+        assert leaf is not None and leaf.type == "label"
+        summary = manager.get_entry(leaf.parent_id or "")
+        assert summary is not None and summary.type == "branch_summary"
+        assert manager.get_label(summary.id) == "summarised"
+        assert manager.get_label(second) is None
+        assert read_session_file(manager).get_label(first) == "start over"

@@ -1294,6 +1294,9 @@ class AgentSession:
             manager.reset_leaf()
         else:
             manager.branch(new_leaf)
+        if label and summary_entry is None:
+            # Without a summary entry to carry it, pi labels the entry navigated to.
+            manager.append_label_change(target_id, label)
         self.agent.state.messages = manager.build_session_context().messages
         await self.host.dispatcher.session_tree(
             new_leaf_id=manager.leaf_id,
