@@ -331,3 +331,19 @@ async def test_steer_expands_templates(tmp_path: Path) -> None:
 
         await run_with_gate(rig, gate, "start", queue)
         assert rig.assistant_texts() == ["", "handled Fix tests now.\n"]
+
+
+async def test_next_turn_message_sent_from_pi_input_goes_with_that_prompt(tmp_path: Path) -> None:
+    class Annotate:
+        @hookimpl
+        def pi_input(self, text: str, ctx: Any) -> None:
+            note = CustomMessage(custom_type="note", content=f"context for {text}", display=False)
+            ctx.send_message(note, deliver_as="nextTurn")
+
+    async with open_session(tmp_path, [handler, handler], plugins=[Annotate()]) as rig:
+        await rig.session.prompt("one")
+        # Regression: the context queued it from a background task, so it could miss the
+        # prompt being prepared; pi pushes it at once.
+        assert user_texts(rig.faux.requests[0].context) == ["one", "context for one"]
+        await rig.session.prompt("two")
+        assert user_texts(rig.faux.requests[1].context)[-2:] == ["two", "context for two"]

@@ -730,12 +730,17 @@ class AgentSession:
         *,
         deliver_as: Literal["steer", "followUp", "nextTurn"] | None,
     ) -> bool:
-        """Queue a plugin's message now if the agent is streaming; ``False`` when it must take
-        the asynchronous path (:meth:`send_custom_message`, :meth:`send_user_message`).
+        """Queue a plugin's message now when nothing needs awaiting: a ``nextTurn`` custom
+        message, or a delivery while the agent streams. ``False`` when it must take the
+        asynchronous path (:meth:`send_custom_message`, :meth:`send_user_message`).
 
         pi queues such messages synchronously, so one sent from ``pi_agent_end`` still joins
-        the run that is ending (the post-run loop sees it queued) instead of starting another.
+        the run that is ending (the post-run loop sees it queued) instead of starting another,
+        and a ``nextTurn`` message sent while a prompt is prepared goes with that prompt.
         """
+        if isinstance(message, CustomMessage) and deliver_as == "nextTurn":
+            self._next_turn_messages.append(message.model_copy(update={"timestamp": now_ms()}))
+            return True
         if not self.is_streaming or deliver_as == "nextTurn":
             return False
         if isinstance(message, CustomMessage):
