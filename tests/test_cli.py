@@ -200,3 +200,17 @@ def test_models_json_custom_provider_end_to_end(tmp_path: Path) -> None:
     session_files = list((agent / "sessions").rglob("*.jsonl"))
     assert session_files and secret not in session_files[0].read_text()
     assert secret not in result.stdout + result.stderr
+
+
+def test_settings_can_disable_a_plugin(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"plugins": {"disable": ["bash"]}}))
+    listing = run(["plugins", "list", "--json"], tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    status = {info["name"]: info["status"] for info in json.loads(listing.stdout)}
+    assert status["bash"] == "disabled"
+    script = [{"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}, {"text": "ok"}]
+    result = run(["--provider", "faux", "--mode", "json", "go"], tmp_path, script)
+    end = next(json.loads(line) for line in result.stdout.splitlines() if '"tool_execution_end"' in line)
+    assert end["result"]["content"][0]["text"] == "Tool bash not found"

@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None, *, distribution: Distribution | None = N
 
     try:
         return _main(argv, distribution)
+    except BrokenPipeError:
+        # `pi-host ... | head`: the reader left; exit quietly, as command-line tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except UsageError as exc:  # e.g. `-p no:faux`: an essential plugin cannot be disabled
         print(f"Error: {exc}", file=sys.stderr)
         return 2
@@ -81,8 +85,15 @@ def _plugin_flag_help(args: CliArgs, distribution: Distribution | None = None) -
     from pi_host.runtime import Host
 
     extra = distribution.load_plugin_modules() if distribution is not None else ()
-    host = Host.load(disabled=args.disabled_plugins, extra_plugins=extra)
+    host = Host.load(disabled=_disabled_plugins(args), extra_plugins=extra)
     return [(flag.name, flag.type, flag.description) for flag in host.flags.values()]
+
+
+def _disabled_plugins(args: CliArgs) -> list[str]:
+    """``-p no:NAME`` arguments plus the settings' ``plugins.disable``."""
+    from pi_host.runtime import settings_disabled_plugins
+
+    return [*args.disabled_plugins, *settings_disabled_plugins(approve=args.approve)]
 
 
 def _warm_up_provider(session: AgentSession) -> None:
@@ -120,7 +131,7 @@ async def _run(args: CliArgs, distribution: Distribution | None = None) -> int:
     )
 
     extra = distribution.load_plugin_modules() if distribution is not None else ()
-    host = Host.load(disabled=args.disabled_plugins, extra_plugins=extra)
+    host = Host.load(disabled=_disabled_plugins(args), extra_plugins=extra)
     for error in host.load_errors:
         print(str(error), file=sys.stderr)
     unknown = [name for name in args.unknown_flags if name not in host.flags]

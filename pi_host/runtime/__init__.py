@@ -16,7 +16,13 @@ from ._events import (
     SessionInfoChangedEvent,
     ThinkingLevelChangedEvent,
 )
-from ._factory import DEFAULT_ACTIVE_TOOLS, DEFAULT_THINKING_LEVEL, SessionOptions, create_session
+from ._factory import (
+    DEFAULT_ACTIVE_TOOLS,
+    DEFAULT_THINKING_LEVEL,
+    SessionOptions,
+    create_session,
+    settings_disabled_plugins,
+)
 from ._host import BUILTIN_TOOL_NAMES, ESSENTIALS, Host
 from ._models import ModelResolver
 from ._session import (
@@ -60,4 +66,5 @@ __all__ = [
     "clamp_thinking_level",
     "create_session",
     "estimate_context_tokens",
+    "settings_disabled_plugins",
 ]

@@ -20,7 +20,13 @@ from ._host import BUILTIN_TOOL_NAMES, Host
 from ._models import ModelResolver
 from ._session import AgentSession, SessionError, clamp_thinking_level
 
-__all__ = ["DEFAULT_ACTIVE_TOOLS", "DEFAULT_THINKING_LEVEL", "SessionOptions", "create_session"]
+__all__ = [
+    "DEFAULT_ACTIVE_TOOLS",
+    "DEFAULT_THINKING_LEVEL",
+    "SessionOptions",
+    "create_session",
+    "settings_disabled_plugins",
+]
 
 DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
 """pi's default tool set; the others (grep, find, ls) are off unless listed."""
@@ -111,6 +117,23 @@ def _active_tools(options: SessionOptions, tools: dict[str, Tool[Any]]) -> list[
     return [name for name in names if name not in excluded]
 
 
+def _load_settings(cwd: str, root: Path, approve: bool | None) -> tuple[SettingsManager, bool]:
+    """The settings in force for ``cwd``: global, plus the project's when the project is trusted."""
+    global_settings = SettingsManager.load(cwd, root, project_trusted=False)
+    trust = ProjectTrust(root, default=global_settings.settings.default_project_trust, override=approve)
+    trusted = trust.resolve(cwd)
+    return (SettingsManager.load(cwd, root, project_trusted=True) if trusted else global_settings), trusted
+
+
+def settings_disabled_plugins(
+    cwd: str | None = None, *, agent_dir_path: str | None = None, approve: bool | None = None
+) -> list[str]:
+    """The plugins the settings disable (``plugins.disable``), for loading a host before a session."""
+    root = Path(agent_dir_path) if agent_dir_path else agent_dir()
+    manager, _ = _load_settings(os.path.abspath(cwd or os.getcwd()), root, approve)
+    return list(manager.settings.plugins.disable)
+
+
 async def create_session(options: SessionOptions | None = None, *, host: Host | None = None) -> AgentSession:
     """Build an :class:`AgentSession`: settings, trust, plugins, models, session file, prompt.
 
@@ -120,14 +143,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     options = options or SessionOptions()
     cwd = os.path.abspath(options.cwd)
     root = Path(options.agent_dir) if options.agent_dir else agent_dir()
-    global_settings = SettingsManager.load(cwd, root, project_trusted=False)
-    trust = ProjectTrust(
-        root, default=global_settings.settings.default_project_trust, override=options.approve
-    )
-    trusted = trust.resolve(cwd)
-    settings_manager = (
-        SettingsManager.load(cwd, root, project_trusted=trusted) if trusted else global_settings
-    )
+    settings_manager, trusted = _load_settings(cwd, root, options.approve)
     settings = settings_manager.settings
     if host is None:
         disabled = [*settings.plugins.disable, *options.disabled_plugins]
