@@ -174,10 +174,12 @@ async def test_resume_fires_hooks_and_restores_model_and_thinking(tmp_path: Path
         hooks.calls.clear()
 
         assert await session.switch_session(first_file) is False
-        assert hooks.calls[:3] == [
+        assert hooks.calls == [
             ("before_switch", "resume", first_file),
             ("shutdown", "resume", first_file, second_id),
             ("start", "resume", hooks.calls[2][2], first_id),
+            # pi-host's hookspec promises source "restore" when resuming changes the model.
+            ("model_select", "faux-2", "faux-plain", "restore"),
         ]
         assert [_text(m) for m in session.messages] == ["first", "one", "second", "two"]
         # pi rebuilds the runtime from the destination file: its model and thinking level.

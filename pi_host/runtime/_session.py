@@ -1138,14 +1138,19 @@ class AgentSession:
             reason=reason, target_session_file=target_session_file, ctx=self.ctx
         )
 
-    def _restore_from_session(self) -> None:
+    def _restore_from_session(self) -> Model | None:
+        """Load the (new) session file's context; returns the model it replaced, if any."""
         context = self.session_manager.build_session_context()
         self.agent.state.messages = context.messages
         # pi rebuilds the runtime for the destination session: its model (when it still has
         # credentials; otherwise the current one stays) and its thinking level.
+        replaced = None
         if context.model is not None and self.model_resolver is not None:
             restored = self.model_resolver.find(context.model.provider, context.model.model_id)
             if restored is not None and self.model_resolver.has_auth(restored):
+                current = self.model
+                if current is not None and current.ref != restored.ref:
+                    replaced = current
                 self.agent.state.model = restored
         if context.has_thinking_entry:
             level = cast(ThinkingLevel, context.thinking_level)
@@ -1154,6 +1159,14 @@ class AgentSession:
         self._follow_up_texts.clear()
         self.agent.clear_all_queues()
         self._last_assistant = None
+        return replaced
+
+    async def _announce_restored_model(self, replaced: Model | None) -> None:
+        model = self.model
+        if replaced is not None and model is not None:
+            await self.host.dispatcher.model_select(
+                model=model, previous_model=replaced, source="restore", ctx=self.ctx
+            )
 
     async def new_session(self, *, parent_session: str | None = None) -> bool:
         """Start a fresh session file; returns ``True`` when a plugin cancelled."""
@@ -1183,8 +1196,9 @@ class AgentSession:
         previous = self._session_file_text()
         await self.shutdown("resume", path)
         self.session_manager.set_session_file(path)
-        self._restore_from_session()
+        replaced = self._restore_from_session()
         await self.start("resume", previous)
+        await self._announce_restored_model(replaced)
         return False
 
     async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool:
@@ -1209,8 +1223,9 @@ class AgentSession:
             manager.new_session(parent_session=previous)
         else:
             manager.create_branched_session(leaf)
-        self._restore_from_session()
+        replaced = self._restore_from_session()
         await self.start("fork", previous)
+        await self._announce_restored_model(replaced)
         return False
 
     async def navigate_tree(
