@@ -51,16 +51,20 @@ class Gate:
         self.tool: Tool[Any] = Tool(name="gate", description="Wait.", parameters=Params, execute=execute)
 
 
+def user_texts(context: LlmContext) -> list[str]:
+    """The text of each user message the model was sent, in order."""
+    return [
+        message.content
+        if isinstance(message.content, str)
+        else "".join(block.text for block in message.content if isinstance(block, TextContent))
+        for message in context.messages
+        if isinstance(message, UserMessage)
+    ]
+
+
 def last_user_text(context: LlmContext) -> str:
-    for message in reversed(context.messages):
-        if isinstance(message, UserMessage):
-            content = message.content
-            return (
-                content
-                if isinstance(content, str)
-                else "".join(b.text for b in content if isinstance(b, TextContent))
-            )
-    return ""
+    texts = user_texts(context)
+    return texts[-1] if texts else ""
 
 
 def handler(context: LlmContext, options: StreamOptions, state: FauxState, model: Model) -> AssistantMessage:
@@ -70,19 +74,6 @@ def handler(context: LlmContext, options: StreamOptions, state: FauxState, model
 
 def gate_call() -> AssistantMessage:
     return faux_assistant_message([faux_tool_call("gate", {}, id="g1")], stop_reason="toolUse")
-
-
-def user_texts(context: LlmContext) -> list[str]:
-    texts = []
-    for message in context.messages:
-        if message.role == "user":
-            content = message.content
-            texts.append(
-                content
-                if isinstance(content, str)
-                else "".join(b.text for b in content if isinstance(b, TextContent))
-            )
-    return texts
 
 
 async def run_with_gate(rig: Rig, gate: Gate, prompt: str, queue: Any) -> None:
