@@ -60,6 +60,8 @@ logger = logging.getLogger("pi_shell_hooks")
 CONTEXT_MESSAGE_TYPE = "shell-hook"
 """The ``customType`` of messages that carry hooks' ``additionalContext`` to the model."""
 
+_CANNOT_BLOCK: frozenset[Event] = frozenset({"before_agent_start", "session_start", "session_shutdown"})
+
 MAX_STOP_CONTINUATIONS = 8
 """How many times in a row ``agent_end`` hooks may keep the agent going (Claude Code's cap)."""
 
@@ -137,6 +139,13 @@ async def _run_one(ctx: PluginContext, command: HookCommand, payload: dict[str, 
     answer = interpret(command, result)
     if answer.failure is not None:
         _report_failure(ctx, command, answer.failure)
+    elif answer.block and command.event in _CANNOT_BLOCK:
+        # nothing to block here: the user sees the reason (Claude Code shows stderr)
+        ctx.ui.notify(
+            f"pi-shell-hooks: the {command.event} hook {command.label!r} cannot block"
+            + (f": {answer.reason}" if answer.reason else ""),
+            "warning",
+        )
     if answer.system_message:
         ctx.ui.notify(answer.system_message, "warning")
     if answer.stop:
@@ -365,16 +374,22 @@ async def pi_tool_result(
 
 @hookimpl
 async def pi_turn_end(turn_index: int, message: Any, tool_results: Sequence[Any], ctx: PluginContext) -> None:
-    """Run ``turn_end`` hooks; their context steers the next turn."""
+    """Run ``turn_end`` hooks; their context goes with the next turn.
+
+    When the reply called tools the agent takes another turn anyway, and the context steers
+    it; after the final reply it waits for the next prompt (``nextTurn``) — steering then would
+    start a turn of its own, and a hook that always answers would never let the agent stop.
+    """
     if not _has(ctx, "turn_end"):
         return
     payload = {"turn_index": turn_index, "message": message, "tool_results": list(tool_results)}
+    continues = any(getattr(block, "type", None) == "toolCall" for block in getattr(message, "content", ()))
     for _, answer in await run_event(ctx, "turn_end", payload):
         context = answer.context or (answer.reason if answer.block else None)
         if context:
             ctx.send_message(
                 CustomMessage(custom_type=CONTEXT_MESSAGE_TYPE, content=context, display=False),
-                deliver_as="steer",
+                deliver_as="steer" if continues else "nextTurn",
             )
 
 

@@ -316,11 +316,27 @@ async def test_turn_end_context_steers_the_next_turn(
         """,
         "python",
     )
-    host = hooked(make_host, hooks("turn_end", path), replies=["first", "second"])
+    host = hooked(
+        make_host,
+        hooks("turn_end", path),
+        files={"a.txt": "alpha"},
+        replies=[reply(tool_calls=[tool_call("read", path="a.txt")]), "second"],
+    )
     outcome = await host.run("go")
     assert outcome.requests == 2
     assert any("remember the tests" in text for text in host.provider.requests[1].user_texts)
     assert seen.read_text().split() == ["0", "1"]
+
+
+async def test_turn_end_context_after_the_final_reply_waits_for_the_next_prompt(
+    make_host: HostFactory, script: Script
+) -> None:
+    answer = json.dumps({"hookSpecificOutput": {"additionalContext": "lint is clean"}})
+    path = script(f"cat >/dev/null; echo '{answer}'")  # answers after every turn
+    host = hooked(make_host, hooks("turn_end", path), replies=["first", "second"])
+    assert (await host.run("go")).requests == 1  # no extra turn: the agent may stop
+    await host.run("next")
+    assert any("lint is clean" in text for text in host.provider.requests[1].user_texts)
 
 
 async def test_agent_end_block_keeps_the_agent_going_once(make_host: HostFactory, script: Script) -> None:
