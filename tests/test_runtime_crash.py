@@ -165,3 +165,15 @@ def test_killed_while_a_tool_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "after the crash\n"
     assert roles(loaded(tmp_path)) == ["user", "assistant", "user", "assistant"]
+
+
+def test_killed_during_the_first_reply_leaves_no_file(tmp_path: Path) -> None:
+    # pi creates the session file lazily, with the first assistant message (issue 4, notes
+    # §3.11): a crash before that leaves nothing to load, and nothing half-written.
+    script = [{"text": "a slow first answer " * 100, "delayMs": 20}]
+
+    def first_text_delta(event: dict[str, Any]) -> bool:
+        return event.get("type") == "message_update"
+
+    run_until(tmp_path, script, "hello", first_text_delta)
+    assert session_files(tmp_path) == []
