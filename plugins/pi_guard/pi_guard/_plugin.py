@@ -15,13 +15,13 @@ import logging
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from pi_host import hookimpl
 from pi_host.hookspecs import Command, Flag, StashKey, ToolCallBlock
+from pi_host.resources import agent_dir
 
 from ._audit import AUDIT_ENTRY_TYPE, audit_target, redact
 from ._config import GRANTS_FILE_NAME, GrantStore, GuardSettings, load_settings
@@ -80,6 +80,7 @@ class GuardState:
     :ivar mode: the mode in force.
     :ivar active: whether the guard judges calls: settings have a ``permissions`` section,
         ``--permission-mode`` was given, or the user picked a mode with ``/permissions``.
+    :ivar picked: the mode was picked with ``/permissions`` (a reload keeps it).
     :ivar session_rules: "always allow this session" grants.
     """
 
@@ -87,7 +88,7 @@ class GuardState:
     mode: Mode
     active: bool
     cwd: str
-    root: str | None = None
+    picked: bool = False
     session_rules: list[Rule] = field(default_factory=list)
 
     _policy: Policy | None = field(default=None, repr=False)
@@ -119,17 +120,17 @@ def _flag_mode(ctx: PluginContext, problems: list[str]) -> Mode | None:
 
 
 def _load_state(ctx: PluginContext, previous: GuardState | None = None) -> GuardState:
-    root = previous.root if previous is not None else None
-    settings = load_settings(ctx.cwd, trusted=ctx.is_project_trusted(), root=root)
+    """Read the configuration; with ``previous`` (a reload) keep its grants and a picked mode."""
+    settings = load_settings(ctx.cwd, trusted=ctx.is_project_trusted())
     flag_mode = _flag_mode(ctx, settings.problems)
-    if previous is not None and previous.active:
-        mode, active = previous.mode, True
-    else:
-        mode = flag_mode or settings.mode or "default"
-        active = settings.configured or flag_mode is not None
-    state = GuardState(settings=settings, mode=mode, active=active, cwd=ctx.cwd, root=root)
+    mode = flag_mode or settings.mode or "default"
+    state = GuardState(
+        settings=settings, mode=mode, active=settings.configured or flag_mode is not None, cwd=ctx.cwd
+    )
     if previous is not None:
         state.session_rules = list(previous.session_rules)
+        if previous.picked:
+            state.mode, state.active, state.picked = previous.mode, True, True
     return state
 
 
@@ -351,11 +352,8 @@ async def _ask(
 
 
 def _save_grant(ctx: PluginContext, state: GuardState, text: str) -> None:
-    from pi_host.resources import agent_dir
-
-    root = agent_dir() if state.root is None else Path(state.root)
     try:
-        GrantStore(root / GRANTS_FILE_NAME).add(state.cwd, text)
+        GrantStore(agent_dir() / GRANTS_FILE_NAME).add(state.cwd, text)
     except (OSError, ValueError) as exc:
         message = f"pi-guard: could not save the grant for this project ({exc}); it holds for this session"
         logger.warning(message)
@@ -382,7 +380,7 @@ def _status_lines(state: GuardState) -> list[str]:
 
 def _switch(ctx: PluginContext, state: GuardState, mode: Mode) -> None:
     previous = state.mode if state.active else "off"
-    state.mode, state.active = mode, True
+    state.mode, state.active, state.picked = mode, True, True
     _audit(ctx, {"event": "mode", "from": previous, "to": mode})
     _show_status(ctx, state)
     ctx.ui.notify(f"pi-guard mode: {mode} ({_MODE_HELP[mode]})", "info")

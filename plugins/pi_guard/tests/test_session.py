@@ -333,3 +333,32 @@ async def test_a_shell_hook_rewrite_is_judged_by_the_guard(make_host: HostFactor
     )
     outcome = await host.run("read")
     assert 'deny rule "read(/etc/**)"' in outcome.assert_blocked("read", plugin="pi_guard").reason
+
+
+async def test_reload_rereads_the_settings_but_keeps_a_picked_mode_and_grants(make_host: HostFactory) -> None:
+    ui = RecordingUI([pi_guard.ALLOW_SESSION])
+    host = guarded(
+        make_host, ui=ui, session_options={"mode": "rpc"}, replies=[reply(tool_calls=[WRITE]), "ok"]
+    )
+    await host.run("go")
+    settings = host.agent_dir / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "accept-edits"}}))
+    await host.run("/permissions reload")
+    session = await host.session()
+    state = pi_guard.guard_state(session.ctx)
+    assert state.mode == "accept-edits" and len(state.session_rules) == 1
+    await host.run("/permissions yolo")
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "read-only"}}))
+    await host.run("/permissions reload")
+    assert pi_guard.guard_state(session.ctx).mode == "yolo"
+
+
+async def test_a_new_session_starts_over(make_host: HostFactory) -> None:
+    ui = RecordingUI([pi_guard.ALLOW_SESSION, pi_guard.DENY])
+    replies = [reply(tool_calls=[WRITE]), "ok", reply(tool_calls=[WRITE]), "ok"]
+    host = guarded(make_host, ui=ui, session_options={"mode": "rpc"}, replies=replies)
+    (await host.run("go")).assert_not_blocked()
+    session = await host.session()
+    await session.new_session()
+    (await host.run("again")).assert_blocked("write")
+    assert [kind for kind, _ in ui.dialogs] == ["select", "select"]
