@@ -7,17 +7,15 @@ continued once by each with ``--session <file>``; the two continuation requests 
 the same ``messages`` (and the same request settings, everything but the system prompt and
 the tool descriptions, which are each program's own prose).
 
-pi itself is found at ``PI073_ROOT`` (default ``/tmp/pi073/...``) or installed with npm into
-a cache directory; the tests are skipped, saying why, only when node or npm is unavailable.
+pi itself comes from ``tests.pi_reference``: found, or installed with npm into a cache
+directory; the tests are skipped, saying why, only when node or npm is unavailable.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,48 +26,13 @@ import pytest
 from pi_host.messages import AssistantMessage, BashExecutionMessage, TextContent, Usage, UserMessage
 from pi_host.session import SessionManager
 from tests.fakeservers import AnthropicServer, anthropic_reply
-
-PI_VERSION = "0.73.1"
-PI_PACKAGE = "@mariozechner/pi-coding-agent"
-PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
-CACHE = Path(os.environ.get("PI_HOST_TEST_CACHE", Path.home() / ".cache" / "pi-host-tests"))
-
-
-def _installed_cli() -> Path | None:
-    roots = [
-        os.environ.get("PI073_ROOT"),
-        f"/tmp/pi073/node_modules/{PI_PACKAGE}",
-        str(CACHE / f"pi-{PI_VERSION}" / "node_modules" / PI_PACKAGE),
-    ]
-    for root in roots:
-        if root and (Path(root) / "dist" / "cli.js").exists():
-            return Path(root) / "dist" / "cli.js"
-    return None
+from tests.pi_reference import PI_HOST, clean_env, require_pi_cli
 
 
 @pytest.fixture(scope="session")
 def pi_cli() -> Path:
     """pi's ``cli.js``; installed into the test cache with npm the first time if needed."""
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed: the real pi cannot run")
-    cli = _installed_cli()
-    if cli is not None:
-        return cli
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip(f"pi {PI_VERSION} is not installed and npm is not available to install it")
-    prefix = CACHE / f"pi-{PI_VERSION}"
-    prefix.mkdir(parents=True, exist_ok=True)
-    install = subprocess.run(
-        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", f"{PI_PACKAGE}@{PI_VERSION}"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    cli = _installed_cli()
-    if install.returncode != 0 or cli is None:
-        pytest.skip(f"npm could not install {PI_PACKAGE}@{PI_VERSION}: {install.stderr.strip()[-500:]}")
-    return cli
+    return require_pi_cli()
 
 
 @dataclass
@@ -94,10 +57,7 @@ class Agents:
         )
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_HOST", "PI_CODING_AGENT"))}
-        for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY"):
-            env.pop(key, None)
-        return env
+        return clean_env()
 
     def pi(self, *args: str) -> str:
         env = {**self._env(), "PI_CODING_AGENT_DIR": str(self.pi_dir), "PI_OFFLINE": "1"}
