@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_host.agent import Agent, Tool
-from pi_host.hookspecs import Mode
+from pi_host.hookspecs import Mode, PluginContext
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.providers._registry import ModelRegistry
 from pi_host.resources import ProjectTrust, ResourceOptions, SettingsManager, agent_dir, load_resources
 from pi_host.session import SessionManager, default_session_dir
 
 from ._config import SessionHostConfig
+from ._context import NullUI
 from ._host import BUILTIN_TOOL_NAMES, Host
 from ._models import ModelResolver
 from ._session import AgentSession, SessionError, clamp_thinking_level
@@ -125,6 +126,30 @@ def _load_settings(cwd: str, root: Path, approve: bool | None) -> tuple[Settings
     return (SettingsManager.load(cwd, root, project_trusted=True) if trusted else global_settings), trusted
 
 
+class _TrustContext:
+    """The little ``pi_project_trust`` may use this early: no session exists yet."""
+
+    def __init__(self, cwd: str, mode: Mode, ui: Any) -> None:
+        self.cwd = cwd
+        self.mode = mode
+        self.has_ui = mode in ("tui", "rpc")
+        self.ui = ui if ui is not None else NullUI()
+
+
+async def _decide_trust(trust: ProjectTrust, cwd: str, host: Host, options: SessionOptions) -> bool:
+    """pi's order: ``--approve``/``--no-approve``, the trust file and ``defaultProjectTrust``, then
+    the installed plugins' ``pi_project_trust``; still undecided means untrusted for now."""
+    decided = trust.decision(cwd)
+    if decided is not None:
+        return decided
+    context = cast("PluginContext", _TrustContext(cwd, options.mode, options.ui))
+    verdict = await host.dispatcher.project_trust(cwd=cwd, ctx=context)
+    if verdict is None:
+        return trust.resolve(cwd)
+    trust.set_trusted(cwd, verdict.trusted, remember=verdict.remember)
+    return verdict.trusted
+
+
 def settings_disabled_plugins(
     cwd: str | None = None, *, agent_dir_path: str | None = None, approve: bool | None = None
 ) -> list[str]:
@@ -143,11 +168,20 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     options = options or SessionOptions()
     cwd = os.path.abspath(options.cwd)
     root = Path(options.agent_dir) if options.agent_dir else agent_dir()
-    settings_manager, trusted = _load_settings(cwd, root, options.approve)
-    settings = settings_manager.settings
+    global_settings = SettingsManager.load(cwd, root, project_trusted=False)
+    trust = ProjectTrust(
+        root, default=global_settings.settings.default_project_trust, override=options.approve
+    )
     if host is None:
-        disabled = [*settings.plugins.disable, *options.disabled_plugins]
+        disabled = [*global_settings.settings.plugins.disable, *options.disabled_plugins]
         host = Host.load(disabled=disabled, extra_plugins=options.extra_plugins)
+    trusted = await _decide_trust(trust, cwd, host, options)
+    settings_manager = SettingsManager.load(cwd, root, project_trusted=True) if trusted else global_settings
+    settings = settings_manager.settings
+    for name in settings.plugins.disable:
+        # The project's settings may disable more plugins, now that it is trusted.
+        if host.plugin_manager.get_plugin(name) is not None:
+            host.plugin_manager.set_blocked(name)
     host.configure(
         SessionHostConfig(
             cwd=cwd, mode=options.mode, settings=settings_manager.merged(), flags=dict(options.flags)

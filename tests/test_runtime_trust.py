@@ -1,0 +1,92 @@
+"""Project trust at session start: pi's order, then installed plugins' pi_project_trust."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_host import hookimpl
+from pi_host.hookspecs import ProjectTrustDecision
+from pi_host.plugin import PluginControls
+from pi_host.runtime import Host, SessionOptions, create_session
+
+
+def project_with_settings(tmp_path: Path) -> tuple[Path, Path]:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    project = tmp_path / "project"
+    (project / ".pi").mkdir(parents=True)
+    (project / ".pi" / "settings.json").write_text(json.dumps({"steeringMode": "all"}))
+    return agent, project
+
+
+async def start(agent: Path, project: Path, *plugins: object, approve: bool | None = None) -> Any:
+    host = Host.load(controls=PluginControls(allow=frozenset()), extra_plugins=list(plugins))
+    options = SessionOptions(
+        cwd=str(project), agent_dir=str(agent), provider="faux", no_session=True, approve=approve
+    )
+    return await create_session(options, host=host)
+
+
+async def test_an_undecided_project_is_untrusted_without_asking(tmp_path: Path) -> None:
+    agent, project = project_with_settings(tmp_path)
+    session = await start(agent, project)
+    assert session.project_trusted is False
+    assert session.settings.steering_mode == "one-at-a-time"
+
+
+@pytest.mark.parametrize("remember", [True, False])
+async def test_a_plugin_can_trust_the_project(tmp_path: Path, remember: bool) -> None:
+    agent, project = project_with_settings(tmp_path)
+    seen: list[tuple[str, str]] = []
+
+    class Trusting:
+        @hookimpl
+        def pi_project_trust(self, cwd: str, ctx: Any) -> ProjectTrustDecision:
+            seen.append((cwd, ctx.mode))
+            return ProjectTrustDecision(trusted=True, remember=remember)
+
+    session = await start(agent, project, Trusting())
+    assert seen == [(str(project), "print")]
+    assert session.project_trusted is True
+    assert session.settings.steering_mode == "all"
+    assert (agent / "trust.json").exists() is remember
+
+
+async def test_the_command_line_decides_before_plugins(tmp_path: Path) -> None:
+    agent, project = project_with_settings(tmp_path)
+    asked: list[str] = []
+
+    class Trusting:
+        @hookimpl
+        def pi_project_trust(self, cwd: str) -> ProjectTrustDecision:
+            asked.append(cwd)
+            return ProjectTrustDecision(trusted=True)
+
+    session = await start(agent, project, Trusting(), approve=False)
+    assert asked == []
+    assert session.project_trusted is False
+
+
+async def test_trusted_project_settings_can_disable_a_plugin(tmp_path: Path) -> None:
+    agent, project = project_with_settings(tmp_path)
+    (project / ".pi" / "settings.json").write_text(json.dumps({"plugins": {"disable": ["noisy"]}}))
+    calls: list[str] = []
+
+    class Noisy:
+        @hookimpl
+        def pi_session_start(self) -> None:
+            calls.append("start")
+
+    host = Host.load(controls=PluginControls(allow=frozenset()))
+    host.plugin_manager.register(Noisy(), name="noisy")
+    options = SessionOptions(
+        cwd=str(project), agent_dir=str(agent), provider="faux", no_session=True, approve=True
+    )
+    session = await create_session(options, host=host)
+    await session.start()
+    assert calls == []
+    assert host.plugin_manager.get_plugin("noisy") is None
