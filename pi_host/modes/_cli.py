@@ -207,10 +207,11 @@ async def _run_mode(
 
         async with anyio.create_task_group() as tg:
             session.bind_task_group(tg)
-            await session.start("startup")
+            adapter = InteractiveSessionAdapter(session)
+            tg.start_soon(adapter.start)
             try:
                 await run_interactive(
-                    InteractiveSessionAdapter(session),
+                    adapter,
                     initial_messages=messages,
                     version=_VERSION,
                     hide_thinking=bool(session.settings and session.settings.hide_thinking_block),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import anyio
+
 from pi_host.messages import AgentMessage, TextContent, UserMessage
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.runtime import AgentSession, SessionError
@@ -25,11 +27,74 @@ from ._interactive._driver import (
 __all__ = ["InteractiveSessionAdapter"]
 
 
+class DeferredUI:
+    """Stands in for the terminal UI until it is on screen.
+
+    ``pi_session_start`` fires while the UI is still starting: notices, statuses and widgets
+    set then are replayed once it attaches, and dialogs wait for it instead of being lost.
+    """
+
+    def __init__(self) -> None:
+        self._ui: UiBridge | None = None
+        self._attached = anyio.Event()
+        self._pending: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    def attach(self, ui: UiBridge) -> None:
+        self._ui = ui
+        for name, args, kwargs in self._pending:
+            getattr(ui, name)(*args, **kwargs)
+        self._pending.clear()
+        self._attached.set()
+
+    async def _ready(self) -> UiBridge:
+        await self._attached.wait()
+        assert self._ui is not None
+        return self._ui
+
+    async def select(self, title: str, options: Sequence[str], **kwargs: Any) -> str | None:
+        return await (await self._ready()).select(title, options, **kwargs)
+
+    async def confirm(self, title: str, message: str, **kwargs: Any) -> bool:
+        return await (await self._ready()).confirm(title, message, **kwargs)
+
+    async def input(self, title: str, placeholder: str | None = None, **kwargs: Any) -> str | None:
+        return await (await self._ready()).input(title, placeholder, **kwargs)
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        return await (await self._ready()).editor(title, prefill)
+
+    def get_editor_text(self) -> str:
+        return self._ui.get_editor_text() if self._ui is not None else ""
+
+    def __getattr__(self, name: str) -> Any:
+        # notify, set_status, set_widget, set_title, set_editor_text, set_working_message …
+        def call(*args: Any, **kwargs: Any) -> None:
+            if self._ui is not None:
+                getattr(self._ui, name)(*args, **kwargs)
+            else:
+                self._pending.append((name, args, kwargs))
+
+        return call
+
+
 class InteractiveSessionAdapter:
-    """Presents an AgentSession as the interactive mode's ``InteractiveSession``."""
+    """Presents an AgentSession as the interactive mode's ``InteractiveSession``.
+
+    :meth:`start` fires ``pi_session_start`` while the terminal UI comes up; prompts wait for it.
+    """
 
     def __init__(self, session: AgentSession) -> None:
         self._session = session
+        self._deferred_ui = DeferredUI()
+        self._started = anyio.Event()
+        session.ui = self._deferred_ui
+
+    async def start(self) -> None:
+        """Fire the session's start hooks (plugins' UI calls reach the screen once it is up)."""
+        try:
+            await self._session.start("startup")
+        finally:
+            self._started.set()
 
     # -- state --------------------------------------------------------------------------------
 
@@ -87,11 +152,14 @@ class InteractiveSessionAdapter:
     def set_ui(self, ui: UiBridge | None) -> None:
         from pi_host.runtime import NullUI
 
+        if ui is not None and self._session.ui is self._deferred_ui:
+            self._deferred_ui.attach(ui)
         self._session.ui = ui if ui is not None else NullUI()
 
     # -- prompting ----------------------------------------------------------------------------
 
     async def prompt(self, text: str, *, streaming_behavior: StreamingBehavior | None = None) -> None:
+        await self._started.wait()
         await self._session.prompt(text, streaming_behavior=streaming_behavior)
 
     async def abort(self) -> None:

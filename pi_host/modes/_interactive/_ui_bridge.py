@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+import anyio
+
 if TYPE_CHECKING:
     from ._app import InteractiveApp
 
@@ -28,21 +30,31 @@ class UiBridge:
 
     # dialogs -------------------------------------------------------------------------------
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        """Let the user pick one of ``options``; ``None`` if they press Esc."""
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
+        """Let the user pick one of ``options``; ``None`` if they press Esc or ``timeout`` passes."""
         choices = list(options)
         if not choices:
             return None
-        index = await self._app.select(title, choices)
+        index = None
+        with anyio.move_on_after(timeout):
+            index = await self._app.select(title, choices)
         return None if index is None else choices[index]
 
-    async def confirm(self, title: str, message: str) -> bool:
-        """Ask a yes/no question; Esc means no."""
-        return await self._app.confirm(title, message)
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        """Ask a yes/no question; Esc (or ``timeout``) means no."""
+        answer = False
+        with anyio.move_on_after(timeout):
+            answer = await self._app.confirm(title, message)
+        return answer
 
-    async def input(self, title: str, placeholder: str | None = None) -> str | None:
-        """Ask for one line of text; ``None`` if they press Esc."""
-        return await self._app.input(title, placeholder)
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        """Ask for one line of text; ``None`` if they press Esc or ``timeout`` passes."""
+        text = None
+        with anyio.move_on_after(timeout):
+            text = await self._app.input(title, placeholder)
+        return text
 
     async def editor(self, title: str, prefill: str | None = None) -> str | None:
         """Let the user edit a multi-line text; ``None`` if they press Esc."""
