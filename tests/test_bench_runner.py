@@ -54,8 +54,9 @@ def test_runner_measures_pi_host_and_writes_the_table(tmp_path: Path) -> None:
         agents = ["pi-host", "pi"]
     else:
         agents = ["pi-host"]
-        assert "pi is unavailable, running pi-host only" in result.stderr
-        assert "--no-install" in result.stderr  # says why, and how to get it
+        # It says why: no node or npm, or (tests never install) pi missing from the cache.
+        assert "pi is unavailable, running pi-host only: " in result.stderr
+        assert "not installed" in result.stderr
     for workload in ("version", "one-shot", "tools-20"):
         assert sorted(raw["results"][workload]) == sorted(agents)
         for agent in agents:
@@ -77,6 +78,15 @@ def test_runner_without_pi_runs_rpc_and_json_workloads(tmp_path: Path) -> None:
     assert stream["events_per_s"] > 0
     assert stream["output_mib"] > 1
     assert "| warm `--mode rpc` process | tool round trip (ms) |" in document
+
+
+def test_pi_is_skipped_with_the_reason_when_it_cannot_be_installed(tmp_path: Path) -> None:
+    cache = tmp_path / "empty-cache"
+    result, raw, document = run_runner(tmp_path, "--cache", str(cache), "--workloads", "version")
+    assert "pi is unavailable, running pi-host only: " in result.stderr
+    assert "not installed" in result.stderr
+    assert list(raw["results"]["version"]) == ["pi-host"]
+    assert "pi: not run" in document
 
 
 def test_an_unknown_workload_is_named_with_the_choices(tmp_path: Path) -> None:
@@ -168,7 +178,7 @@ def test_ratios_pair_runs_and_verdicts_say_by_how_much() -> None:
     assert pair_ratios(host, pi, "wall_s") == [0.25, 0.5]
     lower = Metric("wall_s", "wall time", "s", target=0.25)
     assert verdict(lower, [0.25]) == "≤ 0.25: **met**"
-    assert verdict(lower, [0.5]) == "≤ 0.25: missed \u00d72.0"
+    assert verdict(lower, [0.5]) == "≤ 0.25: missed \u00d72.00"
     higher = Metric("events_per_s", "events/s", "1/s", higher_is_better=True, target=2.0)
-    assert verdict(higher, [1.0]) == "≥ 2: missed \u00d72.0"
+    assert verdict(higher, [1.0]) == "≥ 2: missed \u00d72.00"
     assert verdict(Metric("cpu_s", "CPU", "s"), [3.0]) == "—"

@@ -100,7 +100,7 @@ def verdict(metric: Metric, ratios: Sequence[float]) -> str:
         ok, factor = ratio >= metric.target, metric.target / ratio
     else:
         ok, factor = ratio <= metric.target, ratio / metric.target
-    return f"{sign} {metric.target:g}: " + ("**met**" if ok else f"missed {_TIMES}{factor:.1f}")
+    return f"{sign} {metric.target:g}: " + ("**met**" if ok else f"missed {_TIMES}{factor:.2f}")
 
 
 def machine_description(pi_version: str | None, host_version: str) -> list[str]:
