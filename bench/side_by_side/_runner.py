@@ -149,9 +149,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             server.close()
     duration = time.perf_counter() - began
-    command = "uv run python bench/run.py" + "".join(
-        f" {shlex.quote(arg)}" for arg in sys.argv[1:] if arg is not None
-    )
+    command = "uv run python bench/run.py" + "".join(f" {shlex.quote(arg)}" for arg in args.argv)
     section = render_markdown(
         workloads,
         results,
@@ -177,7 +175,9 @@ def _brief(figures: dict[str, float]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
+    args.argv = argv  # the reproducing command in the report
     try:
         return run(args)
     except ValueError as error:

@@ -17,50 +17,12 @@ from typing import Any
 
 __all__ = ["generate_session"]
 
-_WORDS = [
-    "the",
-    "session",
-    "entry",
-    "reads",
-    "a",
-    "file",
-    "and",
-    "then",
-    "edits",
-    "the",
-    "function",
-    "so",
-    "that",
-    "tests",
-    "pass",
-    "again",
-    "while",
-    "the",
-    "agent",
-    "keeps",
-    "context",
-    "about",
-    "modules",
-    "classes",
-    "imports",
-    "errors",
-    "paths",
-    "lines",
-    "tokens",
-    "tool",
-    "call",
-    "result",
-    "output",
-    "summary",
-    "branch",
-    "compaction",
-    "model",
-    "provider",
-    "stream",
-    "delta",
-    "prompt",
-    "reply",
-]
+_VOCABULARY = (
+    "the session entry reads a file and then edits the function so that tests pass again while "
+    "the agent keeps context about modules classes imports errors paths lines tokens tool call "
+    "result output summary branch compaction model provider stream delta prompt reply"
+)
+_WORDS = _VOCABULARY.split()
 
 
 def _text(rng: random.Random, chars: int) -> str:
