@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+from pydantic import Field
+
 from pi_host.messages import AgentEvent, AgentMessage, WireModel
 
 __all__ = [
@@ -24,11 +26,15 @@ CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
 
 
 class SessionAgentEndEvent(WireModel):
-    """``agent_end`` as sessions emit it: with ``will_retry`` set when auto-retry follows."""
+    """``agent_end`` as sessions emit it: with ``will_retry`` set when auto-retry follows.
+
+    ``will_retry`` is for Python subscribers only: pi 0.73's JSON and RPC ``agent_end`` is
+    ``{type, messages}``, so the field is left out of the JSON.
+    """
 
     type: Literal["agent_end"] = "agent_end"
     messages: list[AgentMessage]
-    will_retry: bool = False
+    will_retry: bool = Field(default=False, exclude=True)
 
 
 class QueueUpdateEvent(WireModel):
