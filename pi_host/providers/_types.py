@@ -32,10 +32,11 @@ THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium",
 class ModelCost(WireModel):
     """Prices in dollars per million tokens."""
 
-    input: float = 0
-    output: float = 0
-    cache_read: float = 0
-    cache_write: float = 0
+    # int | float keeps a whole price whole, so ``3`` is written ``3`` as pi writes it, not ``3.0``.
+    input: int | float = 0
+    output: int | float = 0
+    cache_read: int | float = 0
+    cache_write: int | float = 0
 
 
 def _text_only() -> list[Literal["text", "image"]]:
