@@ -515,11 +515,13 @@ class _Run:
     def _stand_in_reply(
         self, partial: AssistantMessage | None, stop_reason: Literal["error", "aborted"], text: str
     ) -> AssistantMessage:
-        """The final reply when the provider produced none: the partial so far, or an empty one."""
+        """The final reply when the provider produced none: the partial so far, or an empty one.
+
+        The partial keeps its timestamp, as pi's providers finish the message they started:
+        ``message_start`` and ``message_end`` of one reply carry the same ``timestamp``.
+        """
         if partial is not None:
-            return partial.model_copy(
-                update={"stop_reason": stop_reason, "error_message": text, "timestamp": now_ms()}
-            )
+            return partial.model_copy(update={"stop_reason": stop_reason, "error_message": text})
         model = self.model
         return AssistantMessage(
             content=[TextContent(text="")] if stop_reason == "error" else [],
