@@ -158,15 +158,23 @@ def _predates_compaction(message: AssistantMessage, ctx: PluginContext) -> bool:
     """Whether ``message`` comes before the branch's latest compaction (its usage then measured
     a context that no longer exists).
 
-    Entry order decides; a message the session file does not hold is compared by time.
+    Walks up from the leaf and stops at the message or at the first compaction, so a long
+    session is not read back to its root (resume cost follows the branch since the last
+    compaction). Entries are appended in time order, so at that compaction the timestamps
+    decide, which also covers a message the session file does not hold.
     """
-    latest: Any = None
-    for entry in reversed(ctx.session_manager.get_branch()):
+    manager = ctx.session_manager
+    leaf = manager.leaf_id
+    entry: Any = manager.get_entry(leaf) if leaf else None
+    seen: set[str] = set()
+    while entry is not None and entry.id not in seen:
+        seen.add(entry.id)
         if entry.type == "compaction":
-            latest = latest or entry
-        elif entry.type == "message" and getattr(entry, "message", None) == message:
-            return latest is not None
-    return latest is not None and message.timestamp <= entry_ms(latest)
+            return message.timestamp <= entry_ms(entry)
+        if entry.type == "message" and getattr(entry, "message", None) == message:
+            return False
+        entry = manager.get_entry(entry.parent_id) if entry.parent_id else None
+    return False
 
 
 async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt: bool) -> bool:
