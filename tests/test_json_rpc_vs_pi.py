@@ -1,0 +1,645 @@
+"""pi-host's JSON and RPC modes beside pi 0.73's: the same records, field by field.
+
+Each scenario (a plain reply, a ``read`` tool call then text, an overloaded 529 and an invalid
+400 error, an abort mid-stream) runs as a subprocess against its own local fake Anthropic
+server, configured through ``models.json`` in the agent's directory (``PI_HOST_DIR`` for
+pi-host, ``PI_CODING_AGENT_DIR`` for pi) with retries off, so an error ends the run at once.
+
+pi-host's output is always checked against pi 0.73's record shapes, written out below
+(:data:`EVENT_KEYS` and friends, read off the real pi's output). When pi itself can run
+(``tests.pi_reference`` finds it or installs it with npm), the same scenario also runs in pi
+and the two outputs are compared record by record:
+
+- the sequence of records (``message_update`` with its ``assistantMessageEvent`` type);
+- every record's shape: its keys, recursively, and the JSON type of every value;
+- the values themselves wherever they do not depend on timing: everything but the streaming
+  snapshots, with timestamps, session ids, paths and the servers' ports set aside.
+
+Differences that are deliberate, and normalised away here:
+
+- pi's streaming snapshots (``message_update``'s ``message`` and ``partial``, the assistant's
+  ``message_start``) are the provider's live object, serialised after later chunks changed
+  it: they may already hold blocks whose start event comes later, a later usage, and the
+  provider's scratch fields ``index`` and ``partialJson``. pi-host writes what the message
+  was at the time of the event. Snapshots are compared by shape, without their content.
+- An aborted reply's ``errorMessage``: pi passes on Node's fetch text ("This operation was
+  aborted"); pi-host says "Request was aborted", as pi's other providers do.
+- ``get_available_models``: pi-host also lists its built-in offline model ``faux/faux-1``.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from pi_host.messages import AssistantMessage, TextContent
+from pi_host.providers import Model
+from pi_host.runtime import SessionAgentEndEvent
+from tests.fakeservers import AnthropicServer, Reply, anthropic_error, anthropic_reply
+from tests.pi_reference import PI_HOST, clean_env, require_pi_cli
+
+Agent = Literal["pi", "pi-host"]
+Mode = Literal["json", "rpc"]
+Record = dict[str, Any]
+
+TIMEOUT = 60.0
+PROMPT = "What is in notes.txt?"
+MODEL = {"id": "fake-1", "name": "Fake", "reasoning": False, "contextWindow": 200000, "maxTokens": 8192}
+# Both agents' retry layers off: pi's auto-retry and its SDK's own retries of a 529.
+SETTINGS = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}}
+
+# -- the scenarios ---------------------------------------------------------------------------
+
+
+def _tool_call() -> list[Reply]:
+    return [
+        anthropic_reply(
+            [
+                {"type": "text", "text": "Reading it."},
+                {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "notes.txt"}},
+            ],
+            stop_reason="tool_use",
+        ),
+        anthropic_reply("It says alpha and beta."),
+    ]
+
+
+def _slow_reply() -> list[Reply]:
+    # Long enough that the abort lands mid-stream whatever the machine's load.
+    return [anthropic_reply("one two three four five six seven eight " * 40, chunk_size=4, latency=0.05)]
+
+
+SCENARIOS: dict[str, Callable[[], list[Reply]]] = {
+    "plain": lambda: [anthropic_reply("Hello there, friend.")],
+    "tool-call": _tool_call,
+    "overloaded": lambda: [anthropic_error(529, "Overloaded")],
+    "invalid-request": lambda: [anthropic_error(400, "messages.0.content: must not be empty")],
+    "abort": _slow_reply,
+}
+
+# -- pi 0.73's record shapes: (required keys, optional keys) ---------------------------------
+
+EVENT_KEYS: dict[str, tuple[set[str], set[str]]] = {
+    "session": ({"type", "version", "id", "timestamp", "cwd"}, {"parentSession"}),
+    "agent_start": ({"type"}, set()),
+    "agent_end": ({"type", "messages"}, set()),
+    "turn_start": ({"type"}, set()),
+    "turn_end": ({"type", "message", "toolResults"}, set()),
+    "message_start": ({"type", "message"}, set()),
+    "message_update": ({"type", "message", "assistantMessageEvent"}, set()),
+    "message_end": ({"type", "message"}, set()),
+    "tool_execution_start": ({"type", "toolCallId", "toolName", "args"}, set()),
+    "tool_execution_update": ({"type", "toolCallId", "toolName", "args", "partialResult"}, set()),
+    "tool_execution_end": ({"type", "toolCallId", "toolName", "result", "isError"}, set()),
+    "queue_update": ({"type", "steering", "followUp"}, set()),
+    "response": ({"type", "command", "success"}, {"id", "data", "error"}),
+}
+MESSAGE_KEYS: dict[str, tuple[set[str], set[str]]] = {
+    "user": ({"role", "content", "timestamp"}, set()),
+    "assistant": (
+        {"role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"},
+        {"responseId", "errorMessage"},
+    ),
+    "toolResult": ({"role", "toolCallId", "toolName", "content", "isError", "timestamp"}, {"details"}),
+}
+BLOCK_KEYS: dict[str, tuple[set[str], set[str]]] = {
+    "text": ({"type", "text"}, {"textSignature"}),
+    "thinking": ({"type", "thinking"}, {"thinkingSignature", "redacted"}),
+    "toolCall": ({"type", "id", "name", "arguments"}, {"thoughtSignature"}),
+    "image": ({"type", "data", "mimeType"}, set()),
+}
+STREAM_EVENT_KEYS: dict[str, set[str]] = {
+    "start": {"type", "partial"},
+    "text_start": {"type", "contentIndex", "partial"},
+    "text_delta": {"type", "contentIndex", "delta", "partial"},
+    "text_end": {"type", "contentIndex", "content", "partial"},
+    "toolcall_start": {"type", "contentIndex", "partial"},
+    "toolcall_delta": {"type", "contentIndex", "delta", "partial"},
+    "toolcall_end": {"type", "contentIndex", "toolCall", "partial"},
+}
+USAGE_KEYS = {"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}
+COST_KEYS = {"input", "output", "cacheRead", "cacheWrite", "total"}
+MODEL_KEYS = {
+    "id",
+    "name",
+    "api",
+    "provider",
+    "baseUrl",
+    "reasoning",
+    "input",
+    "cost",
+    "contextWindow",
+    "maxTokens",
+}
+STATE_KEYS = (
+    {
+        "model",
+        "thinkingLevel",
+        "isStreaming",
+        "isCompacting",
+        "steeringMode",
+        "followUpMode",
+        "sessionId",
+        "autoCompactionEnabled",
+        "messageCount",
+        "pendingMessageCount",
+    },
+    {"sessionFile", "sessionName"},
+)
+
+
+def _check_keys(where: str, found: Iterable[str], expected: tuple[set[str], set[str]]) -> None:
+    required, optional = expected
+    keys = set(found)
+    assert required <= keys <= required | optional, (
+        f"{where}: missing {sorted(required - keys)}, unexpected {sorted(keys - required - optional)}"
+    )
+
+
+def check_message(where: str, message: Record, *, streaming: bool = False) -> None:
+    """``message`` has pi 0.73's keys for its role, its blocks and its usage."""
+    _check_keys(where, message, MESSAGE_KEYS[message["role"]])
+    content = message["content"]
+    if isinstance(content, list):
+        for block in content:
+            _check_keys(f"{where} {block['type']} block", block, BLOCK_KEYS[block["type"]])
+            if block["type"] == "toolCall":
+                assert isinstance(block["arguments"], dict), where
+    if message["role"] == "assistant":
+        assert set(message["usage"]) == USAGE_KEYS, where
+        assert set(message["usage"]["cost"]) == COST_KEYS, where
+        assert isinstance(message["timestamp"], int), where
+        if not streaming:
+            assert message["stopReason"] in ("stop", "length", "toolUse", "error", "aborted"), where
+            assert ("errorMessage" in message) == (message["stopReason"] in ("error", "aborted")), where
+
+
+def check_pi_shapes(records: Sequence[Record]) -> None:
+    """Every record has the keys pi 0.73 writes for its kind, down to messages and blocks."""
+    for number, record in enumerate(records):
+        kind = record["type"]
+        where = f"record {number} ({kind})"
+        assert kind in EVENT_KEYS, f"{where}: pi 0.73 writes no such record"
+        _check_keys(where, record, EVENT_KEYS[kind])
+        if kind == "message_update":
+            update = record["assistantMessageEvent"]
+            assert set(update) == STREAM_EVENT_KEYS[update["type"]], where
+            check_message(f"{where} partial", update["partial"], streaming=True)
+            check_message(where, record["message"], streaming=True)
+        elif kind in ("message_start", "message_end", "turn_end"):
+            check_message(where, record["message"], streaming=kind == "message_start")
+        if kind == "turn_end":
+            for result in record["toolResults"]:
+                check_message(f"{where} tool result", result)
+        if kind == "agent_end":
+            for message in record["messages"]:
+                check_message(where, message)
+        if kind == "tool_execution_end":
+            assert set(record["result"]) <= {"content", "details"}, where
+        if kind == "response" and record["success"] and record["command"] == "get_state":
+            _check_keys(f"{where} data", record["data"], STATE_KEYS)
+            assert set(record["data"]["model"]) == MODEL_KEYS, where
+        if kind == "response" and record["command"] == "get_messages":
+            for message in record["data"]["messages"]:
+                check_message(where, message)
+        if kind == "response" and record["command"] == "get_available_models":
+            for model in record["data"]["models"]:
+                assert set(model) == MODEL_KEYS, where
+
+
+# -- running an agent ------------------------------------------------------------------------
+
+
+@dataclass
+class Workspace:
+    """A project with ``notes.txt`` and one agent directory per program."""
+
+    root: Path
+    pi_cli: Path | None = None
+    runs: dict[tuple[Agent, Mode, str], Run] = field(default_factory=dict)
+
+    @property
+    def project(self) -> Path:
+        return self.root / "project"
+
+    def agent_dir(self, agent: Agent) -> Path:
+        return self.root / agent
+
+    def command(self, agent: Agent, *args: str) -> tuple[list[str], dict[str, str]]:
+        env = clean_env()
+        if agent == "pi":
+            assert self.pi_cli is not None
+            env.update(PI_CODING_AGENT_DIR=str(self.agent_dir(agent)), PI_OFFLINE="1")
+            argv = ["node", str(self.pi_cli)]
+        else:
+            env["PI_HOST_DIR"] = str(self.agent_dir(agent))
+            argv = [PI_HOST]
+        return [*argv, "--model", "fake/fake-1", "--no-session", *args], env
+
+    def serve(self, agent: Agent, server: AnthropicServer) -> None:
+        """Point ``agent`` at ``server``."""
+        directory = self.agent_dir(agent)
+        directory.mkdir(exist_ok=True)
+        provider = {"baseUrl": server.base_url, "api": "anthropic-messages", "apiKey": "test-key"}
+        models = {"providers": {"fake": {**provider, "models": [MODEL]}}}
+        (directory / "models.json").write_text(json.dumps(models), "utf-8")
+        (directory / "settings.json").write_text(json.dumps(SETTINGS), "utf-8")
+
+    def run(self, agent: Agent, mode: Mode, scenario: str) -> Run:
+        """The output of ``scenario`` in ``agent``'s ``mode``, run once per module."""
+        key = (agent, mode, scenario)
+        if key not in self.runs:
+            server = AnthropicServer(SCENARIOS[scenario]())
+            with server:
+                self.serve(agent, server)
+                if mode == "json":
+                    self.runs[key] = self._run_json(agent)
+                else:
+                    self.runs[key] = self._run_rpc(agent, scenario)
+                self.runs[key].requests = len(server.requests)
+        return self.runs[key]
+
+    def _run_json(self, agent: Agent) -> Run:
+        argv, env = self.command(agent, "--mode", "json", PROMPT)
+        done = subprocess.run(
+            argv,
+            cwd=self.project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert done.stderr == "" or done.returncode == 0, done.stderr
+        records = [json.loads(line) for line in done.stdout.splitlines()]
+        return Run(records, done.returncode, done.stderr)
+
+    def _run_rpc(self, agent: Agent, scenario: str) -> Run:
+        argv, env = self.command(agent, "--mode", "rpc")
+        with RpcProcess(argv, env, self.project) as rpc:
+            if scenario == "plain":
+                rpc.call("state-before", "get_state")
+            rpc.send({"id": "run", "type": "prompt", "message": PROMPT})
+            if scenario == "abort":
+                rpc.read_until(
+                    lambda r: (
+                        r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "text_delta"
+                    )
+                )
+                rpc.send({"id": "stop", "type": "abort"})
+            rpc.read_until(lambda r: r["type"] == "agent_end")
+            for command in ("get_state", "get_messages", "get_available_models"):
+                rpc.call(command, command)
+            return rpc.finish()
+
+
+@dataclass
+class Run:
+    """What one program wrote on stdout, as records, and how it ended."""
+
+    records: list[Record]
+    exit_code: int
+    stderr: str
+    requests: int = 0
+
+
+class RpcProcess:
+    """A program in RPC mode: commands in, every record it writes collected in order."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self._stderr = (cwd.parent / "rpc-stderr.txt").open("w+")
+        self.proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
+        )
+        self.records: list[Record] = []
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._pump_thread = threading.Thread(target=self._pump, daemon=True)
+        self._pump_thread.start()
+
+    def __enter__(self) -> RpcProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._pump_thread.join(TIMEOUT)
+        for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in iter(self.proc.stdout.readline, b""):
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def send(self, command: Record) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(command).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def _next(self) -> Record | None:
+        line = self._lines.get(timeout=TIMEOUT)
+        if line is None:
+            return None
+        record: Record = json.loads(line)
+        self.records.append(record)
+        return record
+
+    def read_until(self, predicate: Callable[[Record], bool]) -> Record:
+        while (record := self._next()) is not None:
+            if predicate(record):
+                return record
+        self._stderr.seek(0)
+        raise AssertionError(f"stdout closed while waiting; stderr:\n{self._stderr.read()}")
+
+    def call(self, request_id: str, command: str) -> Record:
+        self.send({"id": request_id, "type": command})
+        return self.read_until(lambda r: r["type"] == "response" and r.get("id") == request_id)
+
+    def finish(self) -> Run:
+        """Close stdin, collect what is still written, and wait for the exit."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        while self._next() is not None:
+            pass
+        code = self.proc.wait(timeout=TIMEOUT)
+        self._stderr.seek(0)
+        return Run(self.records, code, self._stderr.read())
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    root = tmp_path_factory.mktemp("json-rpc-vs-pi")
+    (root / "project").mkdir()
+    (root / "project" / "notes.txt").write_text("alpha\nbeta\n", "utf-8")
+    return Workspace(root)
+
+
+@pytest.fixture
+def with_pi(workspace: Workspace) -> Workspace:
+    """The workspace, with the real pi available (or the test skipped, saying why)."""
+    workspace.pi_cli = require_pi_cli()
+    return workspace
+
+
+# -- normalising for comparison --------------------------------------------------------------
+
+# Keys whose values differ between any two runs: when, where, which session, which port.
+VOLATILE = {"timestamp", "sessionId", "baseUrl", "cwd"}
+# The provider's scratch fields that pi's live streaming snapshots expose.
+PI_SCRATCH = {"index", "partialJson"}
+
+
+def shape(value: Any) -> Any:
+    """``value`` with every leaf replaced by its JSON type."""
+    if isinstance(value, dict):
+        return {key: shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shape(item) for item in value]
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    assert value is None, f"not a JSON value: {value!r}"
+    return "null"
+
+
+def settled(value: Any) -> Any:
+    """``value`` with the volatile values set aside."""
+    if isinstance(value, dict):
+        return {key: f"<{key}>" if key in VOLATILE else settled(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [settled(item) for item in value]
+    return value
+
+
+def snapshot(message: Record) -> Any:
+    """A streaming snapshot: its shape without the content (which pi serialises late)."""
+    return shape({key: value for key, value in message.items() if key != "content"})
+
+
+def comparable(record: Record, *, values: bool) -> Any:
+    """What of ``record`` must be equal in pi and pi-host: its values (``values``, volatile
+    ones aside) or its shape; streaming snapshots by their shape, without content."""
+    kind = record["type"]
+    if kind == "message_update":
+        update = {key: value for key, value in record["assistantMessageEvent"].items() if key != "partial"}
+        return {
+            "type": kind,
+            "assistantMessageEvent": settled(update) if values else shape(update),
+            "partial": snapshot(record["assistantMessageEvent"]["partial"]),
+            "message": snapshot(record["message"]),
+        }
+    if kind == "message_start" and record["message"]["role"] == "assistant":
+        return {"type": kind, "message": snapshot(record["message"])}
+    if kind == "session":
+        record = {**record, "id": "<id>"}
+    if kind == "response" and record["command"] == "get_available_models" and record["success"]:
+        models = [model for model in record["data"]["models"] if model["provider"] != "faux"]
+        record = {**record, "data": {"models": models}}
+    return settled(record) if values else shape(record)
+
+
+def without_pi_scratch(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: without_pi_scratch(item) for key, item in value.items() if key not in PI_SCRATCH}
+    if isinstance(value, list):
+        return [without_pi_scratch(item) for item in value]
+    return value
+
+
+def label(record: Record) -> str:
+    if record["type"] == "message_update":
+        return f"message_update:{record['assistantMessageEvent']['type']}"
+    if record["type"] == "response":
+        return f"response:{record['command']}"
+    return str(record["type"])
+
+
+def assert_same_records(pi: Run, host: Run, *, values: bool = True, collapse_updates: bool = False) -> None:
+    """pi's and pi-host's records agree: sequence, then each record's shape or values."""
+    pi_records = [without_pi_scratch(record) for record in pi.records]
+    host_records = host.records
+    if collapse_updates:
+        # Where the stream was cut depends on timing: compare one update of each kind.
+        pi_records = _first_update_of_each_kind(pi_records)
+        host_records = _first_update_of_each_kind(host_records)
+    assert [label(r) for r in host_records] == [label(r) for r in pi_records]
+    for number, (ours, theirs) in enumerate(zip(host_records, pi_records, strict=True)):
+        assert comparable(ours, values=values) == comparable(theirs, values=values), (
+            f"record {number} ({label(ours)}) differs"
+        )
+    assert (host.exit_code, host.requests) == (pi.exit_code, pi.requests)
+
+
+def _first_update_of_each_kind(records: list[Record]) -> list[Record]:
+    seen: set[str] = set()
+    kept: list[Record] = []
+    for record in records:
+        if record["type"] == "message_update":
+            if label(record) in seen:
+                continue
+            seen.add(label(record))
+        else:
+            seen.clear()
+        kept.append(record)
+    return kept
+
+
+# -- pi-host against pi 0.73's shapes --------------------------------------------------------
+
+ALL_JSON = ["plain", "tool-call", "overloaded", "invalid-request"]
+ALL_RPC = ["plain", "tool-call", "overloaded", "abort"]
+
+
+def _kinds(run: Run) -> list[str]:
+    return [label(record) for record in run.records if record["type"] != "message_update"]
+
+
+@pytest.mark.parametrize("scenario", ALL_JSON)
+def test_json_mode_writes_pis_record_shapes(workspace: Workspace, scenario: str) -> None:
+    run = workspace.run("pi-host", "json", scenario)
+    assert run.exit_code == 0, run.stderr
+    assert run.records[0]["type"] == "session"
+    check_pi_shapes(run.records)
+    assert run.records[-1]["type"] == "agent_end"
+
+
+@pytest.mark.parametrize("scenario", ALL_RPC)
+def test_rpc_mode_writes_pis_record_shapes(workspace: Workspace, scenario: str) -> None:
+    run = workspace.run("pi-host", "rpc", scenario)
+    assert run.exit_code == 0, run.stderr
+    check_pi_shapes(run.records)
+
+
+def test_json_plain_reply_sequence(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "json", "plain")
+    assert _kinds(run) == [
+        "session",
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
+    updates = [r["assistantMessageEvent"] for r in run.records if r["type"] == "message_update"]
+    assert [u["type"] for u in updates] == [
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_delta",
+        "text_end",
+    ]
+    assert "".join(u.get("delta", "") for u in updates) == "Hello there, friend."
+
+
+def test_json_tool_call_sequence(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "json", "tool-call")
+    assert _kinds(run)[5:] == [
+        "message_start",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_end",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
+    end = next(r for r in run.records if r["type"] == "tool_execution_end")
+    assert end["result"] == {"content": [{"type": "text", "text": "alpha\nbeta\n"}]}
+    assert end["isError"] is False
+
+
+@pytest.mark.parametrize(
+    ("scenario", "text"),
+    [
+        ("overloaded", '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'),
+        (
+            "invalid-request",
+            '400 {"type":"error","error":{"type":"invalid_request_error",'
+            '"message":"messages.0.content: must not be empty"}}',
+        ),
+    ],
+)
+def test_json_error_reply_is_one_failed_assistant_message(
+    workspace: Workspace, scenario: str, text: str
+) -> None:
+    run = workspace.run("pi-host", "json", scenario)
+    ends = [r["message"] for r in run.records if r["type"] == "message_end"]
+    assert [m["role"] for m in ends] == ["user", "assistant"]
+    assert (ends[1]["stopReason"], ends[1]["errorMessage"], ends[1]["content"]) == ("error", text, [])
+    assert run.records[-1] == {"type": "agent_end", "messages": run.records[-1]["messages"]}
+    assert run.requests == 1
+
+
+def test_rpc_abort_keeps_the_partial_reply_and_its_timestamp(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "rpc", "abort")
+    kinds = _kinds(run)
+    # pi answers abort once the run has ended.
+    assert kinds.index("response:abort") == kinds.index("agent_end") + 1
+    start = next(
+        r for r in run.records if r["type"] == "message_start" and r["message"]["role"] == "assistant"
+    )
+    end = next(r for r in run.records if r["type"] == "message_end" and r["message"]["role"] == "assistant")
+    assert end["message"]["stopReason"] == "aborted"
+    assert end["message"]["content"][0]["text"].startswith("one ")
+    assert end["message"]["timestamp"] == start["message"]["timestamp"]
+    state = next(r for r in run.records if r["type"] == "response" and r["command"] == "get_state")
+    assert (state["data"]["isStreaming"], state["data"]["messageCount"]) == (False, 2)
+
+
+def test_agent_end_json_leaves_out_will_retry() -> None:
+    # pi 0.73's agent_end is {type, messages}; will_retry is for Python subscribers.
+    event = SessionAgentEndEvent(
+        messages=[AssistantMessage(content=[TextContent(text="x")])], will_retry=True
+    )
+    assert set(event.to_json_dict()) == {"type", "messages"}
+    assert event.will_retry is True
+
+
+def test_model_prices_keep_whole_numbers_whole() -> None:
+    model = Model(id="m", api="anthropic-messages", provider="p", cost={"input": 3, "output": 0.8})
+    assert '"cost":{"input":3,"output":0.8,"cacheRead":0,"cacheWrite":0}' in model.to_json()
+
+
+# -- pi-host beside the real pi --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scenario", ALL_JSON)
+def test_json_mode_matches_pi(with_pi: Workspace, scenario: str) -> None:
+    pi = with_pi.run("pi", "json", scenario)
+    host = with_pi.run("pi-host", "json", scenario)
+    assert_same_records(pi, host)
+
+
+@pytest.mark.parametrize("scenario", ["plain", "tool-call", "overloaded"])
+def test_rpc_mode_matches_pi(with_pi: Workspace, scenario: str) -> None:
+    pi = with_pi.run("pi", "rpc", scenario)
+    host = with_pi.run("pi-host", "rpc", scenario)
+    assert_same_records(pi, host)
+
+
+def test_rpc_abort_matches_pi(with_pi: Workspace) -> None:
+    pi = with_pi.run("pi", "rpc", "abort")
+    host = with_pi.run("pi-host", "rpc", "abort")
+    # Where the stream stops and the abort's wording depend on the program: shapes only.
+    assert_same_records(pi, host, values=False, collapse_updates=True)
