@@ -204,6 +204,20 @@ class MessageUpdateEvent(WireModel):
     message: AgentMessage
     assistant_message_event: AssistantMessageEvent
 
+    def to_json(self) -> str:
+        """pi's JSON line. The streamed message and the event's ``partial`` are normally the same
+        object, so it is serialised once and written twice (JSON and RPC modes write one of these
+        per delta)."""
+        event = self.assistant_message_event
+        if getattr(event, "partial", None) is not self.message or not isinstance(self.message, WireModel):
+            return super().to_json()
+        message = self.message.to_json()
+        head = event.model_dump_json(by_alias=True, exclude_none=True, exclude={"partial"})
+        return (
+            f'{{"type":"message_update","message":{message},'
+            f'"assistantMessageEvent":{head[:-1]},"partial":{message}}}}}'
+        )
+
 
 class MessageEndEvent(WireModel):
     type: Literal["message_end"] = "message_end"

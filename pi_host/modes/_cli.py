@@ -96,18 +96,6 @@ def _disabled_plugins(args: CliArgs) -> list[str]:
     return [*args.disabled_plugins, *settings_disabled_plugins(approve=args.approve)]
 
 
-def _warm_up_provider(session: AgentSession) -> None:
-    """Long-lived modes import the Anthropic SDK in a worker thread while the user types; one-shot
-    runs never pay for it (they use the lean httpx transport of the same wire mapping)."""
-    model = session.model
-    if model is not None and model.api == "anthropic-messages":
-        import threading
-
-        from pi_host.providers._anthropic import warm_up
-
-        threading.Thread(target=warm_up, name="pi-host-warm-up", daemon=True).start()
-
-
 def _read_stdin() -> str | None:
     if sys.stdin is None or sys.stdin.closed or sys.stdin.isatty():
         return None
@@ -193,8 +181,6 @@ async def _run(args: CliArgs, distribution: Distribution | None = None) -> int:
 async def _run_mode(
     mode: str, session: AgentSession, host: Host, messages: list[str], images: list[ImageContent]
 ) -> int:
-    if mode in ("rpc", "tui"):
-        _warm_up_provider(session)
     if mode == "rpc":
         from ._rpc import run_rpc_mode
 
