@@ -356,3 +356,22 @@ def test_iter_branch_walks_up_lazily(tmp_path: Path) -> None:
     walk = reopened.iter_branch()
     assert next(walk).id == d and next(walk).id == c
     assert [e.id for e in reopened.get_branch()] == [a, b, c, d]
+
+
+def test_reading_pauses_the_garbage_collector_only_while_it_reads(tmp_path: Path) -> None:
+    import gc
+
+    manager = SessionManager.create("/w", tmp_path)
+    manager.append_message(user("a"))
+    manager.append_message(assistant("b"))
+    reopened = SessionManager.open(manager.session_file)  # type: ignore[arg-type]
+    assert gc.isenabled()
+    reopened.build_session_context()
+    reopened.get_tree()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        reopened.get_entries()
+        assert not gc.isenabled()  # a caller's choice is left alone
+    finally:
+        gc.enable()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import logging
 import os
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -442,8 +443,21 @@ class SessionManager:
 
     # -- reading the tree --------------------------------------------------------------
 
-    def _reading(self) -> Any:
-        return self._index.reading() if self._index is not None else nullcontext()
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """For operations that may parse many entries: keep the file open, and pause the
+        cyclic garbage collector. Entries hold no reference cycles, and every collection
+        would walk all the entries parsed so far, which makes reading a long session
+        quadratic (nearly half the time at 100,000 entries)."""
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            with self._index.reading() if self._index is not None else nullcontext():
+                yield
+        finally:
+            if paused:
+                gc.enable()
 
     def _get(self, entry_id: str) -> SessionEntry | None:
         entry = self._new_by_id.get(entry_id)
@@ -485,14 +499,15 @@ class SessionManager:
 
     def get_entries(self) -> builtins.list[SessionEntry]:
         """Every entry (not the header) in file order. Reads the whole file."""
-        loaded = self._index.entries() if self._index is not None else []
+        with self._reading():
+            loaded = self._index.entries() if self._index is not None else []
         return loaded + self._new
 
     def get_children(self, parent_id: str) -> builtins.list[SessionEntry]:
         """The entries whose parent is ``parent_id``, in file order. Reads the whole file."""
         children: builtins.list[SessionEntry] = []
         if self._index is not None:
-            with self._index.reading():
+            with self._reading():
                 for slot in self._index.slots_in_file_order():
                     if slot[PARENT] == parent_id:
                         entry = self._index.parse_slot(slot)
@@ -510,7 +525,7 @@ class SessionManager:
         if self._labels is None:
             labels: dict[str, tuple[str, str]] = {}
             if self._index is not None:
-                with self._index.reading():
+                with self._reading():
                     for slot in self._index.slots_in_file_order():
                         if slot[TYPE] == "label":
                             entry = self._index.parse_slot(slot)
@@ -527,24 +542,25 @@ class SessionManager:
 
         An entry whose parent is missing is returned as a root too. Reads the whole file.
         """
-        entries = self.get_entries()
-        labels = self._label_map()
-        nodes: dict[str, SessionTreeNode] = {}
-        for entry in entries:
-            label = labels.get(entry.id)
-            nodes[entry.id] = SessionTreeNode(entry, [], *(label or (None, None)))
-        roots: builtins.list[SessionTreeNode] = []
-        for entry in entries:
-            node = nodes[entry.id]
-            parent_id = entry.parent_id
-            parent = nodes.get(parent_id) if parent_id is not None and parent_id != entry.id else None
-            (parent.children if parent is not None else roots).append(node)
-        stack = builtins.list(roots)
-        while stack:
-            node = stack.pop()
-            node.children.sort(key=lambda child: iso_to_ms(child.entry.timestamp or ""))
-            stack.extend(node.children)
-        return roots
+        with self._reading():
+            entries = self.get_entries()
+            labels = self._label_map()
+            nodes: dict[str, SessionTreeNode] = {}
+            for entry in entries:
+                label = labels.get(entry.id)
+                nodes[entry.id] = SessionTreeNode(entry, [], *(label or (None, None)))
+            roots: builtins.list[SessionTreeNode] = []
+            for entry in entries:
+                node = nodes[entry.id]
+                parent_id = entry.parent_id
+                parent = nodes.get(parent_id) if parent_id is not None and parent_id != entry.id else None
+                (parent.children if parent is not None else roots).append(node)
+            stack = builtins.list(roots)
+            while stack:
+                node = stack.pop()
+                node.children.sort(key=lambda child: iso_to_ms(child.entry.timestamp or ""))
+                stack.extend(node.children)
+            return roots
 
     # -- context -----------------------------------------------------------------------
 
