@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias
 
@@ -78,10 +79,12 @@ class BashParams(BaseModel):
     )
 
 
+@functools.lru_cache(maxsize=8)
 def _params_model(default_timeout: float | None) -> type[BashParams]:
     if default_timeout is None:
         return BashParams
-    # The model must not be told "no default timeout" when there is one.
+    # The model must not be told "no default timeout" when there is one. Cached: building a
+    # pydantic model costs milliseconds, and the tool is registered again for every session.
     description = f"Timeout in seconds (optional, default {_format_number(default_timeout)} seconds)"
     return create_model(
         "BashParams",
