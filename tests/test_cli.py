@@ -214,3 +214,23 @@ def test_settings_can_disable_a_plugin(tmp_path: Path) -> None:
     result = run(["--provider", "faux", "--mode", "json", "go"], tmp_path, script)
     end = next(json.loads(line) for line in result.stdout.splitlines() if '"tool_execution_end"' in line)
     assert end["result"]["content"][0]["text"] == "Tool bash not found"
+
+
+def test_a_session_whose_working_directory_is_gone_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "first"}]))
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PI_HOST")}
+    environ.update(PI_HOST_DIR=str(tmp_path / "agent"), PI_HOST_FAUX_SCRIPT=str(script))
+    first = subprocess.run(
+        [PI_HOST, "--provider", "faux", "-p", "hi"], cwd=project, env=environ, capture_output=True, text=True
+    )
+    assert first.returncode == 0, first.stderr
+    (session_file,) = (tmp_path / "agent" / "sessions").rglob("*.jsonl")
+    project.rmdir()
+    result = run(
+        ["--provider", "faux", "--session", str(session_file), "-p", "again"], tmp_path, [{"text": "x"}]
+    )
+    assert result.returncode == 1
+    assert f"Stored session working directory does not exist: {project}" in result.stderr

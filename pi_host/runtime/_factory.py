@@ -89,6 +89,17 @@ def _open_session_manager(
     return SessionManager.create(cwd, session_dir, id=options.session_id, cache_dir=cache_dir)
 
 
+def _check_session_cwd(manager: SessionManager, cwd: str) -> None:
+    """pi refuses a stored session whose working directory is gone (its tools would run
+    somewhere else than the conversation assumes); so do we, with pi's words."""
+    if manager.session_file is None or not manager.cwd or os.path.isdir(manager.cwd):
+        return
+    raise SessionError(
+        f"Stored session working directory does not exist: {manager.cwd}\n"
+        f"Session file: {manager.session_file}\nCurrent working directory: {cwd}"
+    )
+
+
 def _find_session(reference: str, cwd: str, session_dir: str) -> str:
     """A session file path, or the session in this project whose id starts with ``reference``."""
     if os.path.exists(reference):
@@ -199,6 +210,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         or str(default_session_dir(cwd, root))
     )
     manager = _open_session_manager(options, cwd, session_dir, root / "cache" / "sessions")
+    _check_session_cwd(manager, cwd)
     restored = manager.build_session_context()
 
     model, thinking = _initial_model(options, resolver, restored, settings)
