@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+import anyio
 from anyio.abc import TaskGroup
 
 from pi_host.agent import (
@@ -182,6 +183,7 @@ class AgentSession:
         self._last_assistant: AssistantMessage | None = None
         self._compacting = False
         self._compaction_signal: AbortSignal | None = None
+        self._compaction_done: anyio.Event | None = None
         self._bash_signal: AbortSignal | None = None
         self._operation_signals: dict[AbortSignal, str] = {}
         self._task_group: TaskGroup | None = None
@@ -552,6 +554,10 @@ class AgentSession:
                 if result.images is not None:
                     current_images = list(result.images)
         expanded = self._expand(current_text) if expand else current_text
+        # A prompt that arrives while a compaction rewrites the history waits for it (the TUI
+        # shows it queued), rather than racing it for the transcript.
+        while self._compaction_done is not None and not self.is_streaming:
+            await self._compaction_done.wait()
         if self.is_streaming:
             if streaming_behavior is None:
                 raise SessionError(_QUEUE_WITHOUT_BEHAVIOR)
@@ -904,6 +910,7 @@ class AgentSession:
         """
         dispatcher, ctx = self.host.dispatcher, self.ctx
         self._compacting = True
+        self._compaction_done = done = anyio.Event()
         self._compaction_signal = signal = AbortSignal()
         await self._emit(CompactionStartEvent(reason=reason))
         try:
@@ -995,6 +1002,8 @@ class AgentSession:
         finally:
             self._compacting = False
             self._compaction_signal = None
+            self._compaction_done = None
+            done.set()
 
     # -- services for plugins -----------------------------------------------------------------
 
