@@ -234,3 +234,16 @@ def test_a_session_whose_working_directory_is_gone_is_refused(tmp_path: Path) ->
     )
     assert result.returncode == 1
     assert f"Stored session working directory does not exist: {project}" in result.stderr
+
+
+def test_a_missing_session_file_is_a_clear_error(tmp_path: Path) -> None:
+    result = run(["--provider", "faux", "--session", str(tmp_path / "nope.jsonl"), "-p", "hi"], tmp_path, [])
+    assert result.returncode == 1
+    assert "Session file not found" in result.stderr and "nope.jsonl" in result.stderr
+
+
+def test_an_unreadable_file_argument_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    result = run(["--provider", "faux", "-p", "@folder", "hi"], tmp_path, [{"text": "x"}])
+    assert result.returncode == 1
+    assert "Could not read file" in result.stderr and "folder" in result.stderr
