@@ -33,6 +33,8 @@ _EXPORTS: dict[str, str] = {
     "ContextFile": "pi_host.resources",
     "ContinueRun": "pi_host.hookspecs",
     "CustomMessage": "pi_host.messages",
+    "DEFAULT_MAX_BYTES": "pi_host.agent",
+    "DEFAULT_MAX_LINES": "pi_host.agent",
     "Dispatcher": "pi_host.plugin",
     "Distribution": "pi_host.modes._distribution",
     "ExtensionError": "pi_host.plugin",
@@ -77,15 +79,21 @@ _EXPORTS: dict[str, str] = {
     "ToolResultMessage": "pi_host.messages",
     "ToolResultPatch": "pi_host.hookspecs",
     "TreeSummaryResult": "pi_host.hookspecs",
+    "TruncationResult": "pi_host.agent",
     "Usage": "pi_host.messages",
     "UsageError": "pi_host.errors",
     "UserBashResult": "pi_host.hookspecs",
     "UserMessage": "pi_host.messages",
     "create_session": "pi_host.runtime",
+    "format_size": "pi_host.agent",
     "hookimpl": "pi_host.hookspecs._markers",
+    "truncate_head": "pi_host.agent",
+    "truncate_line": "pi_host.agent",
+    "truncate_tail": "pi_host.agent",
 }
 
-__all__ = [
+# Plain sorted() order (tests/test_public_api.py), not ruff's constants-first order.
+__all__ = [  # noqa: RUF022
     "AbortSignal",
     "AbortedError",
     "Agent",
@@ -104,6 +112,8 @@ __all__ = [
     "ContextFile",
     "ContinueRun",
     "CustomMessage",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
     "Dispatcher",
     "Distribution",
     "ExtensionError",
@@ -148,22 +158,34 @@ __all__ = [
     "ToolResultMessage",
     "ToolResultPatch",
     "TreeSummaryResult",
+    "TruncationResult",
     "Usage",
     "UsageError",
     "UserBashResult",
     "UserMessage",
     "__version__",
     "create_session",
+    "format_size",
     "hookimpl",
+    "truncate_head",
+    "truncate_line",
+    "truncate_tail",
 ]
 
 if TYPE_CHECKING:
     from pi_host.agent import (
+        DEFAULT_MAX_BYTES,
+        DEFAULT_MAX_LINES,
         Agent,
         Tool,
         ToolArgumentsError,
         ToolCallContext,
         ToolExecutionMode,
+        TruncationResult,
+        format_size,
+        truncate_head,
+        truncate_line,
+        truncate_tail,
     )
     from pi_host.errors import (
         HookError,

@@ -40,9 +40,21 @@ from ._loop import (
 )
 from ._queue import MessageQueue, QueueMode
 from ._tools import Tool, ToolArgumentsError, ToolCallContext, ToolExecutionMode
+from ._truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncatedBy,
+    TruncationResult,
+    format_size,
+    truncate_head,
+    truncate_line,
+    truncate_tail,
+)
 
 __all__ = [
     "ABORTED_MESSAGE",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
     "UNKNOWN_MODEL",
     "AfterToolCall",
     "AfterToolCallContext",
@@ -71,9 +83,15 @@ __all__ = [
     "ToolCallContext",
     "ToolExecutionMode",
     "TransformContext",
+    "TruncatedBy",
+    "TruncationResult",
     "TurnContext",
     "TurnUpdate",
     "default_convert_to_llm",
+    "format_size",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "truncate_head",
+    "truncate_line",
+    "truncate_tail",
 ]

@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pi_host import Tool, hookimpl
+from pi_host import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    Tool,
+    TruncationResult,
+    format_size,
+    hookimpl,
+    truncate_tail,
+)
 from pi_host.hookspecs import UserBashResult
 
 from ._output import OutputAccumulator, OutputSnapshot, TextFilter
@@ -35,7 +43,6 @@ from ._tool import (
     BashParams,
     create_bash_tool,
 )
-from ._truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size, truncate_tail
 from ._user import TerminalTextFilter, run_user_bash, sanitize_output
 
 if TYPE_CHECKING:

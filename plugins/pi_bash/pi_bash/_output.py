@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from typing import BinaryIO, Protocol
 
-from ._truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
+from pi_host import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 __all__ = ["OutputAccumulator", "OutputSnapshot", "TextFilter"]
 

@@ -10,7 +10,15 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.json_schema import SkipJsonSchema
 
-from pi_host import TextContent, Tool, ToolCallContext, ToolResult
+from pi_host import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TextContent,
+    Tool,
+    ToolCallContext,
+    ToolResult,
+    format_size,
+)
 
 from ._output import OutputAccumulator, OutputSnapshot
 from ._process import (
@@ -20,7 +28,6 @@ from ._process import (
     build_env,
     run_shell_command,
 )
-from ._truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 __all__ = [
     "BASH_DESCRIPTION",

@@ -1,18 +1,59 @@
-"""Tail truncation and size formatting, against pi's rules and texts."""
+"""Output truncation and size formatting for tool authors, against pi's rules and texts."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_bash import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
+
+from pi_host import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    format_size,
+    truncate_head,
+    truncate_line,
+    truncate_tail,
+)
 
 
 def test_limits_are_pis() -> None:
     assert (DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES) == (2000, 50 * 1024)
 
 
-def test_text_within_limits_is_untouched() -> None:
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [
+        (0, "0B"),
+        (1023, "1023B"),
+        (1024, "1.0KB"),
+        (1280, "1.3KB"),  # 1.25 rounds half up, as JavaScript's toFixed does
+        (50 * 1024, "50.0KB"),
+        (200_000, "195.3KB"),
+        (1024 * 1024, "1.0MB"),
+        (1536 * 1024, "1.5MB"),
+        (int(9.55 * 1024 * 1024), "9.5MB"),
+    ],
+)
+def test_format_size(size: int, text: str) -> None:
+    assert format_size(size) == text
+
+
+def test_head_within_limits() -> None:
+    result = truncate_head("a\nb")
+    assert (result.truncated, result.total_lines, result.content) == (False, 2, "a\nb")
+    assert result.to_json_dict()["truncatedBy"] is None
+
+
+def test_head_by_lines_and_bytes() -> None:
+    by_lines = truncate_head("\n".join("x" for _ in range(10)), max_lines=3)
+    assert (by_lines.content, by_lines.truncated_by, by_lines.output_lines) == ("x\nx\nx", "lines", 3)
+    by_bytes = truncate_head("aaaa\nbbbb\ncccc", max_bytes=9)
+    assert (by_bytes.content, by_bytes.truncated_by) == ("aaaa\nbbbb", "bytes")
+    first = truncate_head("é" * 10 + "\nx", max_bytes=10)
+    assert (first.content, first.first_line_exceeds_limit) == ("", True)
+
+
+def test_tail_within_limits_is_untouched() -> None:
     result = truncate_tail("a\nb\n")
     assert result.content == "a\nb\n"
     assert not result.truncated
@@ -22,7 +63,7 @@ def test_text_within_limits_is_untouched() -> None:
     assert result.total_bytes == result.output_bytes == 4
 
 
-def test_line_limit_keeps_the_last_lines() -> None:
+def test_tail_line_limit_keeps_the_last_lines() -> None:
     text = "\n".join(f"line {i}" for i in range(1, 11))
     result = truncate_tail(text, max_lines=3)
     assert result.content == "line 8\nline 9\nline 10"
@@ -30,7 +71,7 @@ def test_line_limit_keeps_the_last_lines() -> None:
     assert (result.total_lines, result.output_lines) == (10, 3)
 
 
-def test_byte_limit_keeps_whole_lines() -> None:
+def test_tail_byte_limit_keeps_whole_lines() -> None:
     text = "\n".join(["x" * 10] * 10)
     result = truncate_tail(text, max_bytes=25)
     # Two lines of 10 bytes plus one newline fit in 25; a third would need 32.
@@ -40,13 +81,25 @@ def test_byte_limit_keeps_whole_lines() -> None:
     assert result.output_bytes == 21
 
 
-def test_an_oversized_last_line_keeps_its_end_on_a_character_boundary() -> None:
+def test_tail_an_oversized_last_line_keeps_its_end_on_a_character_boundary() -> None:
     text = "start\n" + "é" * 20  # two bytes per character
     result = truncate_tail(text, max_bytes=9)
     assert result.last_line_partial
     assert result.truncated_by == "bytes"
     assert result.content == "é" * 4
     assert result.output_lines == 1
+    partial = truncate_tail("short\n" + "€" * 10, max_bytes=7)
+    assert partial.content == "€€" and partial.last_line_partial is True
+
+
+def test_lone_surrogates_count_as_a_replacement_character() -> None:
+    # Node measures a lone surrogate (JSON input, an undecodable file name) as U+FFFD: 3 bytes.
+    text = "a\udcff\nb"
+    assert truncate_head(text).total_bytes == truncate_tail(text).total_bytes == 6
+    head = truncate_head(text, max_bytes=4)
+    assert (head.content, head.output_bytes) == ("a\udcff", 4)
+    tail = truncate_tail("\ud800" * 4, max_bytes=7)
+    assert (tail.content, tail.output_bytes, tail.last_line_partial) == ("\ufffd\ufffd", 6, True)
 
 
 def test_result_serialises_with_pis_field_names() -> None:
@@ -65,21 +118,13 @@ def test_result_serialises_with_pis_field_names() -> None:
     }
 
 
-@pytest.mark.parametrize(
-    ("size", "text"),
-    [
-        (0, "0B"),
-        (1023, "1023B"),
-        (1024, "1.0KB"),
-        (1280, "1.3KB"),  # 1.25 rounds half up, as JavaScript's toFixed does
-        (50 * 1024, "50.0KB"),
-        (200_000, "195.3KB"),
-        (1024 * 1024, "1.0MB"),
-        (int(9.55 * 1024 * 1024), "9.5MB"),
-    ],
-)
-def test_format_size(size: int, text: str) -> None:
-    assert format_size(size) == text
+def test_line_truncation_counts_utf16_units() -> None:
+    assert truncate_line("abc", 3) == ("abc", False)
+    assert truncate_line("abcd", 3) == ("abc... [truncated]", True)
+    assert truncate_line("😀", 2) == ("😀", False)
+    assert truncate_line("😀😀", 3) == ("😀... [truncated]", True)
+    assert truncate_line("x" * 500) == ("x" * 500, False)
+    assert truncate_line("x" * 501) == ("x" * 500 + "... [truncated]", True)
 
 
 def _reference_truncate_tail(
