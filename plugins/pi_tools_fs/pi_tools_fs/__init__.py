@@ -15,7 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pi_host import Tool, hookimpl
+from pi_host import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    Tool,
+    TruncationResult,
+    hookimpl,
+    truncate_head,
+    truncate_line,
+    truncate_tail,
+)
 
 from ._edit import EditParams, ReplaceEdit, create_edit_tool, prepare_edit_arguments
 from ._errors import ToolError
@@ -25,15 +34,7 @@ from ._ls import LsParams, create_ls_tool
 from ._mutation_queue import file_mutation_lock, with_file_mutation_queue
 from ._paths import expand_path, resolve_read_path, resolve_to_cwd
 from ._read import ReadParams, create_read_tool
-from ._truncate import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    GREP_MAX_LINE_LENGTH,
-    TruncationResult,
-    truncate_head,
-    truncate_line,
-    truncate_tail,
-)
+from ._truncate import GREP_MAX_LINE_LENGTH
 from ._write import WriteParams, create_write_tool
 
 __all__ = [

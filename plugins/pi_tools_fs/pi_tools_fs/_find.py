@@ -16,7 +16,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import Field
 
-from pi_host import Tool, ToolCallContext, ToolResult
+from pi_host import DEFAULT_MAX_BYTES, Tool, ToolCallContext, ToolResult, format_size, truncate_head
 
 from ._errors import ToolError, raise_if_aborted
 from ._external import FdBinary, find_fd, inside_git_repository, spawn
@@ -24,8 +24,8 @@ from ._glob import GlobError, compile_glob
 from ._ignore import Override
 from ._params import ToolParams
 from ._paths import resolve_to_cwd
-from ._text import format_size, int_argument
-from ._truncate import DEFAULT_MAX_BYTES, NO_LINE_LIMIT, truncate_head
+from ._text import int_argument
+from ._truncate import NO_LINE_LIMIT
 from ._walk import IgnoreFiles, WalkAborted, walk
 
 __all__ = ["FindBackend", "FindParams", "create_find_tool"]
@@ -198,7 +198,7 @@ def create_find_tool(*, backend: FindBackend = "auto") -> Tool[FindParams]:
             details["resultLimitReached"] = limit
         if truncation.truncated:
             notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_details()
+            details["truncation"] = truncation.to_json_dict()
         if notices:
             output += "\n\n[" + ". ".join(notices) + "]"
         return ToolResult.text(output, details=details or None)

@@ -20,15 +20,23 @@ from typing import Any, Literal
 import anyio
 from pydantic import Field
 
-from pi_host import Tool, ToolCallContext, ToolResult
+from pi_host import (
+    DEFAULT_MAX_BYTES,
+    Tool,
+    ToolCallContext,
+    ToolResult,
+    format_size,
+    truncate_head,
+    truncate_line,
+)
 
 from ._errors import ToolError, raise_if_aborted
 from ._external import find_rg, spawn
 from ._ignore import Override
 from ._params import ToolParams
 from ._paths import resolve_to_cwd
-from ._text import format_size, int_argument
-from ._truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, truncate_head, truncate_line
+from ._text import int_argument
+from ._truncate import GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT
 from ._walk import IgnoreFiles, WalkAborted, walk
 
 __all__ = ["GrepBackend", "GrepParams", "create_grep_tool"]
@@ -458,7 +466,7 @@ def create_grep_tool(*, backend: GrepBackend = "auto") -> Tool[GrepParams]:
             details["matchLimitReached"] = limit
         if truncation.truncated:
             notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_details()
+            details["truncation"] = truncation.to_json_dict()
         if formatter.lines_truncated:
             notices.append(
                 f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"

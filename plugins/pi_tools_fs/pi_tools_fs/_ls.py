@@ -9,14 +9,14 @@ from typing import Any
 import anyio
 from pydantic import Field
 
-from pi_host import Tool, ToolCallContext, ToolResult
+from pi_host import DEFAULT_MAX_BYTES, Tool, ToolCallContext, ToolResult, format_size, truncate_head
 
 from ._collate import collation_key
 from ._errors import ToolError, raise_if_aborted
 from ._params import ToolParams
 from ._paths import resolve_to_cwd
-from ._text import format_size, int_argument, node_error_message
-from ._truncate import DEFAULT_MAX_BYTES, NO_LINE_LIMIT, truncate_head
+from ._text import int_argument, node_error_message
+from ._truncate import NO_LINE_LIMIT
 
 __all__ = ["LsParams", "create_ls_tool"]
 
@@ -80,7 +80,7 @@ def create_ls_tool() -> Tool[LsParams]:
             details["entryLimitReached"] = limit
         if truncation.truncated:
             notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_details()
+            details["truncation"] = truncation.to_json_dict()
         if notices:
             output += "\n\n[" + ". ".join(notices) + "]"
         return ToolResult.text(output, details=details or None)

@@ -18,14 +18,24 @@ from typing import BinaryIO
 import anyio
 from pydantic import Field
 
-from pi_host import AbortedError, ImageContent, TextContent, Tool, ToolCallContext, ToolResult
+from pi_host import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    AbortedError,
+    ImageContent,
+    TextContent,
+    Tool,
+    ToolCallContext,
+    ToolResult,
+    TruncationResult,
+    format_size,
+)
 
 from ._errors import ToolError, raise_if_aborted
 from ._images import SNIFF_BYTES, detect_image_mime_type, image_size
 from ._params import ToolParams
 from ._paths import resolve_read_path
-from ._text import format_size, int_argument, js_number, node_error_message, utf8_length
-from ._truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult
+from ._text import int_argument, js_number, node_error_message, utf8_length
 
 __all__ = ["ReadParams", "create_read_tool"]
 
@@ -231,7 +241,7 @@ def _read_text(
             f"{format_size(DEFAULT_MAX_BYTES)} limit. Use bash: sed -n '{first}p' {display_path} "
             f"| head -c {DEFAULT_MAX_BYTES}]"
         )
-        return ToolResult.text(text, details={"truncation": truncation.to_details()})
+        return ToolResult.text(text, details={"truncation": truncation.to_json_dict()})
 
     shown = "\n".join(window.kept)
     by_lines = len(window.kept) >= DEFAULT_MAX_LINES
@@ -251,7 +261,7 @@ def _read_text(
     last = first + len(window.kept) - 1
     limit_note = "" if by_lines else f" ({format_size(DEFAULT_MAX_BYTES)} limit)"
     shown += f"\n\n[Showing lines {first}-{last} of {total}{limit_note}. Use offset={last + 1} to continue.]"
-    return ToolResult.text(shown, details={"truncation": truncation.to_details()})
+    return ToolResult.text(shown, details={"truncation": truncation.to_json_dict()})
 
 
 def _read_image(path: str, mime_type: str, auto_resize: bool) -> ToolResult:

@@ -10,16 +10,13 @@ import codecs
 import errno
 import math
 import os
-from decimal import ROUND_HALF_UP, Decimal
 
 __all__ = [
     "JS_WHITESPACE",
     "encode_utf8",
-    "format_size",
     "int_argument",
     "js_length",
     "js_number",
-    "js_prefix",
     "node_error_code",
     "node_error_message",
     "utf8_length",
@@ -61,38 +58,6 @@ def js_length(text: str) -> int:
     if text.isascii():
         return len(text)
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-
-
-def js_prefix(text: str, units: int) -> str:
-    """``text.slice(0, units)`` in UTF-16 code units.
-
-    A cut through a surrogate pair drops the half character (JavaScript would keep a lone
-    surrogate, which cannot be encoded as UTF-8).
-    """
-    if text.isascii() or units <= 0:
-        return text[: max(units, 0)]
-    count = 0
-    for index, ch in enumerate(text):
-        width = 2 if ord(ch) > 0xFFFF else 1
-        if count + width > units:
-            return text[:index]
-        count += width
-    return text
-
-
-def _to_fixed_1(value: float) -> str:
-    # Number.prototype.toFixed rounds the exact binary value half up; Python's format rounds
-    # half to even, which differs on exact ties such as 1.25.
-    return str(Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
-
-
-def format_size(size: int) -> str:
-    """pi's human-readable size: ``512B``, ``50.0KB``, ``1.5MB``."""
-    if size < 1024:
-        return f"{size}B"
-    if size < 1024 * 1024:
-        return f"{_to_fixed_1(size / 1024)}KB"
-    return f"{_to_fixed_1(size / (1024 * 1024))}MB"
 
 
 def int_argument(value: float | None, default: int) -> int:

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pi_tools_fs import create_read_tool, read_tool, truncate_head
-from pi_tools_fs._text import format_size, utf8_length
+from pi_tools_fs._text import utf8_length
 
-from pi_host import AbortSignal, ImageContent, TextContent, ToolCallContext
+from pi_host import AbortSignal, ImageContent, TextContent, ToolCallContext, format_size
 
 if TYPE_CHECKING:
     from conftest import Caller
