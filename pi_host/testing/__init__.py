@@ -28,7 +28,9 @@ What it offers:
   and which implementations raised;
 - :meth:`IsolatedHost.run` returning a :class:`RunOutcome` with ``assert_*`` helpers;
 - the ``run_cli`` fixture (:class:`CliRunner`): the ``pi-host`` command in a subprocess with an
-  isolated environment, for black-box tests.
+  isolated environment, for black-box tests;
+- checks of a plugin's surface: :func:`assert_entry_point`, :func:`assert_hooks_match_specs`,
+  :func:`assert_public_imports_only`.
 
 The kit's assertions carry their own messages, so pytest need not rewrite this package
 (PYTEST_DONT_REWRITE); a test module may then import it before pytest loads it as a plugin.
@@ -36,6 +38,7 @@ The kit's assertions carry their own messages, so pytest need not rewrite this p
 
 from __future__ import annotations
 
+from ._checks import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 from ._cli import CliResult, CliRunner, isolated_environ, script_json
 from ._fixtures import HostFactory, make_host, pi_host_factory, run_cli
 from ._host import Block, HostSetupError, IsolatedHost, PluginError, RunOutcome, build_host
@@ -61,6 +64,9 @@ __all__ = [
     "RunOutcome",
     "ScriptedProvider",
     "Step",
+    "assert_entry_point",
+    "assert_hooks_match_specs",
+    "assert_public_imports_only",
     "build_host",
     "error",
     "isolated_environ",
