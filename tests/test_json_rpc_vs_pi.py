@@ -24,7 +24,9 @@ Differences that are deliberate, and normalised away here:
   was at the time of the event. Snapshots are compared by shape, without their content.
 - An aborted reply's ``errorMessage``: pi passes on Node's fetch text ("This operation was
   aborted"); pi-host says "Request was aborted", as pi's other providers do.
-- ``get_available_models``: pi-host also lists its built-in offline model ``faux/faux-1``.
+- ``get_available_models``: pi-host also lists its built-in offline model ``faux/faux-1``
+  (so ``cycle_model`` with one configured model moves to it, where pi answers null: not
+  compared).
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ import pytest
 from pi_host.messages import AssistantMessage, TextContent
 from pi_host.providers import Model
 from pi_host.runtime import SessionAgentEndEvent
-from tests.fakeservers import AnthropicServer, Reply, anthropic_error, anthropic_reply
+from tests.fakeservers import (
+    AnthropicServer,
+    Reply,
+    anthropic_error,
+    anthropic_events,
+    anthropic_reply,
+    sse_event,
+)
 from tests.pi_reference import PI_HOST, clean_env, require_pi_cli
 
 Agent = Literal["pi", "pi-host"]
@@ -52,9 +61,11 @@ Record = dict[str, Any]
 
 TIMEOUT = 60.0
 PROMPT = "What is in notes.txt?"
-MODEL = {"id": "fake-1", "name": "Fake", "reasoning": False, "contextWindow": 200000, "maxTokens": 8192}
+MODEL = {"id": "fake-1", "name": "Fake", "contextWindow": 200000, "maxTokens": 8192}
 # Both agents' retry layers off: pi's auto-retry and its SDK's own retries of a 529.
-SETTINGS = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}}
+NO_RETRY = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}}
+# One quick auto-retry, without the SDK's retries.
+QUICK_RETRY = {"retry": {"enabled": True, "maxRetries": 2, "baseDelayMs": 10, "provider": {"maxRetries": 0}}}
 
 # -- the scenarios ---------------------------------------------------------------------------
 
@@ -72,18 +83,80 @@ def _tool_call() -> list[Reply]:
     ]
 
 
-def _slow_reply() -> list[Reply]:
+def _slow_reply(repeat: int = 40) -> list[Reply]:
     # Long enough that the abort lands mid-stream whatever the machine's load.
-    return [anthropic_reply("one two three four five six seven eight " * 40, chunk_size=4, latency=0.05)]
+    return [anthropic_reply("one two three four five six seven eight " * repeat, chunk_size=4, latency=0.05)]
 
 
-SCENARIOS: dict[str, Callable[[], list[Reply]]] = {
-    "plain": lambda: [anthropic_reply("Hello there, friend.")],
-    "tool-call": _tool_call,
-    "overloaded": lambda: [anthropic_error(529, "Overloaded")],
-    "invalid-request": lambda: [anthropic_error(400, "messages.0.content: must not be empty")],
-    "abort": _slow_reply,
+def _tool_error() -> list[Reply]:
+    call = {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "missing.txt"}}
+    return [anthropic_reply([call], stop_reason="tool_use"), anthropic_reply("There is no such file.")]
+
+
+def _error_mid_stream() -> list[Reply]:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    started = anthropic_events([{"type": "text", "text": "Partial answ"}], stop=False)
+    return [Reply(pieces=[*started, sse_event("error", error)])]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The server's replies, and how both agents are set up for them."""
+
+    replies: Callable[[], list[Reply]]
+    settings: dict[str, Any] = field(default_factory=lambda: NO_RETRY)
+    reasoning: bool = False
+    args: tuple[str, ...] = ()
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "plain": Scenario(lambda: [anthropic_reply("Hello there, friend.")]),
+    "tool-call": Scenario(_tool_call),
+    "tool-error": Scenario(_tool_error),
+    "thinking": Scenario(
+        lambda: [
+            anthropic_reply(
+                [
+                    {"type": "thinking", "thinking": "The user wants the file.", "signature": "sig-1"},
+                    {"type": "text", "text": "Answer."},
+                ]
+            )
+        ],
+        reasoning=True,
+        args=("--thinking", "low"),
+    ),
+    "overloaded": Scenario(lambda: [anthropic_error(529, "Overloaded")]),
+    "invalid-request": Scenario(lambda: [anthropic_error(400, "messages.0.content: must not be empty")]),
+    "error-mid-stream": Scenario(_error_mid_stream),
+    "auto-retry": Scenario(
+        lambda: [anthropic_error(529, "Overloaded"), anthropic_reply("Recovered.")], settings=QUICK_RETRY
+    ),
+    "abort": Scenario(_slow_reply),
+    "queue": Scenario(
+        lambda: [*_slow_reply(3), anthropic_reply("It is small."), anthropic_reply("Two lines.")]
+    ),
 }
+
+# After the plain RPC run: the commands whose answers depend on the session (request id,
+# command, fields).
+PLAIN_RPC_COMMANDS: list[tuple[str, str, dict[str, Any]]] = [
+    ("stats", "get_session_stats", {}),
+    ("last", "get_last_assistant_text", {}),
+    ("forks", "get_fork_messages", {}),
+    ("thinking", "set_thinking_level", {"level": "high"}),
+    ("cycle-thinking", "cycle_thinking_level", {}),
+    ("steering-mode", "set_steering_mode", {"mode": "all"}),
+    ("follow-up-mode", "set_follow_up_mode", {"mode": "all"}),
+    ("auto-compaction", "set_auto_compaction", {"enabled": False}),
+    ("auto-retry", "set_auto_retry", {"enabled": True}),
+    ("name", "set_session_name", {"name": "notes"}),
+    ("state-after", "get_state", {}),
+    ("set-model", "set_model", {"provider": "fake", "modelId": "fake-1"}),
+    ("bad-model", "set_model", {"provider": "fake", "modelId": "nope"}),
+    ("new", "new_session", {}),
+    ("messages-after-new", "get_messages", {}),
+    ("unknown", "no_such_command", {}),
+]
 
 # -- pi 0.73's record shapes: (required keys, optional keys) ---------------------------------
 
@@ -100,6 +173,10 @@ EVENT_KEYS: dict[str, tuple[set[str], set[str]]] = {
     "tool_execution_update": ({"type", "toolCallId", "toolName", "args", "partialResult"}, set()),
     "tool_execution_end": ({"type", "toolCallId", "toolName", "result", "isError"}, set()),
     "queue_update": ({"type", "steering", "followUp"}, set()),
+    "auto_retry_start": ({"type", "attempt", "maxAttempts", "delayMs", "errorMessage"}, set()),
+    "auto_retry_end": ({"type", "success", "attempt"}, {"finalError"}),
+    "session_info_changed": ({"type"}, {"name"}),
+    "thinking_level_changed": ({"type", "level"}, set()),
     "response": ({"type", "command", "success"}, {"id", "data", "error"}),
 }
 MESSAGE_KEYS: dict[str, tuple[set[str], set[str]]] = {
@@ -121,6 +198,9 @@ STREAM_EVENT_KEYS: dict[str, set[str]] = {
     "text_start": {"type", "contentIndex", "partial"},
     "text_delta": {"type", "contentIndex", "delta", "partial"},
     "text_end": {"type", "contentIndex", "content", "partial"},
+    "thinking_start": {"type", "contentIndex", "partial"},
+    "thinking_delta": {"type", "contentIndex", "delta", "partial"},
+    "thinking_end": {"type", "contentIndex", "content", "partial"},
     "toolcall_start": {"type", "contentIndex", "partial"},
     "toolcall_delta": {"type", "contentIndex", "delta", "partial"},
     "toolcall_end": {"type", "contentIndex", "toolCall", "partial"},
@@ -233,7 +313,7 @@ class Workspace:
     def agent_dir(self, agent: Agent) -> Path:
         return self.root / agent
 
-    def command(self, agent: Agent, *args: str) -> tuple[list[str], dict[str, str]]:
+    def command(self, agent: Agent, scenario: str, *args: str) -> tuple[list[str], dict[str, str]]:
         env = clean_env()
         if agent == "pi":
             assert self.pi_cli is not None
@@ -242,33 +322,35 @@ class Workspace:
         else:
             env["PI_HOST_DIR"] = str(self.agent_dir(agent))
             argv = [PI_HOST]
-        return [*argv, "--model", "fake/fake-1", "--no-session", *args], env
+        setup = SCENARIOS[scenario].args
+        return [*argv, "--model", "fake/fake-1", "--no-session", *setup, *args], env
 
-    def serve(self, agent: Agent, server: AnthropicServer) -> None:
-        """Point ``agent`` at ``server``."""
+    def serve(self, agent: Agent, scenario: Scenario, server: AnthropicServer) -> None:
+        """Point ``agent`` at ``server``, set up for ``scenario``."""
         directory = self.agent_dir(agent)
         directory.mkdir(exist_ok=True)
         provider = {"baseUrl": server.base_url, "api": "anthropic-messages", "apiKey": "test-key"}
-        models = {"providers": {"fake": {**provider, "models": [MODEL]}}}
+        model = {**MODEL, "reasoning": scenario.reasoning}
+        models = {"providers": {"fake": {**provider, "models": [model]}}}
         (directory / "models.json").write_text(json.dumps(models), "utf-8")
-        (directory / "settings.json").write_text(json.dumps(SETTINGS), "utf-8")
+        (directory / "settings.json").write_text(json.dumps(scenario.settings), "utf-8")
 
     def run(self, agent: Agent, mode: Mode, scenario: str) -> Run:
         """The output of ``scenario`` in ``agent``'s ``mode``, run once per module."""
         key = (agent, mode, scenario)
         if key not in self.runs:
-            server = AnthropicServer(SCENARIOS[scenario]())
+            server = AnthropicServer(SCENARIOS[scenario].replies())
             with server:
-                self.serve(agent, server)
+                self.serve(agent, SCENARIOS[scenario], server)
                 if mode == "json":
-                    self.runs[key] = self._run_json(agent)
+                    self.runs[key] = self._run_json(agent, scenario)
                 else:
                     self.runs[key] = self._run_rpc(agent, scenario)
                 self.runs[key].requests = len(server.requests)
         return self.runs[key]
 
-    def _run_json(self, agent: Agent) -> Run:
-        argv, env = self.command(agent, "--mode", "json", PROMPT)
+    def _run_json(self, agent: Agent, scenario: str) -> Run:
+        argv, env = self.command(agent, scenario, "--mode", "json", PROMPT)
         done = subprocess.run(
             argv,
             cwd=self.project,
@@ -283,21 +365,29 @@ class Workspace:
         return Run(records, done.returncode, done.stderr)
 
     def _run_rpc(self, agent: Agent, scenario: str) -> Run:
-        argv, env = self.command(agent, "--mode", "rpc")
+        argv, env = self.command(agent, scenario, "--mode", "rpc")
         with RpcProcess(argv, env, self.project) as rpc:
             if scenario == "plain":
                 rpc.call("state-before", "get_state")
             rpc.send({"id": "run", "type": "prompt", "message": PROMPT})
-            if scenario == "abort":
+            if scenario in ("abort", "queue"):
                 rpc.read_until(
                     lambda r: (
                         r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "text_delta"
                     )
                 )
+            if scenario == "abort":
                 rpc.send({"id": "stop", "type": "abort"})
+            if scenario == "queue":
+                rpc.call("steer", "steer", message="Also look at the size.")
+                rpc.call("follow-up", "follow_up", message="Then summarise.")
+                # The run goes on through both queued messages: three replies, one agent_end.
             rpc.read_until(lambda r: r["type"] == "agent_end")
             for command in ("get_state", "get_messages", "get_available_models"):
                 rpc.call(command, command)
+            if scenario == "plain":
+                for request_id, command, fields in PLAIN_RPC_COMMANDS:
+                    rpc.call(request_id, command, **fields)
             return rpc.finish()
 
 
@@ -362,9 +452,14 @@ class RpcProcess:
         self._stderr.seek(0)
         raise AssertionError(f"stdout closed while waiting; stderr:\n{self._stderr.read()}")
 
-    def call(self, request_id: str, command: str) -> Record:
-        self.send({"id": request_id, "type": command})
-        return self.read_until(lambda r: r["type"] == "response" and r.get("id") == request_id)
+    def call(self, request_id: str, command: str, **fields: Any) -> Record:
+        self.send({"id": request_id, "type": command, **fields})
+        # pi answers an unknown command without the id.
+        return self.read_until(
+            lambda r: (
+                r["type"] == "response" and r.get("id", request_id) == request_id and r["command"] == command
+            )
+        )
 
     def finish(self) -> Run:
         """Close stdin, collect what is still written, and wait for the exit."""
@@ -395,7 +490,7 @@ def with_pi(workspace: Workspace) -> Workspace:
 # -- normalising for comparison --------------------------------------------------------------
 
 # Keys whose values differ between any two runs: when, where, which session, which port.
-VOLATILE = {"timestamp", "sessionId", "baseUrl", "cwd"}
+VOLATILE = {"timestamp", "sessionId", "baseUrl", "cwd", "entryId"}
 # The provider's scratch fields that pi's live streaming snapshots expose.
 PI_SCRATCH = {"index", "partialJson"}
 
@@ -426,8 +521,9 @@ def settled(value: Any) -> Any:
 
 
 def snapshot(message: Record) -> Any:
-    """A streaming snapshot: its shape without the content (which pi serialises late)."""
-    return shape({key: value for key, value in message.items() if key != "content"})
+    """A streaming snapshot's shape, without what pi may have filled in by the time it
+    serialised it: the content and a failure's ``errorMessage``."""
+    return shape({key: value for key, value in message.items() if key not in ("content", "errorMessage")})
 
 
 def comparable(record: Record, *, values: bool) -> Any:
@@ -473,12 +569,14 @@ def assert_same_records(pi: Run, host: Run, *, values: bool = True, collapse_upd
     pi_records = [without_pi_scratch(record) for record in pi.records]
     host_records = host.records
     if collapse_updates:
-        # Where the stream was cut depends on timing: compare one update of each kind.
+        # How many updates come before a command's answer, or before an abort lands,
+        # depends on timing: compare one update of each kind per stretch, by shape.
         pi_records = _first_update_of_each_kind(pi_records)
         host_records = _first_update_of_each_kind(host_records)
     assert [label(r) for r in host_records] == [label(r) for r in pi_records]
     for number, (ours, theirs) in enumerate(zip(host_records, pi_records, strict=True)):
-        assert comparable(ours, values=values) == comparable(theirs, values=values), (
+        by_value = values and not (collapse_updates and ours["type"] == "message_update")
+        assert comparable(ours, values=by_value) == comparable(theirs, values=by_value), (
             f"record {number} ({label(ours)}) differs"
         )
     assert (host.exit_code, host.requests) == (pi.exit_code, pi.requests)
@@ -500,8 +598,17 @@ def _first_update_of_each_kind(records: list[Record]) -> list[Record]:
 
 # -- pi-host against pi 0.73's shapes --------------------------------------------------------
 
-ALL_JSON = ["plain", "tool-call", "overloaded", "invalid-request"]
-ALL_RPC = ["plain", "tool-call", "overloaded", "abort"]
+ALL_JSON = [
+    "plain",
+    "tool-call",
+    "tool-error",
+    "thinking",
+    "overloaded",
+    "invalid-request",
+    "error-mid-stream",
+    "auto-retry",
+]
+ALL_RPC = ["plain", "tool-call", "overloaded", "abort", "queue"]
 
 
 def _kinds(run: Run) -> list[str]:
@@ -591,6 +698,72 @@ def test_json_error_reply_is_one_failed_assistant_message(
     assert run.requests == 1
 
 
+OVERLOADED = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+
+
+def test_json_auto_retry_events_sit_where_pi_puts_them(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "json", "auto-retry")
+    assert _kinds(run)[7:] == [
+        "turn_end",
+        "agent_end",
+        "auto_retry_start",
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "auto_retry_end",
+        "turn_end",
+        "agent_end",
+    ]
+    retry = [r for r in run.records if r["type"].startswith("auto_retry")]
+    assert retry == [
+        {
+            "type": "auto_retry_start",
+            "attempt": 1,
+            "maxAttempts": 2,
+            "delayMs": 10,
+            "errorMessage": OVERLOADED,
+        },
+        {"type": "auto_retry_end", "success": True, "attempt": 1},
+    ]
+    assert run.requests == 2
+
+
+def test_json_error_mid_stream_keeps_the_text_so_far(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "json", "error-mid-stream")
+    updates = [r["assistantMessageEvent"]["type"] for r in run.records if r["type"] == "message_update"]
+    assert updates == ["text_start", "text_delta", "text_delta", "text_end"]
+    reply = [r for r in run.records if r["type"] == "message_end"][-1]["message"]
+    assert (reply["stopReason"], reply["content"]) == ("error", [{"type": "text", "text": "Partial answ"}])
+    assert "overloaded_error" in reply["errorMessage"]
+
+
+def test_json_thinking_blocks_carry_their_signature(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "json", "thinking")
+    updates = [r["assistantMessageEvent"]["type"] for r in run.records if r["type"] == "message_update"]
+    assert updates[0] == "thinking_start" and "thinking_end" in updates
+    reply = [r for r in run.records if r["type"] == "message_end"][-1]["message"]
+    assert reply["content"][0] == {
+        "type": "thinking",
+        "thinking": "The user wants the file.",
+        "thinkingSignature": "sig-1",
+    }
+
+
+def test_rpc_steer_and_follow_up_become_turns_of_the_same_run(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "rpc", "queue")
+    queues = [(r["steering"], r["followUp"]) for r in run.records if r["type"] == "queue_update"]
+    steer, follow_up = "Also look at the size.", "Then summarise."
+    assert queues == [([steer], []), ([steer], [follow_up]), ([], [follow_up]), ([], [])]
+    prompts = [
+        r["message"]["content"][0]["text"]
+        for r in run.records
+        if r["type"] == "message_start" and r["message"]["role"] == "user"
+    ]
+    assert prompts == [PROMPT, steer, follow_up]
+    assert _kinds(run).count("agent_end") == 1
+
+
 def test_rpc_abort_keeps_the_partial_reply_and_its_timestamp(workspace: Workspace) -> None:
     run = workspace.run("pi-host", "rpc", "abort")
     kinds = _kinds(run)
@@ -636,6 +809,12 @@ def test_rpc_mode_matches_pi(with_pi: Workspace, scenario: str) -> None:
     pi = with_pi.run("pi", "rpc", scenario)
     host = with_pi.run("pi-host", "rpc", scenario)
     assert_same_records(pi, host)
+
+
+def test_rpc_steer_and_follow_up_while_streaming_match_pi(with_pi: Workspace) -> None:
+    pi = with_pi.run("pi", "rpc", "queue")
+    host = with_pi.run("pi-host", "rpc", "queue")
+    assert_same_records(pi, host, collapse_updates=True)
 
 
 def test_rpc_abort_matches_pi(with_pi: Workspace) -> None:
