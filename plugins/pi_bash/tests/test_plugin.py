@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-import importlib.metadata
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -13,32 +11,22 @@ import pluggy
 import pytest
 
 from pi_host import AbortSignal, Tool
-from pi_host.hookspecs import PROJECT_NAME, SPEC_MODULES, UserBashResult
-
-PACKAGE_DIR = Path(pi_bash.__file__).parent
+from pi_host.hookspecs import UserBashResult
+from pi_host.testing import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 
 
 def test_the_entry_point_names_the_package() -> None:
-    (entry_point,) = [
-        ep for ep in importlib.metadata.entry_points(group="pi_host.plugins") if ep.name == "bash"
-    ]
-    assert entry_point.value == "pi_bash"
-    assert entry_point.dist is not None and entry_point.dist.name == "pi-bash"
+    assert_entry_point("bash", pi_bash, distribution="pi-bash")
 
 
 @pytest.fixture
 def plugin_manager() -> pluggy.PluginManager:
-    manager = pluggy.PluginManager(PROJECT_NAME)
-    for module in SPEC_MODULES:
-        manager.add_hookspecs(module)
-    manager.register(pi_bash, name="bash")
-    return manager
+    return assert_hooks_match_specs(pi_bash, name="bash")
 
 
-def test_every_hook_implementation_matches_a_spec(plugin_manager: pluggy.PluginManager) -> None:
-    plugin_manager.check_pending()
-    hooks = {caller.name for caller in plugin_manager.get_hookcallers(pi_bash) or []}
-    assert hooks == {"pi_configure", "pi_register_tools", "pi_user_bash", "pi_session_shutdown"}
+def test_every_hook_implementation_matches_a_spec() -> None:
+    hooks = {"pi_configure", "pi_register_tools", "pi_user_bash", "pi_session_shutdown"}
+    assert_hooks_match_specs(pi_bash, hooks, name="bash")
 
 
 def test_user_bash_is_the_last_resort(plugin_manager: pluggy.PluginManager) -> None:
@@ -84,24 +72,8 @@ async def test_shutdown_on_quit_stops_background_processes(tmp_path: Path) -> No
     assert pi_bash.background_process_groups() == frozenset()
 
 
-def _imported_modules(tree: ast.AST) -> list[str]:
-    modules: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            modules.append(node.module)
-    return modules
-
-
 def test_imports_only_the_public_pi_host_api() -> None:
-    offending = []
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        for module in _imported_modules(ast.parse(path.read_text(), str(path))):
-            parts = module.split(".")
-            if parts[0] == "pi_host" and any(part.startswith("_") for part in parts[1:]):
-                offending.append(f"{path.name}: {module}")
-    assert offending == []
+    assert_public_imports_only(pi_bash)
 
 
 def test_settings_configure_the_registered_tool() -> None:

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import ast
-import importlib.metadata
-from pathlib import Path
-
 import pi_compaction
-import pluggy
 
-from pi_host.hookspecs import PROJECT_NAME, SPEC_MODULES
-
-PACKAGE_DIR = Path(pi_compaction.__file__).parent
+from pi_host.testing import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 
 
 def test_the_entry_point_names_the_package() -> None:
-    (entry_point,) = [
-        ep for ep in importlib.metadata.entry_points(group="pi_host.plugins") if ep.name == "compaction"
-    ]
-    assert entry_point.value == "pi_compaction"
-    assert entry_point.dist is not None and entry_point.dist.name == "pi-compaction"
+    assert_entry_point("compaction", pi_compaction, distribution="pi-compaction")
 
 
 def test_hooks_match_their_specs_and_the_defaults_come_last() -> None:
-    manager = pluggy.PluginManager(PROJECT_NAME)
-    for module in SPEC_MODULES:
-        manager.add_hookspecs(module)
-    manager.register(pi_compaction, name="compaction")
-    manager.check_pending()
-    hooks = {caller.name for caller in manager.get_hookcallers(pi_compaction) or []}
-    assert hooks == {
+    hooks = {
         "pi_after_agent_run",
         "pi_before_prompt",
         "pi_compaction_prepare",
@@ -40,6 +23,7 @@ def test_hooks_match_their_specs_and_the_defaults_come_last() -> None:
         "pi_session_before_compact",
         "pi_summarize_branch",
     }
+    manager = assert_hooks_match_specs(pi_compaction, hooks, name="compaction")
     # Every default another plugin may replace answers last.
     for name in (
         "pi_after_agent_run",
@@ -52,21 +36,5 @@ def test_hooks_match_their_specs_and_the_defaults_come_last() -> None:
         assert implementation.trylast, name
 
 
-def _imported_modules(tree: ast.AST) -> list[str]:
-    modules: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            modules.append(node.module)
-    return modules
-
-
 def test_imports_only_the_public_pi_host_api() -> None:
-    offending = []
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        for module in _imported_modules(ast.parse(path.read_text(), str(path))):
-            parts = module.split(".")
-            if parts[0] == "pi_host" and any(part.startswith("_") for part in parts[1:]):
-                offending.append(f"{path.name}: {module}")
-    assert offending == []
+    assert_public_imports_only(pi_compaction)

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import ast
-import importlib.metadata
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pi_retry
-import pluggy
 import pytest
 from pydantic import BaseModel
 
 from pi_host import AssistantMessage, hookimpl
 from pi_host.agent import Tool
-from pi_host.hookspecs import PROJECT_NAME, SPEC_MODULES
 from pi_host.messages import TextContent, ToolResult
 from pi_host.providers import faux_assistant_message, faux_tool_call
 from pi_host.resources import RetrySettings
 from pi_host.runtime import ABORT_REQUESTED, RETRY_ATTEMPT
+from pi_host.testing import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 
 SessionFactory = Any  # conftest's make_session: (replies, settings=...) -> (session, faux, events)
 
@@ -243,21 +239,12 @@ def test_retry_after_is_capped_and_never_shortens_the_backoff() -> None:
 
 
 def test_the_entry_point_names_the_package() -> None:
-    (entry_point,) = [
-        ep for ep in importlib.metadata.entry_points(group="pi_host.plugins") if ep.name == "retry"
-    ]
-    assert entry_point.value == "pi_retry"
-    assert entry_point.dist is not None and entry_point.dist.name == "pi-retry"
+    assert_entry_point("retry", pi_retry, distribution="pi-retry")
 
 
 def test_hooks_match_their_specs_and_retry_answers_before_compaction() -> None:
-    manager = pluggy.PluginManager(PROJECT_NAME)
-    for module in SPEC_MODULES:
-        manager.add_hookspecs(module)
-    manager.register(pi_retry, name="retry")
-    manager.check_pending()
-    hooks = {caller.name for caller in manager.get_hookcallers(pi_retry) or []}
-    assert hooks == {"pi_will_retry", "pi_after_agent_run", "pi_message_start"}
+    hooks = {"pi_will_retry", "pi_after_agent_run", "pi_message_start"}
+    manager = assert_hooks_match_specs(pi_retry, hooks, name="retry")
     (implementation,) = manager.hook.pi_after_agent_run.get_hookimpls()
     assert implementation.tryfirst
 
@@ -272,21 +259,7 @@ async def test_disabling_the_plugin_leaves_a_working_host(make_session: SessionF
 
 
 def test_imports_only_the_public_pi_host_api() -> None:
-    offending = []
-    for path in sorted(Path(pi_retry.__file__).parent.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            modules = (
-                [alias.name for alias in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module]
-                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
-                else []
-            )
-            for module in modules:
-                parts = module.split(".")
-                if parts[0] == "pi_host" and any(part.startswith("_") for part in parts[1:]):
-                    offending.append(f"{path.name}: {module}")
-    assert offending == []
+    assert_public_imports_only(pi_retry)
 
 
 async def test_the_run_waits_for_the_retry_even_with_a_slow_message_end(make_session: SessionFactory) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import json
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +11,8 @@ import pytest
 from pi_tools_fs import TOOLS
 
 from pi_host import Tool
+from pi_host.testing import assert_entry_point, assert_public_imports_only
 
-PACKAGE = Path(pi_tools_fs.__file__).parent
 # Dumped from pi 0.73.1's createXToolDefinition(): the interface models were tuned on.
 PI_DEFINITIONS = json.loads((Path(__file__).parent / "data" / "pi-0.73-tool-definitions.json").read_text())
 
@@ -48,26 +46,11 @@ def test_registers_through_the_hook() -> None:
 
 
 def test_entry_point() -> None:
-    (point,) = [ep for ep in entry_points(group="pi_host.plugins") if ep.name == "tools_fs"]
-    assert point.value == "pi_tools_fs"
-    assert point.load() is pi_tools_fs
+    assert_entry_point("tools_fs", pi_tools_fs)
 
 
 def test_imports_only_the_public_pi_host_api() -> None:
-    offenders = []
-    for source in PACKAGE.rglob("*.py"):
-        tree = ast.parse(source.read_text(), filename=str(source))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pi_host":
-                if node.module != "pi_host":
-                    offenders.append(f"{source.name}: from {node.module} import ...")
-            elif isinstance(node, ast.Import):
-                offenders += [
-                    f"{source.name}: import {alias.name}"
-                    for alias in node.names
-                    if alias.name.startswith("pi_host.")
-                ]
-    assert offenders == []
+    assert_public_imports_only(pi_tools_fs, top_level_only=True)
 
 
 def test_public_names_are_sorted_and_exported() -> None:
