@@ -83,22 +83,8 @@ def make_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostFactory:
     """
     counter = 0
 
-    def factory(
-        *plugins: object,
-        load: Iterable[str] | None = None,
-        replies: Iterable[Step] = (),
-        respond: Responder | None = None,
-        provider: ScriptedProvider | None = None,
-        settings: Mapping[str, Any] | None = None,
-        files: Mapping[str, str | bytes] | None = None,
-        tools: Sequence[str] | None = None,
-        system_prompt: str | None = None,
-        session_options: Mapping[str, Any] | None = None,
-        ui: RecordingUI | None = None,
-        distribution: Distribution | None = None,
-        strict: bool = True,
-        trace: bool = False,
-    ) -> IsolatedHost:
+    # The keywords are HostFactory's (the type the fixture is declared with) and build_host's.
+    def factory(*plugins: object, **options: Any) -> IsolatedHost:
         nonlocal counter
         counter += 1
         root = tmp_path / f"pi-host-{counter}"
@@ -108,24 +94,7 @@ def make_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostFactory:
         _isolate(monkeypatch, home, agent_dir)
         monkeypatch.chdir(cwd)
         try:
-            return build_host(
-                plugins,
-                cwd=cwd,
-                agent_dir=agent_dir,
-                load=load,
-                replies=replies,
-                respond=respond,
-                provider=provider,
-                settings=settings,
-                files=files,
-                tools=tools,
-                system_prompt=system_prompt,
-                session_options=session_options,
-                ui=ui,
-                distribution=distribution,
-                strict=strict,
-                trace=trace,
-            )
+            return build_host(plugins, cwd=cwd, agent_dir=agent_dir, **options)
         except AssertionError as exc:
             pytest.fail(str(exc), pytrace=False)
 
