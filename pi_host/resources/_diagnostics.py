@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["ResourceCollision", "ResourceDiagnostic"]
+__all__ = ["ResourceCollision", "ResourceDiagnostic", "collision_diagnostic", "diagnostic"]
 
 
 class ResourceCollision(BaseModel):
@@ -41,3 +42,32 @@ class ResourceDiagnostic(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
+
+
+def diagnostic(
+    type: Literal["warning", "error"], message: str, path: str | os.PathLike[str]
+) -> ResourceDiagnostic:
+    """A warning or error about ``path``."""
+    return ResourceDiagnostic(type=type, message=message, path=os.fspath(path))
+
+
+def collision_diagnostic(
+    resource_type: Literal["skill", "prompt"],
+    name: str,
+    winner_path: str,
+    loser_path: str,
+    *,
+    shown_as: str | None = None,
+) -> ResourceDiagnostic:
+    """``loser_path`` also claims ``name``, which ``winner_path`` (found first) keeps.
+
+    :param shown_as: the name as pi's message spells it (``"/review"`` for a prompt).
+    """
+    return ResourceDiagnostic(
+        type="collision",
+        message=f'name "{shown_as or name}" collision',
+        path=loser_path,
+        collision=ResourceCollision(
+            resource_type=resource_type, name=name, winner_path=winner_path, loser_path=loser_path
+        ),
+    )

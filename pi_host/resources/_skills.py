@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ._diagnostics import ResourceCollision, ResourceDiagnostic
+from ._diagnostics import ResourceDiagnostic, collision_diagnostic, diagnostic
 from ._discovery import ResourceScope, collect_skill_files, resolve_resource_files
 from ._frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from ._paths import canonical_path, exists, is_dir, is_file, resolve_user_path
@@ -83,10 +83,6 @@ class SkillExpansionError(OSError):
         self.cause = cause
 
 
-def _warning(message: str, path: str | os.PathLike[str]) -> ResourceDiagnostic:
-    return ResourceDiagnostic(type="warning", message=message, path=os.fspath(path))
-
-
 def _validate_name(name: str, parent_dir_name: str) -> list[str]:
     errors: list[str] = []
     if name != parent_dir_name:
@@ -130,19 +126,19 @@ def load_skill_file(
     try:
         frontmatter = parse_frontmatter(_read_text(file_path)).data
     except (OSError, FrontmatterError) as exc:
-        return None, [_warning(str(exc), file_path)]
+        return None, [diagnostic("warning", str(exc), file_path)]
     skill_dir = file_path.parent
     parent_dir_name = skill_dir.name
     description = frontmatter.get("description")
     for error in _validate_description(description):
-        diagnostics.append(_warning(error, file_path))
+        diagnostics.append(diagnostic("warning", error, file_path))
     raw_name = frontmatter.get("name")
     if raw_name is not None and not isinstance(raw_name, str):
-        diagnostics.append(_warning("name must be text; using the directory name", file_path))
+        diagnostics.append(diagnostic("warning", "name must be text; using the directory name", file_path))
         raw_name = None
     name = raw_name or parent_dir_name
     for error in _validate_name(name, parent_dir_name):
-        diagnostics.append(_warning(error, file_path))
+        diagnostics.append(diagnostic("warning", error, file_path))
     if not isinstance(description, str) or not description.strip():
         return None, diagnostics
     skill = Skill(
@@ -190,17 +186,7 @@ class _SkillSet:
             existing = self.by_name.get(skill.name)
             if existing is not None:
                 self.collisions.append(
-                    ResourceDiagnostic(
-                        type="collision",
-                        message=f'name "{skill.name}" collision',
-                        path=skill.file_path,
-                        collision=ResourceCollision(
-                            resource_type="skill",
-                            name=skill.name,
-                            winner_path=existing.file_path,
-                            loser_path=skill.file_path,
-                        ),
-                    )
+                    collision_diagnostic("skill", skill.name, existing.file_path, skill.file_path)
                 )
                 continue
             self.by_name[skill.name] = skill
@@ -210,9 +196,7 @@ class _SkillSet:
         self, path: Path, scope: ResourceScope, *, missing: Literal["warning", "error"] = "warning"
     ) -> None:
         if not exists(path):
-            self.diagnostics.append(
-                ResourceDiagnostic(type=missing, message="skill path does not exist", path=os.fspath(path))
-            )
+            self.diagnostics.append(diagnostic(missing, "skill path does not exist", path))
             return
         if is_dir(path):
             result = load_skills_from_dir(path, scope=scope)
@@ -224,7 +208,7 @@ class _SkillSet:
             if skill is not None:
                 self.add([skill])
         else:
-            self.diagnostics.append(_warning("skill path is not a markdown file", path))
+            self.diagnostics.append(diagnostic("warning", "skill path is not a markdown file", path))
 
     def result(self) -> SkillsResult:
         return SkillsResult(tuple(self.by_name.values()), (*self.diagnostics, *self.collisions))

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ._diagnostics import ResourceCollision, ResourceDiagnostic
+from ._diagnostics import ResourceDiagnostic, collision_diagnostic, diagnostic
 from ._discovery import ResourceScope, collect_prompt_files, resolve_resource_files
 from ._frontmatter import FrontmatterError, parse_frontmatter
 from ._paths import exists, is_dir, is_file, resolve_user_path
@@ -164,7 +164,7 @@ def load_prompt_template(
     try:
         parsed = parse_frontmatter(file_path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, FrontmatterError) as exc:
-        return None, [ResourceDiagnostic(type="warning", message=str(exc), path=os.fspath(file_path))]
+        return None, [diagnostic("warning", str(exc), file_path)]
     hint = parsed.data.get("argument-hint")
     name = file_path.name.removesuffix(".md")
     template = PromptTemplate(
@@ -194,26 +194,14 @@ class _TemplateSet:
             self.by_name[template.name] = template
             return
         self.collisions.append(
-            ResourceDiagnostic(
-                type="collision",
-                message=f'name "/{template.name}" collision',
-                path=template.file_path,
-                collision=ResourceCollision(
-                    resource_type="prompt",
-                    name=template.name,
-                    winner_path=existing.file_path,
-                    loser_path=template.file_path,
-                ),
+            collision_diagnostic(
+                "prompt", template.name, existing.file_path, template.file_path, shown_as=f"/{template.name}"
             )
         )
 
     def add_path(self, path: Path, scope: ResourceScope) -> None:
         if not exists(path):
-            self.diagnostics.append(
-                ResourceDiagnostic(
-                    type="error", message="Prompt template path does not exist", path=os.fspath(path)
-                )
-            )
+            self.diagnostics.append(diagnostic("error", "Prompt template path does not exist", path))
         elif is_dir(path):
             for file_path in collect_prompt_files(path):
                 self.add_file(file_path, scope)
@@ -221,11 +209,7 @@ class _TemplateSet:
             self.add_file(path, scope)
         else:
             self.diagnostics.append(
-                ResourceDiagnostic(
-                    type="warning",
-                    message="prompt template path is not a markdown file",
-                    path=os.fspath(path),
-                )
+                diagnostic("warning", "prompt template path is not a markdown file", path)
             )
 
     def result(self) -> PromptTemplatesResult:
