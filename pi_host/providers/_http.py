@@ -14,8 +14,10 @@ in flight and never the consumer's code between events.
 
 from __future__ import annotations
 
+import asyncio
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
@@ -171,12 +173,62 @@ def _worth_retrying(failure: ProviderFailure) -> bool:
 # -- the lean transport ---------------------------------------------------------------------
 
 
+#: One client per asyncio event loop and kind of target (plain HTTP, TLS), so that a process
+#: builds one client and reuses its connections instead of building both per request.
+_pooled: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[bool, httpx.AsyncClient]] = (
+    weakref.WeakKeyDictionary()
+)
+# The async generators that close the pooled clients (see _pooled_client), kept alive here.
+_closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[AsyncGenerator[None, None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _new_client(tls: bool) -> httpx.AsyncClient:
+    import httpx
+
+    return httpx.AsyncClient(
+        follow_redirects=False,
+        # Plain-HTTP targets (local servers) need no certificates at all.
+        verify=_tls_context() if tls else False,
+    )
+
+
+async def _pooled_client(tls: bool) -> tuple[httpx.AsyncClient, bool]:
+    """The client for this event loop, and whether the caller owns it (must close it).
+
+    Under asyncio the client lives as long as its event loop: an async generator started here
+    closes it from the loop's ``shutdown_asyncgens()``, which ``asyncio.run``, anyio and
+    pytest-asyncio all call before closing the loop, so no connection outlives its loop.
+    Elsewhere (trio) each request gets a client of its own.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return _new_client(tls), True
+    clients = _pooled.setdefault(loop, {})
+    client = clients.get(tls)
+    if client is None or client.is_closed:
+        client = clients[tls] = _new_client(tls)
+        closer = _close_at_loop_end(client)
+        await closer.asend(None)  # started, so the loop finalises it at shutdown
+        _closers.setdefault(loop, []).append(closer)
+    return client, False
+
+
+async def _close_at_loop_end(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
 @dataclass
 class _HttpxResponseStream:
     status: int
     headers: Mapping[str, str]
     _response: httpx.Response
-    _client: httpx.AsyncClient
+    _client: httpx.AsyncClient | None  # set when the stream owns (and closes) its client
     _chunks: AsyncIterator[bytes] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -196,11 +248,15 @@ class _HttpxResponseStream:
         try:
             await _shielded_close(self._response.aclose())
         finally:
-            await _shielded_close(self._client.aclose())
+            if self._client is not None:
+                await _shielded_close(self._client.aclose())
 
 
 class HttpxTransport:
     """POST JSON with httpx and stream the body; error statuses become :class:`ProviderFailure`.
+
+    Requests share one client per event loop (see :func:`_pooled_client`), so a warm process
+    reuses its connections to a provider, as pi's HTTP stack does.
 
     :param error_style: how HTTP error bodies are worded (see :func:`._errors.http_error_message`).
     """
@@ -212,31 +268,33 @@ class HttpxTransport:
         import httpx
 
         timeout = request.timeout_s or _DEFAULT_TIMEOUT_S
-        client = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
-            follow_redirects=False,
-            # Plain-HTTP targets (local servers) need no certificates at all.
-            verify=_tls_context() if request.url.startswith("https:") else False,
-        )
+        client, owned = await _pooled_client(request.url.startswith("https:"))
+        owner = client if owned else None
         try:
             http_request = client.build_request(
-                "POST", request.url, json=request.body, headers=request.headers
+                "POST",
+                request.url,
+                json=request.body,
+                headers=request.headers,
+                timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
             )
             response = await client.send(http_request, stream=True)
         except BaseException as exc:
-            await _shielded_close(client.aclose())
+            if owner is not None:
+                await _shielded_close(owner.aclose())
             if isinstance(exc, httpx.HTTPError):
                 raise ProviderFailure(describe_transport_error(exc, streaming=False)) from exc
             raise
         if response.status_code < 400:
-            return _HttpxResponseStream(response.status_code, dict(response.headers), response, client)
+            return _HttpxResponseStream(response.status_code, dict(response.headers), response, owner)
         try:
             body = (await response.aread()).decode("utf-8", "replace")
         except httpx.HTTPError:
             body = ""
         finally:
             await _shielded_close(response.aclose())
-            await _shielded_close(client.aclose())
+            if owner is not None:
+                await _shielded_close(owner.aclose())
         raise ProviderFailure(
             http_error_message(response.status_code, body, self._error_style),
             status=response.status_code,
