@@ -44,6 +44,11 @@ def _success(request_id: Any, command: str, data: Any = ..., /) -> dict[str, Any
     return response
 
 
+def _js_number(value: float) -> float:
+    """``value`` as JavaScript writes it: a whole number without ``.0``."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _error(request_id: Any, command: Any, message: str) -> dict[str, Any]:
     response: dict[str, Any] = {
         "id": request_id,
@@ -433,7 +438,7 @@ class RpcServer:
             "toolResults": roles.count("toolResult"),
             "totalMessages": len(messages),
             "tokens": tokens,
-            "cost": sum(m.usage.cost.total for m in assistants),
+            "cost": _js_number(sum(m.usage.cost.total for m in assistants)),
         }
         if stats["sessionFile"] is None:
             del stats["sessionFile"]
@@ -442,7 +447,7 @@ class RpcServer:
             stats["contextUsage"] = {
                 "tokens": usage.tokens,
                 "contextWindow": usage.context_window,
-                "percent": usage.percent,
+                "percent": None if usage.percent is None else _js_number(usage.percent),
             }
         return _success(request_id, "get_session_stats", stats)
 
