@@ -68,16 +68,20 @@ def _downgrade_images(messages: Sequence[Message], model: Model) -> list[Message
         return list(messages)
     result: list[Message] = []
     for message in messages:
-        if isinstance(message, UserMessage) and not isinstance(message.content, str):
-            message = message.model_copy(
-                update={"content": _without_images(message.content, _USER_IMAGE_PLACEHOLDER)}
+        # Only messages that carry an image change; the others are passed on as they are
+        # (copying every message of the history on every request was most of this function).
+        if isinstance(message, UserMessage | ToolResultMessage) and _has_image(message.content):
+            placeholder = (
+                _USER_IMAGE_PLACEHOLDER if isinstance(message, UserMessage) else _TOOL_IMAGE_PLACEHOLDER
             )
-        elif isinstance(message, ToolResultMessage):
-            message = message.model_copy(
-                update={"content": _without_images(message.content, _TOOL_IMAGE_PLACEHOLDER)}
-            )
+            assert not isinstance(message.content, str)
+            message = message.model_copy(update={"content": _without_images(message.content, placeholder)})
         result.append(message)
     return result
+
+
+def _has_image(content: str | Sequence[TextContent | ImageContent]) -> bool:
+    return not isinstance(content, str) and any(isinstance(block, ImageContent) for block in content)
 
 
 def transform_messages(
