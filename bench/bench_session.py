@@ -260,7 +260,9 @@ def _run(mode: str, path: Path, cache: str, trace: bool = False) -> dict[str, fl
     else:
         command = [sys.executable, "-c", _CHILD, mode, str(path), cache, "1" if trace else "0"]
         env = dict(os.environ)
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"{mode} run on {path.name} failed ({done.returncode}):\n{done.stderr}")
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
