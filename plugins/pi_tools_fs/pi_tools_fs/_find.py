@@ -16,7 +16,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import Field
 
-from pi_host import DEFAULT_MAX_BYTES, Tool, ToolCallContext, ToolResult, format_size, truncate_head
+from pi_host import DEFAULT_MAX_BYTES, Tool, ToolCallContext, ToolResult
 
 from ._errors import ToolError, raise_if_aborted
 from ._external import FdBinary, find_fd, inside_git_repository, spawn
@@ -25,7 +25,7 @@ from ._ignore import Override
 from ._params import ToolParams
 from ._paths import resolve_to_cwd
 from ._text import int_argument
-from ._truncate import NO_LINE_LIMIT
+from ._truncate import capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
 
 __all__ = ["FindBackend", "FindParams", "create_find_tool"]
@@ -186,22 +186,10 @@ def create_find_tool(*, backend: FindBackend = "auto") -> Tool[FindParams]:
         if not found:
             return ToolResult.text("No files found matching pattern")
 
-        limit_reached = len(found) >= limit
-        truncation = truncate_head("\n".join(found[:limit]), max_lines=NO_LINE_LIMIT)
-        output = truncation.content
-        details: dict[str, Any] = {}
-        notices: list[str] = []
-        if limit_reached:
-            notices.append(
-                f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
-            )
-            details["resultLimitReached"] = limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_json_dict()
-        if notices:
-            output += "\n\n[" + ". ".join(notices) + "]"
-        return ToolResult.text(output, details=details or None)
+        hint = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
+        return capped_listing(
+            found[:limit], (hint, "resultLimitReached", limit) if len(found) >= limit else None
+        )
 
     return Tool(
         name="find",

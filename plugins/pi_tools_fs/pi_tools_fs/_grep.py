@@ -25,8 +25,6 @@ from pi_host import (
     Tool,
     ToolCallContext,
     ToolResult,
-    format_size,
-    truncate_head,
     truncate_line,
 )
 
@@ -36,7 +34,7 @@ from ._ignore import Override
 from ._params import ToolParams
 from ._paths import resolve_to_cwd
 from ._text import int_argument
-from ._truncate import GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT
+from ._truncate import GREP_MAX_LINE_LENGTH, capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
 
 __all__ = ["GrepBackend", "GrepParams", "create_grep_tool"]
@@ -455,26 +453,13 @@ def create_grep_tool(*, backend: GrepBackend = "auto") -> Tool[GrepParams]:
 
         formatter = _Formatter(search_path, is_directory, context)
         lines = await anyio.to_thread.run_sync(formatter.format, hits)
-        truncation = truncate_head("\n".join(lines), max_lines=NO_LINE_LIMIT)
-        output = truncation.content
-        details: dict[str, Any] = {}
-        notices: list[str] = []
-        if limit_reached:
-            notices.append(
-                f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
-            )
-            details["matchLimitReached"] = limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_json_dict()
-        if formatter.lines_truncated:
-            notices.append(
-                f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-            )
-            details["linesTruncated"] = True
-        if notices:
-            output += "\n\n[" + ". ".join(notices) + "]"
-        return ToolResult.text(output, details=details or None)
+        hint = f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
+        cut = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        return capped_listing(
+            lines,
+            (hint, "matchLimitReached", limit) if limit_reached else None,
+            lines_cut=(cut, "linesTruncated", True) if formatter.lines_truncated else None,
+        )
 
     return Tool(
         name="grep",

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
 import anyio
 from pydantic import Field
 
-from pi_host import DEFAULT_MAX_BYTES, Tool, ToolCallContext, ToolResult, format_size, truncate_head
+from pi_host import DEFAULT_MAX_BYTES, Tool, ToolCallContext, ToolResult
 
 from ._collate import collation_key
 from ._errors import ToolError, raise_if_aborted
 from ._params import ToolParams
 from ._paths import resolve_to_cwd
 from ._text import int_argument, node_error_message
-from ._truncate import NO_LINE_LIMIT
+from ._truncate import capped_listing
 
 __all__ = ["LsParams", "create_ls_tool"]
 
@@ -71,19 +70,8 @@ def create_ls_tool() -> Tool[LsParams]:
         raise_if_aborted(ctx.signal)
         if not entries:
             return ToolResult.text("(empty directory)")
-        truncation = truncate_head("\n".join(entries), max_lines=NO_LINE_LIMIT)
-        output = truncation.content
-        details: dict[str, Any] = {}
-        notices: list[str] = []
-        if limit_reached:
-            notices.append(f"{limit} entries limit reached. Use limit={limit * 2} for more")
-            details["entryLimitReached"] = limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_json_dict()
-        if notices:
-            output += "\n\n[" + ". ".join(notices) + "]"
-        return ToolResult.text(output, details=details or None)
+        hint = f"{limit} entries limit reached. Use limit={limit * 2} for more"
+        return capped_listing(entries, (hint, "entryLimitReached", limit) if limit_reached else None)
 
     return Tool(
         name="ls",
