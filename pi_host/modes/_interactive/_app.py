@@ -65,6 +65,7 @@ from ._render import (
     RenderOptions,
     ToolView,
     ansi_lines,
+    field_of,
     markdown_tail,
     render_bash,
     render_markdown,
@@ -1265,7 +1266,7 @@ class InteractiveApp:
                 self.notice("Auto-compaction cancelled")
             self._compaction_error_shown = True
         elif result is not None:
-            tokens = _get(result, "tokens_before", "tokensBefore")
+            tokens = field_of(result, "tokens_before", "tokensBefore")
             self.add_static(_render_compaction(tokens if isinstance(tokens, int) else None))
         elif error:
             self._compaction_error_shown = True
@@ -1293,10 +1294,10 @@ class InteractiveApp:
             self.error(f"Retry failed after {event.attempt} attempts: {final}")
 
     def _on_extension_error(self, event: Any) -> None:
-        where = _get(event, "extension_path", "extensionPath", "plugin") or "?"
-        hook = _get(event, "event", "hook") or "?"
+        where = field_of(event, "extension_path", "extensionPath", "plugin") or "?"
+        hook = field_of(event, "event", "hook") or "?"
         # Worded as the plugin dispatcher logs it, so the two reports collapse into one.
-        self.notice(f'plugin "{where}" failed in {hook}: {_get(event, "error", "message")}', "warning")
+        self.notice(f'plugin "{where}" failed in {hook}: {field_of(event, "error", "message")}', "warning")
 
     _on_plugin_error = _on_extension_error
 
@@ -1433,16 +1434,6 @@ class InteractiveApp:
                 await self.run_prompt(text)
             except Exception as exc:
                 self.error(str(exc))
-
-
-def _get(obj: Any, *names: str) -> Any:
-    for name in names:
-        if isinstance(obj, dict):
-            if name in obj:
-                return obj[name]
-        elif hasattr(obj, name):
-            return getattr(obj, name)
-    return None
 
 
 def _is_command_name(text: str) -> bool:

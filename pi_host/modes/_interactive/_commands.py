@@ -19,7 +19,7 @@ from rich.text import Text
 
 from pi_host.messages import AssistantMessage, TextContent, ToolCall
 
-from ._render import render_markdown, shorten_path
+from ._render import field_of, render_markdown, shorten_path
 
 if TYPE_CHECKING:
     from ._app import InteractiveApp
@@ -487,72 +487,62 @@ class CommandRunner:
         self.app.request_exit()
 
 
-def _field(obj: Any, *names: str) -> Any:
-    for name in names:
-        if isinstance(obj, dict):
-            if name in obj:
-                return obj[name]
-        elif hasattr(obj, name):
-            return getattr(obj, name)
-    return None
-
-
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     parts = []
     for block in content or []:
-        if _field(block, "type") == "text":
-            parts.append(str(_field(block, "text") or ""))
+        if field_of(block, "type") == "text":
+            parts.append(str(field_of(block, "text") or ""))
     return "".join(parts)
 
 
 def entry_label(entry: Any, tool_calls: dict[str, tuple[str, Any]]) -> str | None:
     """How ``/tree`` shows one session entry, or ``None`` to leave it out."""
-    kind = _field(entry, "type")
+    kind = field_of(entry, "type")
     if kind == "message":
-        message = _field(entry, "message")
-        role = _field(message, "role")
+        message = field_of(entry, "message")
+        role = field_of(message, "role")
         if role == "user":
-            return "user: " + _one_line(_content_text(_field(message, "content")), 100)
+            return "user: " + _one_line(_content_text(field_of(message, "content")), 100)
         if role == "assistant":
-            content = _field(message, "content") or []
+            content = field_of(message, "content") or []
             for block in content:
-                if _field(block, "type") == "toolCall":
-                    tool_calls[str(_field(block, "id"))] = (
-                        str(_field(block, "name")),
-                        _field(block, "arguments"),
+                if field_of(block, "type") == "toolCall":
+                    tool_calls[str(field_of(block, "id"))] = (
+                        str(field_of(block, "name")),
+                        field_of(block, "arguments"),
                     )
             text = _one_line(_content_text(content), 100)
             if text:
                 return "assistant: " + text
-            if _field(message, "stop_reason", "stopReason") == "aborted":
+            if field_of(message, "stop_reason", "stopReason") == "aborted":
                 return "assistant: (aborted)"
-            error = _field(message, "error_message", "errorMessage")
+            error = field_of(message, "error_message", "errorMessage")
             return "assistant: " + (_one_line(error, 80) if error else "(no content)")
         if role == "toolResult":
-            call = tool_calls.get(str(_field(message, "tool_call_id", "toolCallId")))
+            call = tool_calls.get(str(field_of(message, "tool_call_id", "toolCallId")))
             if call is None:
-                return f"[{_field(message, 'tool_name', 'toolName') or 'tool'}]"
+                return f"[{field_of(message, 'tool_name', 'toolName') or 'tool'}]"
             name, arguments = call
             return _one_line(f"[{name}] {_tool_call_summary(name, arguments)}", 100)
         if role == "bashExecution":
-            return "[bash]: " + _one_line(str(_field(message, "command") or ""), 100)
+            return "[bash]: " + _one_line(str(field_of(message, "command") or ""), 100)
         return f"[{role}]"
     if kind == "custom_message":
-        label = _field(entry, "custom_type", "customType")
-        return f"[{label}]: " + _one_line(_content_text(_field(entry, "content")), 100)
+        label = field_of(entry, "custom_type", "customType")
+        return f"[{label}]: " + _one_line(_content_text(field_of(entry, "content")), 100)
     if kind == "compaction":
-        tokens = _field(entry, "tokens_before", "tokensBefore") or 0
+        tokens = field_of(entry, "tokens_before", "tokensBefore") or 0
         return f"[compaction: {round(tokens / 1000)}k tokens]"
     if kind == "branch_summary":
-        return "[branch summary]: " + _one_line(str(_field(entry, "summary") or ""), 100)
+        return "[branch summary]: " + _one_line(str(field_of(entry, "summary") or ""), 100)
     if kind == "model_change":
-        return f"[model: {_field(entry, 'model_id', 'modelId')}]"
+        return f"[model: {field_of(entry, 'model_id', 'modelId')}]"
     if kind == "thinking_level_change":
-        return f"[thinking: {_field(entry, 'thinking_level', 'thinkingLevel')}]"
+        return f"[thinking: {field_of(entry, 'thinking_level', 'thinkingLevel')}]"
     if kind == "session_info":
-        return f"[title: {_field(entry, 'name') or 'empty'}]"
+        return f"[title: {field_of(entry, 'name') or 'empty'}]"
     return None  # labels and plugin data entries are bookkeeping
 
 
@@ -579,7 +569,7 @@ def flatten_tree(roots: Sequence[TreeNode], leaf_id: str | None) -> list[tuple[s
         stack = [(node, parent)]
         while stack:
             current, up = stack.pop()
-            node_id = str(_field(current.entry, "id"))
+            node_id = str(field_of(current.entry, "id"))
             parents[node_id] = up
             stack.extend((child, node_id) for child in current.children)
 
@@ -597,7 +587,7 @@ def flatten_tree(roots: Sequence[TreeNode], leaf_id: str | None) -> list[tuple[s
     stack: list[tuple[TreeNode, str, str]] = [(root, "", "") for root in reversed(roots)]
     while stack:
         node, prefix, connector = stack.pop()
-        node_id = str(_field(node.entry, "id"))
+        node_id = str(field_of(node.entry, "id"))
         label = entry_label(node.entry, tool_calls)
         if label is not None:
             marker = "• " if node_id in active else ""

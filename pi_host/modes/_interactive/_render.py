@@ -31,6 +31,7 @@ __all__ = [
     "RenderOptions",
     "ToolView",
     "ansi_lines",
+    "field_of",
     "markdown_tail",
     "render_bash",
     "render_diff",
@@ -263,15 +264,20 @@ def tool_result_text(content: Iterable[Any]) -> str:
     """The text of a tool result's content blocks; images become a placeholder line."""
     parts: list[str] = []
     for block in content:
-        kind = _field(block, "type")
+        kind = field_of(block, "type")
         if kind == "text":
-            parts.append(str(_field(block, "text") or ""))
+            parts.append(str(field_of(block, "text") or ""))
         elif kind == "image":
-            parts.append(f"[image: {_field(block, 'mime_type', 'mimeType') or 'image'}]")
+            parts.append(f"[image: {field_of(block, 'mime_type', 'mimeType') or 'image'}]")
     return "\n".join(parts)
 
 
-def _field(obj: Any, *names: str) -> Any:
+def field_of(obj: Any, *names: str) -> Any:
+    """The first of ``names`` that ``obj`` has, as a dict key or an attribute, else ``None``.
+
+    Messages and tool arguments reach the screen as models or as JSON dicts; callers name both
+    spellings (``"mime_type", "mimeType"``).
+    """
     for name in names:
         if isinstance(obj, dict):
             if name in obj:
@@ -282,7 +288,7 @@ def _field(obj: Any, *names: str) -> Any:
 
 
 def _arg(args: Any, *names: str) -> Any:
-    return _field(args, *names) if isinstance(args, dict) else None
+    return field_of(args, *names) if isinstance(args, dict) else None
 
 
 def _str_arg(args: Any, *names: str) -> str | None:
@@ -314,15 +320,15 @@ def _trim_blank_tail(lines: list[str]) -> list[str]:
 
 
 def _truncation_note(details: Any) -> Text | None:
-    truncation = _field(details, "truncation")
-    full_path = _field(details, "full_output_path", "fullOutputPath")
+    truncation = field_of(details, "truncation")
+    full_path = field_of(details, "full_output_path", "fullOutputPath")
     notes: list[str] = []
     if full_path:
         notes.append(f"Full output: {full_path}")
-    if truncation and _field(truncation, "truncated"):
-        shown = _field(truncation, "output_lines", "outputLines")
-        total = _field(truncation, "total_lines", "totalLines")
-        if _field(truncation, "truncated_by", "truncatedBy") == "lines" and shown is not None:
+    if truncation and field_of(truncation, "truncated"):
+        shown = field_of(truncation, "output_lines", "outputLines")
+        total = field_of(truncation, "total_lines", "totalLines")
+        if field_of(truncation, "truncated_by", "truncatedBy") == "lines" and shown is not None:
             notes.append(f"Truncated: showing {shown} of {total} lines")
         else:
             notes.append("Truncated")
@@ -456,7 +462,7 @@ def render_tool(view: ToolView, options: RenderOptions) -> RenderableType:
             label = "Took" if not view.partial else "Elapsed"
             parts.append(Text(f"{label} {end - view.started_at:.1f}s", style="dim"))
     elif name == "edit" and not view.is_error:
-        diff = _field(view.details, "diff")
+        diff = field_of(view.details, "diff")
         if isinstance(diff, str) and diff:
             parts.append(render_diff(diff))
     elif name == "write" and not view.is_error:
