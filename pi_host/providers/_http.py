@@ -266,6 +266,7 @@ class HttpxTransport:
 
     async def open(self, request: HttpRequest) -> ResponseStream:
         import httpx
+        from pydantic_core import to_json
 
         timeout = request.timeout_s or _DEFAULT_TIMEOUT_S
         client, owned = await _pooled_client(request.url.startswith("https:"))
@@ -274,8 +275,10 @@ class HttpxTransport:
             http_request = client.build_request(
                 "POST",
                 request.url,
-                json=request.body,
-                headers=request.headers,
+                # pydantic-core writes UTF-8 bytes at once: for a long history, a fraction of
+                # the time of json.dumps and no intermediate str as large as the body.
+                content=to_json(request.body),
+                headers={"content-type": "application/json", **request.headers},
                 timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
             )
             response = await client.send(http_request, stream=True)
