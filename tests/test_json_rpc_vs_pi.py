@@ -134,6 +134,11 @@ SCENARIOS: dict[str, Scenario] = {
         lambda: [anthropic_error(529, "Overloaded"), anthropic_reply("Recovered.")], settings=QUICK_RETRY
     ),
     "abort": Scenario(_slow_reply),
+    "compact": Scenario(
+        lambda: [anthropic_reply("Hello there, friend. " * 20), anthropic_reply("## Goal\nRead notes.\n")],
+        # Keep almost nothing, so that even this short session has something to summarise.
+        settings={**NO_RETRY, "compaction": {"keepRecentTokens": 1}},
+    ),
     "queue": Scenario(
         lambda: [*_slow_reply(3), anthropic_reply("It is small."), anthropic_reply("Two lines.")]
     ),
@@ -181,6 +186,8 @@ EVENT_KEYS: dict[str, tuple[set[str], set[str]]] = {
     "tool_execution_update": ({"type", "toolCallId", "toolName", "args", "partialResult"}, set()),
     "tool_execution_end": ({"type", "toolCallId", "toolName", "result", "isError"}, set()),
     "queue_update": ({"type", "steering", "followUp"}, set()),
+    "compaction_start": ({"type", "reason"}, set()),
+    "compaction_end": ({"type", "reason", "aborted", "willRetry"}, {"result", "errorMessage"}),
     "auto_retry_start": ({"type", "attempt", "maxAttempts", "delayMs", "errorMessage"}, set()),
     "auto_retry_end": ({"type", "success", "attempt"}, {"finalError"}),
     "session_info_changed": ({"type"}, {"name"}),
@@ -194,6 +201,7 @@ MESSAGE_KEYS: dict[str, tuple[set[str], set[str]]] = {
         {"responseId", "errorMessage"},
     ),
     "toolResult": ({"role", "toolCallId", "toolName", "content", "isError", "timestamp"}, {"details"}),
+    "compactionSummary": ({"role", "summary", "tokensBefore", "timestamp"}, set()),
 }
 BLOCK_KEYS: dict[str, tuple[set[str], set[str]]] = {
     "text": ({"type", "text"}, {"textSignature"}),
@@ -255,7 +263,7 @@ def _check_keys(where: str, found: Iterable[str], expected: tuple[set[str], set[
 def check_message(where: str, message: Record, *, streaming: bool = False) -> None:
     """``message`` has pi 0.73's keys for its role, its blocks and its usage."""
     _check_keys(where, message, MESSAGE_KEYS[message["role"]])
-    content = message["content"]
+    content = message.get("content")
     if isinstance(content, list):
         for block in content:
             _check_keys(f"{where} {block['type']} block", block, BLOCK_KEYS[block["type"]])
@@ -396,6 +404,11 @@ class Workspace:
             if scenario == "plain":
                 for request_id, command, fields in PLAIN_RPC_COMMANDS:
                     rpc.call(request_id, command, **fields)
+            if scenario == "compact":
+                rpc.call("compact", "compact")
+                rpc.call("messages-after", "get_messages")
+                rpc.call("state-after", "get_state")
+                rpc.call("stats-after", "get_session_stats")
             return rpc.finish()
 
 
@@ -407,6 +420,11 @@ class Run:
     exit_code: int
     stderr: str
     requests: int = 0
+
+    def without(self, request_id: str) -> Run:
+        """This run without the answer to command ``request_id``."""
+        records = [record for record in self.records if record.get("id") != request_id]
+        return Run(records, self.exit_code, self.stderr, self.requests)
 
 
 class RpcProcess:
@@ -498,7 +516,7 @@ def with_pi(workspace: Workspace) -> Workspace:
 # -- normalising for comparison --------------------------------------------------------------
 
 # Keys whose values differ between any two runs: when, where, which session, which port.
-VOLATILE = {"timestamp", "sessionId", "baseUrl", "cwd", "entryId"}
+VOLATILE = {"timestamp", "sessionId", "baseUrl", "cwd", "entryId", "firstKeptEntryId"}
 # The provider's scratch fields that pi's live streaming snapshots expose.
 PI_SCRATCH = {"index", "partialJson"}
 
@@ -629,7 +647,7 @@ ALL_JSON = [
     "error-mid-stream",
     "auto-retry",
 ]
-ALL_RPC = ["plain", "tool-call", "overloaded", "abort", "queue"]
+ALL_RPC = ["plain", "tool-call", "overloaded", "abort", "queue", "compact"]
 
 
 def _kinds(run: Run) -> list[str]:
@@ -809,6 +827,31 @@ def test_rpc_session_stats_write_whole_numbers_as_pi_does(workspace: Workspace) 
     assert type(stats["cost"]) is int
 
 
+def test_rpc_manual_compaction_events_and_result(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "rpc", "compact")
+    kinds = _kinds(run)
+    start = kinds.index("compaction_start")
+    assert kinds[start : start + 3] == ["compaction_start", "compaction_end", "response:compact"]
+    end = next(r for r in run.records if r["type"] == "compaction_end")
+    assert set(end) == {"type", "reason", "result", "aborted", "willRetry"}
+    assert set(end["result"]) == {"summary", "firstKeptEntryId", "tokensBefore", "details"}
+    answer = next(r for r in run.records if r.get("id") == "compact")
+    assert answer["data"] == end["result"]
+    messages = next(r for r in run.records if r.get("id") == "messages-after")["data"]["messages"]
+    assert messages[0]["role"] == "compactionSummary"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pi 0.73 reports context usage as unknown (tokens and percent null) after a compaction "
+    "until the next reply; pi-host's AgentSession.context_usage() still estimates it",
+)
+def test_rpc_context_usage_is_unknown_after_compaction(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "rpc", "compact")
+    stats = next(r for r in run.records if r.get("id") == "stats-after")["data"]
+    assert stats["contextUsage"] == {"tokens": None, "contextWindow": 200000, "percent": None}
+
+
 def test_agent_end_json_leaves_out_will_retry() -> None:
     # pi 0.73's agent_end is {type, messages}; will_retry is for Python subscribers.
     event = SessionAgentEndEvent(
@@ -833,11 +876,12 @@ def test_json_mode_matches_pi(with_pi: Workspace, scenario: str) -> None:
     assert_same_records(pi, host)
 
 
-@pytest.mark.parametrize("scenario", ["plain", "tool-call", "overloaded"])
+@pytest.mark.parametrize("scenario", ["plain", "tool-call", "overloaded", "compact"])
 def test_rpc_mode_matches_pi(with_pi: Workspace, scenario: str) -> None:
     pi = with_pi.run("pi", "rpc", scenario)
     host = with_pi.run("pi-host", "rpc", scenario)
-    assert_same_records(pi, host)
+    # The context usage after a compaction is a known difference: see the xfail above.
+    assert_same_records(pi.without("stats-after"), host.without("stats-after"))
 
 
 def test_rpc_steer_and_follow_up_while_streaming_match_pi(with_pi: Workspace) -> None:
