@@ -14,7 +14,6 @@ gives short reads and warnings, not a crash.
 from __future__ import annotations
 
 import json
-import logging
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -27,8 +26,6 @@ from ._checkpoints import CheckpointCache
 from ._entries import ENTRY_TYPES, SessionEntry, SessionHeader, UnknownEntry, parse_entry, parse_header
 
 __all__ = ["ID", "PARENT", "ROLE", "TYPE", "FileIndex", "SessionWarning", "Slot", "read_header"]
-
-logger = logging.getLogger("pi_host.session")
 
 _FIRST_BLOCK = 64 * 1024
 _MAX_BLOCK = 4 * 1024 * 1024
