@@ -64,8 +64,14 @@ def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
     :param register: call ``register(tool)`` once per :class:`pi_host.Tool`.
 
     **Combination:** every implementation runs (synchronous). The first registration of a
-    name wins; a plugin tool named like a built-in replaces the built-in.
+    name wins: pluggy calls later-registered plugins first, so an installed plugin's tool named
+    like a built-in replaces it; mark the implementation ``tryfirst=True`` to be sure.
     **On error:** the plugin is reported as failed to load and unregistered; pi-host still starts.
+
+    Tools that return long output should cut it as pi's tools do, with the helpers exported
+    from :mod:`pi_host`: ``truncate_head`` (file reads, listings), ``truncate_tail`` (command
+    output), ``truncate_line`` and ``format_size``, within ``DEFAULT_MAX_LINES`` /
+    ``DEFAULT_MAX_BYTES``.
 
     Example::
 
