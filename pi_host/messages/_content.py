@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from ._base import WireModel, now_ms
 
@@ -110,16 +110,18 @@ class UserMessage(WireModel):
 class AssistantMessage(WireModel):
     """A model reply. Failures are replies too: ``stop_reason`` ``error`` or ``aborted``."""
 
+    # Declared in the order pi's providers write the keys (responseId and errorMessage are
+    # added to the object last), so the JSON and session lines come out in pi's order.
     role: Literal["assistant"] = "assistant"
     content: list[AssistantContent] = Field(default_factory=list)
     api: str = "unknown"
     provider: str = "unknown"
     model: str = "unknown"
-    response_id: str | None = None
     usage: Usage = Field(default_factory=Usage)
     stop_reason: StopReason = "stop"
-    error_message: str | None = None
     timestamp: int = Field(default_factory=now_ms)
+    response_id: str | None = None
+    error_message: str | None = None
 
 
 class ToolResultMessage(WireModel):
@@ -183,23 +185,18 @@ Message: TypeAlias = Annotated[
 """What a provider understands: user, assistant and tool-result messages."""
 
 
-def _role_of(value: Any) -> str | None:
-    if isinstance(value, dict):
-        role = value.get("role")
-        # v1/v2 session files call the custom role "hookMessage" (renamed in v3).
-        return "custom" if role == "hookMessage" else role
-    return getattr(value, "role", None)
-
-
 AgentMessage: TypeAlias = Annotated[
-    Annotated[UserMessage, Tag("user")]
-    | Annotated[AssistantMessage, Tag("assistant")]
-    | Annotated[ToolResultMessage, Tag("toolResult")]
-    | Annotated[BashExecutionMessage, Tag("bashExecution")]
-    | Annotated[CustomMessage, Tag("custom")]
-    | Annotated[BranchSummaryMessage, Tag("branchSummary")]
-    | Annotated[CompactionSummaryMessage, Tag("compactionSummary")],
-    Discriminator(_role_of),
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage,
+    # A plain field discriminator: pydantic dispatches on it in Rust, about twice as fast as
+    # a callable when a long session is parsed. v1/v2's "hookMessage" role is renamed before
+    # validation (parse_message, and session migration).
+    Field(discriminator="role"),
 ]
 """Everything the agent keeps in its transcript: :data:`Message` plus the coding-agent roles."""
 
