@@ -58,7 +58,11 @@ _EXPORTS: dict[str, str] = {
     "ResourceDiagnostic": "pi_host.resources",
     "ResourcePaths": "pi_host.hookspecs",
     "SessionBeforeForkResult": "pi_host.hookspecs",
+    "SessionContext": "pi_host.session",
+    "SessionEntry": "pi_host.session",
     "SessionError": "pi_host.runtime",
+    "SessionHeader": "pi_host.session",
+    "SessionManager": "pi_host.session",
     "SessionOptions": "pi_host.runtime",
     "Settings": "pi_host.resources",
     "SettingsManager": "pi_host.resources",
@@ -84,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     "UsageError": "pi_host.errors",
     "UserBashResult": "pi_host.hookspecs",
     "UserMessage": "pi_host.messages",
+    "build_session_context": "pi_host.session",
     "create_session": "pi_host.runtime",
     "format_size": "pi_host.agent",
     "hookimpl": "pi_host.hookspecs._markers",
@@ -137,7 +142,11 @@ __all__ = [  # noqa: RUF022
     "ResourceDiagnostic",
     "ResourcePaths",
     "SessionBeforeForkResult",
+    "SessionContext",
+    "SessionEntry",
     "SessionError",
+    "SessionHeader",
+    "SessionManager",
     "SessionOptions",
     "Settings",
     "SettingsManager",
@@ -164,6 +173,7 @@ __all__ = [  # noqa: RUF022
     "UserBashResult",
     "UserMessage",
     "__version__",
+    "build_session_context",
     "create_session",
     "format_size",
     "hookimpl",
@@ -267,6 +277,13 @@ if TYPE_CHECKING:
         SessionError,
         SessionOptions,
         create_session,
+    )
+    from pi_host.session import (
+        SessionContext,
+        SessionEntry,
+        SessionHeader,
+        SessionManager,
+        build_session_context,
     )
 
 
