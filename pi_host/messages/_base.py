@@ -54,6 +54,10 @@ class WireModel(BaseModel):
         """Return compact JSON text, as pi writes it (no spaces)."""
         return self.model_dump_json(by_alias=True, exclude_none=True)
 
+    def to_json_bytes(self) -> bytes:
+        """:meth:`to_json` encoded as UTF-8, what JSON and RPC modes write."""
+        return self.to_json().encode("utf-8")
+
 
 def now_ms() -> int:
     """Milliseconds since the epoch, the unit of every message ``timestamp``."""

@@ -205,18 +205,32 @@ class MessageUpdateEvent(WireModel):
     assistant_message_event: AssistantMessageEvent
 
     def to_json(self) -> str:
+        return self.to_json_bytes().decode("utf-8")
+
+    def to_json_bytes(self) -> bytes:
         """pi's JSON line. The streamed message and the event's ``partial`` are normally the same
-        object, so it is serialised once and written twice (JSON and RPC modes write one of these
-        per delta)."""
+        object, so it is serialised once and written twice, as bytes straight from pydantic-core
+        (JSON and RPC modes write one of these per delta, and the message grows with the reply)."""
         event = self.assistant_message_event
         if getattr(event, "partial", None) is not self.message or not isinstance(self.message, WireModel):
-            return super().to_json()
-        message = self.message.to_json()
-        head = event.model_dump_json(by_alias=True, exclude_none=True, exclude={"partial"})
-        return (
-            f'{{"type":"message_update","message":{message},'
-            f'"assistantMessageEvent":{head[:-1]},"partial":{message}}}}}'
+            return WireModel.to_json(self).encode("utf-8")
+        message = _to_json(self.message)
+        head = _to_json(event, exclude={"partial"})
+        return b"".join(
+            (
+                b'{"type":"message_update","message":',
+                message,
+                b',"assistantMessageEvent":',
+                head[:-1],
+                b',"partial":',
+                message,
+                b"}}",
+            )
         )
+
+
+def _to_json(model: WireModel, exclude: set[str] | None = None) -> bytes:
+    return model.__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True, exclude=exclude)
 
 
 class MessageEndEvent(WireModel):

@@ -24,8 +24,16 @@ _SIGNAL_EXIT: StashKey[int] = StashKey()
 
 def _write_json_line(event: Any) -> None:
     if isinstance(event, WireModel):
-        sys.stdout.write(event.to_json() + "\n")
-        sys.stdout.flush()
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:  # a text-only stream (tests swap sys.stdout for one)
+            sys.stdout.write(event.to_json() + "\n")
+            sys.stdout.flush()
+            return
+        # Bytes straight to the binary layer: a message_update line holds the whole reply so
+        # far, twice, and going through the text layer decoded and re-encoded all of it.
+        sys.stdout.flush()  # whatever was written as text goes first
+        out.write(event.to_json_bytes() + b"\n")
+        out.flush()
 
 
 async def run_print_mode(

@@ -54,10 +54,7 @@ class JsonlWriter:
 
     def write(self, record: Any) -> None:
         """Write a dict (JSON-encoded) or a :class:`WireModel` (pi's camelCase JSON)."""
-        if isinstance(record, WireModel):
-            data = record.to_json().encode("utf-8", errors="surrogatepass")
-        else:
-            data = _dumps(record)
+        data = record.to_json_bytes() if isinstance(record, WireModel) else _dumps(record)
         with self._lock:
             if self.closed:
                 return
