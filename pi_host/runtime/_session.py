@@ -472,12 +472,39 @@ class AgentSession:
         return flag.default if flag is not None else None
 
     def context_usage(self) -> ContextUsage | None:
+        """How full the context window is; unknown (``None`` tokens) after a compaction until
+        the next reply reports usage, as pi reports it."""
         model = self.model
-        if model is None:
+        if model is None or model.context_window <= 0:
             return None
+        if not self._usage_known_since_compaction():
+            return ContextUsage(tokens=None, context_window=model.context_window, percent=None)
         tokens = estimate_context_tokens(self.agent.state.messages)
-        percent = None if tokens is None or not model.context_window else 100 * tokens / model.context_window
+        percent = None if tokens is None else 100 * tokens / model.context_window
         return ContextUsage(tokens=tokens, context_window=model.context_window, percent=percent)
+
+    def _usage_known_since_compaction(self) -> bool:
+        """Whether a reply after the latest compaction reported usage (``True`` without one).
+
+        Walks up from the leaf and stops at the first successful reply or compaction, so it
+        stays cheap on long sessions."""
+        reply_had_usage: bool | None = None
+        for entry in self.session_manager.iter_branch():
+            if entry.type == "compaction":
+                return bool(reply_had_usage)
+            message = getattr(entry, "message", None)
+            if (
+                reply_had_usage is None
+                and isinstance(message, AssistantMessage)
+                and message.stop_reason not in ("error", "aborted")
+            ):
+                usage = message.usage
+                reply_had_usage = (
+                    usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+                ) > 0
+                if reply_had_usage:
+                    return True
+        return True
 
     # -- tools and the system prompt ----------------------------------------------------------
 
