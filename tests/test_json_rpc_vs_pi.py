@@ -421,11 +421,6 @@ class Run:
     stderr: str
     requests: int = 0
 
-    def without(self, request_id: str) -> Run:
-        """This run without the answer to command ``request_id``."""
-        records = [record for record in self.records if record.get("id") != request_id]
-        return Run(records, self.exit_code, self.stderr, self.requests)
-
 
 class RpcProcess:
     """A program in RPC mode: commands in, every record it writes collected in order."""

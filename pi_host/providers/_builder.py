@@ -152,11 +152,12 @@ class ReplyBuilder:
                 "api": model.api,
                 "provider": model.provider,
                 "model": model.id,
-                "response_id": self.response_id,
+                # The serialiser follows this order: pi's (see AssistantMessage).
                 "usage": self.usage,
                 "stop_reason": self.stop_reason,
-                "error_message": self.error_message,
                 "timestamp": self.timestamp,
+                "response_id": self.response_id,
+                "error_message": self.error_message,
             },
             dict(self.extra) if self.extra else None,
         )
