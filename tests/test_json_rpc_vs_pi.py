@@ -139,10 +139,14 @@ SCENARIOS: dict[str, Scenario] = {
         # Keep almost nothing, so that even this short session has something to summarise.
         settings={**NO_RETRY, "compaction": {"keepRecentTokens": 1}},
     ),
+    "bad-lines": Scenario(list),
     "queue": Scenario(
         lambda: [*_slow_reply(3), anthropic_reply("It is small."), anthropic_reply("Two lines.")]
     ),
 }
+
+# Lines no client should send; each gets one error response and the process keeps serving.
+BAD_LINES = [b"{not json\n", b"[1, 2]\n", b'"text"\n', b'{"id": "no-type"}\n', b'{"type": null}\n']
 
 # After the plain RPC run: the commands whose answers depend on the session (request id,
 # command, fields).
@@ -383,6 +387,11 @@ class Workspace:
     def _run_rpc(self, agent: Agent, scenario: str) -> Run:
         argv, env = self.command(agent, scenario, "--mode", "rpc")
         with RpcProcess(argv, env, self.project) as rpc:
+            if scenario == "bad-lines":
+                for line in BAD_LINES:
+                    rpc.send_raw(line)
+                    rpc.read_until(lambda r: r["type"] == "response")
+                return rpc.finish()
             if scenario == "plain":
                 rpc.call("state-before", "get_state")
             rpc.send({"id": "run", "type": "prompt", "message": PROMPT})
@@ -454,8 +463,11 @@ class RpcProcess:
         self._lines.put(None)
 
     def send(self, command: Record) -> None:
+        self.send_raw(json.dumps(command).encode() + b"\n")
+
+    def send_raw(self, line: bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(command).encode() + b"\n")
+        self.proc.stdin.write(line)
         self.proc.stdin.flush()
 
     def _next(self) -> Record | None:
@@ -893,6 +905,25 @@ def test_rpc_mode_matches_pi(with_pi: Workspace, scenario: str) -> None:
     pi = with_pi.run("pi", "rpc", scenario)
     host = with_pi.run("pi-host", "rpc", scenario)
     assert_same_records(pi, host)
+
+
+def test_rpc_bad_lines_get_pis_errors_and_the_process_keeps_serving(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "rpc", "bad-lines")
+    parse, *unknown = run.records
+    assert parse["command"] == "parse" and parse["error"].startswith("Failed to parse command: ")
+    assert unknown == [
+        *[{"type": "response", "success": False, "error": "Unknown command: undefined"}] * 3,
+        {"type": "response", "command": None, "success": False, "error": "Unknown command: null"},
+    ]
+    assert run.exit_code == 0
+
+
+def test_rpc_bad_lines_match_pi(with_pi: Workspace) -> None:
+    pi = with_pi.run("pi", "rpc", "bad-lines")
+    host = with_pi.run("pi-host", "rpc", "bad-lines")
+    # The parse error quotes each language's JSON parser: its shape only.
+    assert shape(host.records[0]) == shape(pi.records[0])
+    assert host.records[1:] == pi.records[1:]
 
 
 def test_rpc_steer_and_follow_up_while_streaming_match_pi(with_pi: Workspace) -> None:

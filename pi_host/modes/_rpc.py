@@ -49,6 +49,18 @@ def _js_number(value: float) -> float:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+def _unknown_command(command: dict[str, Any]) -> dict[str, Any]:
+    """pi's answer to a command it has no handler for: no request id, and the type shown
+    as JavaScript would show it (``undefined`` when missing, ``null``, ``true``)."""
+    response: dict[str, Any] = {"type": "response", "success": False}
+    if "type" not in command:
+        response["error"] = "Unknown command: undefined"
+        return response
+    kind = command["type"]
+    shown = kind if isinstance(kind, str) else json.dumps(kind)
+    return {"type": "response", "command": kind, "success": False, "error": f"Unknown command: {shown}"}
+
+
 def _error(request_id: Any, command: Any, message: str) -> dict[str, Any]:
     response: dict[str, Any] = {
         "id": request_id,
@@ -169,8 +181,7 @@ class RpcServer:
         request_id, kind = command.get("id"), command.get("type")
         handler = self._handlers.get(kind) if isinstance(kind, str) else None
         if handler is None:
-            # pi answers unknown commands without the request id.
-            self.writer.write(_error(None, kind, f"Unknown command: {kind}"))
+            self.writer.write(_unknown_command(command))
             return
         try:
             response = await handler(request_id, command)
