@@ -24,6 +24,9 @@ Differences that are deliberate, and normalised away here:
   was at the time of the event. Snapshots are compared by shape, without their content.
 - An aborted reply's ``errorMessage``: pi passes on Node's fetch text ("This operation was
   aborted"); pi-host says "Request was aborted", as pi's other providers do.
+- The edit tool's details: pi-host adds a unified ``patch`` beside pi's ``diff``.
+- A tool's progress updates (``tool_execution_update``) come as its output arrives: each
+  stretch of them is compared as the set of its shapes.
 - ``get_last_assistant_text`` without a reply: pi writes ``{}``, pi-host ``{"text": null}``
   as pi's RPC docs say.
 - ``get_available_models``: pi-host also lists its built-in offline model ``faux/faux-1``
@@ -95,6 +98,21 @@ def _tool_error() -> list[Reply]:
     return [anthropic_reply([call], stop_reason="tool_use"), anthropic_reply("There is no such file.")]
 
 
+def _edit_write_bash() -> list[Reply]:
+    calls = [
+        ("edit", {"path": "edit-me.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+        ("write", {"path": "new.txt", "content": "fresh\n"}),
+        ("bash", {"command": "printf 'a\\nb\\n'"}),
+    ]
+    replies = [
+        anthropic_reply(
+            [{"type": "tool_use", "id": f"toolu_0{n}", "name": name, "input": args}], stop_reason="tool_use"
+        )
+        for n, (name, args) in enumerate(calls, 1)
+    ]
+    return [*replies, anthropic_reply("Done.")]
+
+
 def _error_mid_stream() -> list[Reply]:
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     started = anthropic_events([{"type": "text", "text": "Partial answ"}], stop=False)
@@ -109,6 +127,8 @@ class Scenario:
     settings: dict[str, Any] = field(default_factory=lambda: NO_RETRY)
     reasoning: bool = False
     args: tuple[str, ...] = ()
+    #: Files the scenario's tools work on, written afresh before each run (None: removed).
+    files: dict[str, str | None] = field(default_factory=dict)
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -126,6 +146,9 @@ SCENARIOS: dict[str, Scenario] = {
         ],
         reasoning=True,
         args=("--thinking", "low"),
+    ),
+    "edit-write-bash": Scenario(
+        _edit_write_bash, files={"edit-me.txt": "one\ntwo\nthree\n", "new.txt": None}
     ),
     "overloaded": Scenario(lambda: [anthropic_error(529, "Overloaded")]),
     "invalid-request": Scenario(lambda: [anthropic_error(400, "messages.0.content: must not be empty")]),
@@ -359,6 +382,10 @@ class Workspace:
         """The output of ``scenario`` in ``agent``'s ``mode``, run once per module."""
         key = (agent, mode, scenario)
         if key not in self.runs:
+            for name, text in SCENARIOS[scenario].files.items():
+                (self.project / name).unlink(missing_ok=True)
+                if text is not None:
+                    (self.project / name).write_text(text, "utf-8")
             server = AnthropicServer(SCENARIOS[scenario].replies())
             with server:
                 self.serve(agent, SCENARIOS[scenario], server)
@@ -620,17 +647,19 @@ def label(record: Record) -> str:
 
 
 def assert_same_records(pi: Run, host: Run, *, values: bool = True, collapse_updates: bool = False) -> None:
-    """pi's and pi-host's records agree: sequence, then each record's shape or values."""
-    pi_records = [without_pi_scratch(record) for record in pi.records]
-    host_records = host.records
-    if collapse_updates:
-        # How many updates come before a command's answer, or before an abort lands,
-        # depends on timing: compare one update of each kind per stretch, by shape.
-        pi_records = _first_update_of_each_kind(pi_records)
-        host_records = _first_update_of_each_kind(host_records)
+    """pi's and pi-host's records agree: sequence, then each record's shape or values.
+
+    A tool's progress updates come as its output happens to arrive, so each stretch of
+    ``tool_execution_update`` is compared as the set of its shapes. With
+    ``collapse_updates``, so are stretches of ``message_update``: how many come before a
+    command's answer, or before an abort lands, depends on timing.
+    """
+    timed = {"tool_execution_update"} | ({"message_update"} if collapse_updates else set())
+    pi_records = _collapse([without_host_extras(without_pi_scratch(record)) for record in pi.records], timed)
+    host_records = _collapse([without_host_extras(record) for record in host.records], timed)
     assert [label(r) for r in host_records] == [label(r) for r in pi_records]
     for number, (ours, theirs) in enumerate(zip(host_records, pi_records, strict=True)):
-        by_value = values and not (collapse_updates and ours["type"] == "message_update")
+        by_value = values and ours["type"] not in timed
         assert comparable(ours, values=by_value) == comparable(theirs, values=by_value), (
             f"record {number} ({label(ours)}) differs"
         )
@@ -642,18 +671,31 @@ def assert_same_records(pi: Run, host: Run, *, values: bool = True, collapse_upd
     assert (host.exit_code, host.requests) == (pi.exit_code, pi.requests)
 
 
-def _first_update_of_each_kind(records: list[Record]) -> list[Record]:
-    seen: set[str] = set()
+def _collapse(records: list[Record], timed: set[str]) -> list[Record]:
+    """Each stretch of ``timed`` records reduced to the first record of each shape."""
+    seen: list[Any] = []
     kept: list[Record] = []
     for record in records:
-        if record["type"] == "message_update":
-            if label(record) in seen:
-                continue
-            seen.add(label(record))
-        else:
+        if record["type"] not in timed:
             seen.clear()
-        kept.append(record)
+            kept.append(record)
+            continue
+        view = (label(record), comparable(record, values=False))
+        if view not in seen:
+            seen.append(view)
+            kept.append(record)
     return kept
+
+
+def without_host_extras(value: Any) -> Any:
+    """``value`` without what pi-host adds on purpose: the edit tool's unified ``patch``
+    beside pi's ``diff`` in its details."""
+    if isinstance(value, dict):
+        extra = {"patch"} if {"diff", "firstChangedLine"} <= value.keys() else set()
+        return {key: without_host_extras(item) for key, item in value.items() if key not in extra}
+    if isinstance(value, list):
+        return [without_host_extras(item) for item in value]
+    return value
 
 
 # -- pi-host against pi 0.73's shapes --------------------------------------------------------
@@ -667,6 +709,7 @@ ALL_JSON = [
     "invalid-request",
     "error-mid-stream",
     "auto-retry",
+    "edit-write-bash",
 ]
 ALL_RPC = ["plain", "tool-call", "overloaded", "abort", "queue", "compact"]
 
