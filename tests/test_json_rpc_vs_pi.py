@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import queue
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -163,6 +164,7 @@ SCENARIOS: dict[str, Scenario] = {
         settings={**NO_RETRY, "compaction": {"keepRecentTokens": 1}},
     ),
     "bad-lines": Scenario(list),
+    "ui": Scenario(list),
     "queue": Scenario(
         lambda: [*_slow_reply(3), anthropic_reply("It is small."), anthropic_reply("Two lines.")]
     ),
@@ -219,7 +221,26 @@ EVENT_KEYS: dict[str, tuple[set[str], set[str]]] = {
     "auto_retry_end": ({"type", "success", "attempt"}, {"finalError"}),
     "session_info_changed": ({"type"}, {"name"}),
     "thinking_level_changed": ({"type", "level"}, set()),
-    "response": ({"type", "command", "success"}, {"id", "data", "error"}),
+    # An unknown command's type, when missing, is missing from the answer too.
+    "response": ({"type", "success"}, {"id", "command", "data", "error"}),
+    "extension_ui_request": (
+        {"type", "id", "method"},
+        {
+            "title",
+            "options",
+            "message",
+            "placeholder",
+            "prefill",
+            "timeout",
+            "notifyType",
+            "statusKey",
+            "statusText",
+            "widgetKey",
+            "widgetLines",
+            "widgetPlacement",
+            "text",
+        },
+    ),
 }
 MESSAGE_KEYS: dict[str, tuple[set[str], set[str]]] = {
     "user": ({"role", "content", "timestamp"}, set()),
@@ -327,13 +348,13 @@ def check_pi_shapes(records: Sequence[Record]) -> None:
                 check_message(where, message)
         if kind == "tool_execution_end":
             assert set(record["result"]) <= {"content", "details"}, where
-        if kind == "response" and record["success"] and record["command"] == "get_state":
+        if kind == "response" and record["success"] and record.get("command") == "get_state":
             _check_keys(f"{where} data", record["data"], STATE_KEYS)
             assert set(record["data"]["model"]) == MODEL_KEYS, where
-        if kind == "response" and record["command"] == "get_messages":
+        if kind == "response" and record.get("command") == "get_messages":
             for message in record["data"]["messages"]:
                 check_message(where, message)
-        if kind == "response" and record["command"] == "get_available_models":
+        if kind == "response" and record.get("command") == "get_available_models":
             for model in record["data"]["models"]:
                 assert set(model) == MODEL_KEYS, where
 
@@ -412,6 +433,8 @@ class Workspace:
         return Run(records, done.returncode, done.stderr)
 
     def _run_rpc(self, agent: Agent, scenario: str) -> Run:
+        if scenario == "ui":
+            return self._run_ui(agent)
         argv, env = self.command(agent, scenario, "--mode", "rpc")
         with RpcProcess(argv, env, self.project) as rpc:
             if scenario == "bad-lines":
@@ -446,6 +469,88 @@ class Workspace:
                 rpc.call("state-after", "get_state")
                 rpc.call("stats-after", "get_session_stats")
             return rpc.finish()
+
+    def _run_ui(self, agent: Agent) -> Run:
+        """The ``/ask`` command of :data:`ASK_EXTENSION` (pi) or :data:`ASK_PLUGIN` (pi-host),
+        answered from the client side of the UI sub-protocol."""
+        if agent == "pi":
+            extension = self.root / "ask.js"
+            extension.write_text(ASK_EXTENSION, "utf-8")
+            argv, env = self.command(agent, "ui", "--mode", "rpc", "--extension", str(extension))
+        else:
+            # pi-host loads the plugin module the way a distribution does (PYTHONPATH + module).
+            plugin_dir = self.root / "ui-plugin"
+            plugin_dir.mkdir(exist_ok=True)
+            (plugin_dir / "ask_plugin.py").write_text(ASK_PLUGIN, "utf-8")
+            argv, env = self.command(agent, "ui", "--mode", "rpc")
+            argv[:1] = [sys.executable, "-c", ASK_LAUNCHER]
+            env["PYTHONPATH"] = str(plugin_dir)
+        with RpcProcess(argv, env, self.project) as rpc:
+            rpc.send({"id": "ask", "type": "prompt", "message": "/ask"})
+            for answer in UI_ANSWERS:
+                request = rpc.read_until(lambda r: r["type"] == "extension_ui_request")
+                rpc.send({"type": "extension_ui_response", "id": request["id"], **answer})
+            rpc.read_until(lambda r: r.get("method") == "set_editor_text")
+            rpc.call("after", "get_state")
+            return rpc.finish()
+
+
+ASK_LAUNCHER = (
+    "import sys; from pi_host import Distribution; "
+    "sys.exit(Distribution(name='pi-host', agent_dir_env='PI_HOST_DIR', "
+    "plugin_modules=('ask_plugin',)).main())"
+)
+# The same command for both programs: every dialog, then every fire-and-forget request.
+ASK_EXTENSION = """
+export default function (pi) {
+  pi.registerCommand("ask", {
+    description: "Ask the client",
+    handler: async (args, ctx) => {
+      const color = await ctx.ui.select("Pick one", ["red", "blue"]);
+      const sure = await ctx.ui.confirm("Sure?", "You picked " + color);
+      const name = await ctx.ui.input("Name?", "your name");
+      const text = await ctx.ui.editor("Edit", "prefill");
+      const none = await ctx.ui.select("Cancel me", ["x"]);
+      ctx.ui.notify([color, sure, name, text, none].join(" "), "warning");
+      ctx.ui.setStatus("ask", "asked");
+      ctx.ui.setWidget("ask", ["line 1", "line 2"]);
+      ctx.ui.setTitle("Asked");
+      ctx.ui.setEditorText("next prompt");
+    },
+  });
+}
+"""
+ASK_PLUGIN = """
+from pi_host.hookspecs import Command, hookimpl
+
+
+async def ask(args, ctx):
+    ui = ctx.ui
+    color = await ui.select("Pick one", ["red", "blue"])
+    sure = await ui.confirm("Sure?", "You picked " + color)
+    name = await ui.input("Name?", "your name")
+    text = await ui.editor("Edit", "prefill")
+    none = await ui.select("Cancel me", ["x"])
+    # As JavaScript joins them: booleans in lower case, a missing value as "".
+    shown = [color, "true" if sure else "false", name, text, none or ""]
+    ui.notify(" ".join(shown), "warning")
+    ui.set_status("ask", "asked")
+    ui.set_widget("ask", ["line 1", "line 2"])
+    ui.set_title("Asked")
+    ui.set_editor_text("next prompt")
+
+
+@hookimpl
+def pi_register_commands(register):
+    register(Command(name="ask", description="Ask the client", handler=ask))
+"""
+UI_ANSWERS: list[Record] = [
+    {"value": "blue"},
+    {"confirmed": True},
+    {"value": "Ada"},
+    {"value": "edited"},
+    {"cancelled": True},
+]
 
 
 @dataclass
@@ -606,15 +711,15 @@ def comparable(record: Record, *, values: bool) -> Any:
         }
     if kind == "message_start" and record["message"]["role"] == "assistant":
         return {"type": kind, "message": snapshot(record["message"])}
-    if kind == "session":
+    if kind in ("session", "extension_ui_request"):
         record = {**record, "id": "<id>"}
-    if kind == "response" and record["command"] == "get_available_models" and record["success"]:
+    if kind == "response" and record.get("command") == "get_available_models" and record["success"]:
         models = [model for model in record["data"]["models"] if model["provider"] != "faux"]
         record = {**record, "data": {"models": models}}
-    if kind == "response" and record["command"] == "get_last_assistant_text" and record["data"] == {}:
+    if kind == "response" and record.get("command") == "get_last_assistant_text" and record["data"] == {}:
         # pi leaves out an undefined text; its docs (and pi-host) say {"text": null}.
         record = {**record, "data": {"text": None}}
-    if kind == "response" and record["command"] == "get_session_stats":
+    if kind == "response" and record.get("command") == "get_session_stats":
         # After new_session, pi's in-memory session reports a made-up relative file name.
         data = {key: value for key, value in record["data"].items() if key != "sessionFile"}
         record = {**record, "data": data}
@@ -642,7 +747,7 @@ def label(record: Record) -> str:
     if record["type"] == "message_update":
         return f"message_update:{record['assistantMessageEvent']['type']}"
     if record["type"] == "response":
-        return f"response:{record['command']}"
+        return f"response:{record.get('command')}"
     return str(record["type"])
 
 
@@ -711,7 +816,7 @@ ALL_JSON = [
     "auto-retry",
     "edit-write-bash",
 ]
-ALL_RPC = ["plain", "tool-call", "overloaded", "abort", "queue", "compact"]
+ALL_RPC = ["plain", "tool-call", "overloaded", "abort", "queue", "compact", "ui", "bad-lines"]
 
 
 def _kinds(run: Run) -> list[str]:
@@ -919,6 +1024,18 @@ def test_rpc_context_usage_is_unknown_after_compaction(workspace: Workspace) -> 
     assert stats["contextUsage"] == {"tokens": None, "contextWindow": 200000, "percent": None}
 
 
+def test_rpc_ui_requests_carry_only_what_the_plugin_gave(workspace: Workspace) -> None:
+    run = workspace.run("pi-host", "rpc", "ui")
+    requests = {r["method"]: r for r in run.records if r["type"] == "extension_ui_request"}
+    assert {key: value for key, value in requests["setWidget"].items() if key != "id"} == {
+        "type": "extension_ui_request",
+        "method": "setWidget",
+        "widgetKey": "ask",
+        "widgetLines": ["line 1", "line 2"],
+    }
+    assert requests["notify"]["message"] == "blue true Ada edited "
+
+
 def test_agent_end_json_leaves_out_will_retry() -> None:
     # pi 0.73's agent_end is {type, messages}; will_retry is for Python subscribers.
     event = SessionAgentEndEvent(
@@ -967,6 +1084,24 @@ def test_rpc_bad_lines_match_pi(with_pi: Workspace) -> None:
     # The parse error quotes each language's JSON parser: its shape only.
     assert shape(host.records[0]) == shape(pi.records[0])
     assert host.records[1:] == pi.records[1:]
+
+
+def test_rpc_ui_sub_protocol_matches_pi(with_pi: Workspace) -> None:
+    pi = with_pi.run("pi", "rpc", "ui")
+    host = with_pi.run("pi-host", "rpc", "ui")
+    assert [r["method"] for r in host.records if r["type"] == "extension_ui_request"] == [
+        "select",
+        "confirm",
+        "input",
+        "editor",
+        "select",
+        "notify",
+        "setStatus",
+        "setWidget",
+        "setTitle",
+        "set_editor_text",
+    ]
+    assert_same_records(pi, host)
 
 
 def test_rpc_steer_and_follow_up_while_streaming_match_pi(with_pi: Workspace) -> None:

@@ -199,8 +199,10 @@ class RpcUI:
         key: str,
         lines: Sequence[str] | None,
         *,
-        placement: Literal["aboveEditor", "belowEditor"] = "aboveEditor",
+        placement: Literal["aboveEditor", "belowEditor"] | None = None,
     ) -> None:
+        """``widgetPlacement`` is sent only when the plugin chose one, as pi sends it (the
+        client's default is above the editor)."""
         self._fire(
             "setWidget",
             widgetKey=key,
