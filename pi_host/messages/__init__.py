@@ -64,6 +64,7 @@ from ._events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from ._tokens import context_tokens, estimate_context_tokens, estimate_tokens
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -115,7 +116,10 @@ __all__ = [
     "UserMessage",
     "WireModel",
     "bash_execution_to_text",
+    "context_tokens",
     "convert_to_llm",
+    "estimate_context_tokens",
+    "estimate_tokens",
     "now_ms",
     "parse_message",
     "repair_tool_history",

@@ -33,7 +33,6 @@ from ._session import (
     SessionListener,
     TreeNavigation,
     clamp_thinking_level,
-    estimate_context_tokens,
 )
 
 __all__ = [
@@ -65,6 +64,5 @@ __all__ = [
     "TreeNavigation",
     "clamp_thinking_level",
     "create_session",
-    "estimate_context_tokens",
     "settings_disabled_plugins",
 ]

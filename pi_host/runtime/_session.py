@@ -65,7 +65,7 @@ from pi_host.messages import (
     TurnEndEvent,
     TurnStartEvent,
     UserMessage,
-    WireModel,
+    estimate_context_tokens,
     now_ms,
 )
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
@@ -1430,29 +1430,6 @@ def _compaction_json(result: CompactionResult) -> dict[str, Any]:
     if result.details is not None:
         data["details"] = result.details
     return data
-
-
-def estimate_context_tokens(messages: Sequence[AgentMessage]) -> int | None:
-    """pi's estimate: the last successful reply's usage plus chars/4 for what came after it."""
-    usage_tokens = None
-    index = -1
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
-            usage = message.usage
-            total = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
-            if total:
-                usage_tokens, index = total, i
-                break
-    trailing = messages[index + 1 :] if usage_tokens is not None else messages
-    estimate = sum(_chars(message) for message in trailing) // 4
-    return (usage_tokens or 0) + estimate
-
-
-def _chars(message: AgentMessage) -> int:
-    if isinstance(message, WireModel):
-        return len(message.to_json())
-    return 0
 
 
 def clamp_thinking_level(model: Model | None, level: ThinkingLevel) -> ThinkingLevel:

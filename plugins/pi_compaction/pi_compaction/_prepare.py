@@ -7,8 +7,6 @@ with it. When the cut lands inside a turn, that turn's beginning is summarised s
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,16 +16,10 @@ from pi_host.hookspecs import CompactionPreparation, CompactionSettings, FileOpe
 from pi_host.messages import (
     AgentMessage,
     AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    ImageContent,
-    TextContent,
-    ThinkingContent,
     ToolCall,
-    ToolResultMessage,
-    UserMessage,
+    context_tokens,
+    estimate_context_tokens,
+    estimate_tokens,
 )
 from pi_host.session import build_session_context, entry_to_message
 
@@ -46,81 +38,8 @@ __all__ = [
     "should_compact",
 ]
 
-# An image counts as this many characters (1,200 tokens), as pi estimates.
-_IMAGE_CHARS = 4800
-
 # Message roles a cut may start at; a toolResult must stay behind its assistant reply.
 _CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
-
-
-def _blocks_chars(content: str | Sequence[Any]) -> int:
-    if isinstance(content, str):
-        return len(content)
-    chars = 0
-    for block in content:
-        if isinstance(block, TextContent):
-            chars += len(block.text)
-        elif isinstance(block, ImageContent):
-            chars += _IMAGE_CHARS
-    return chars
-
-
-def estimate_tokens(message: AgentMessage) -> int:
-    """Conservative size of one message: characters / 4, rounded up (pi's ``estimateTokens``)."""
-    if isinstance(message, UserMessage):
-        content = message.content
-        chars = (
-            len(content)
-            if isinstance(content, str)
-            else sum(len(b.text) for b in content if isinstance(b, TextContent))
-        )
-    elif isinstance(message, AssistantMessage):
-        chars = 0
-        for block in message.content:
-            if isinstance(block, TextContent):
-                chars += len(block.text)
-            elif isinstance(block, ThinkingContent):
-                chars += len(block.thinking)
-            elif isinstance(block, ToolCall):
-                chars += len(block.name) + len(_js_json(block.arguments))
-    elif isinstance(message, ToolResultMessage | CustomMessage):
-        chars = _blocks_chars(message.content)
-    elif isinstance(message, BashExecutionMessage):
-        chars = len(message.command) + len(message.output)
-    elif isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
-        chars = len(message.summary)
-    else:
-        return 0
-    return math.ceil(chars / 4)
-
-
-def _js_json(value: Any) -> str:
-    """``JSON.stringify`` spacing, so estimates match pi's."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def context_tokens(message: AssistantMessage) -> int:
-    """Tokens a reply's usage says the context held (pi's ``calculateContextTokens``)."""
-    usage = message.usage
-    return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
-
-
-def _usable(message: AgentMessage) -> bool:
-    return (
-        isinstance(message, AssistantMessage)
-        and message.stop_reason not in ("aborted", "error")
-        and context_tokens(message) > 0
-    )
-
-
-def estimate_context_tokens(messages: Sequence[AgentMessage]) -> int:
-    """The last usable reply's usage plus estimates of what followed it (all estimated if none)."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if _usable(message):
-            assert isinstance(message, AssistantMessage)
-            return context_tokens(message) + sum(estimate_tokens(m) for m in messages[index + 1 :])
-    return sum(estimate_tokens(m) for m in messages)
 
 
 def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
