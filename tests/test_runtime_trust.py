@@ -90,3 +90,31 @@ async def test_trusted_project_settings_can_disable_a_plugin(tmp_path: Path) -> 
     await session.start()
     assert calls == []
     assert host.plugin_manager.get_plugin("noisy") is None
+
+
+LOCAL_PLUGIN = """
+from pi_host import Tool, ToolResult, hookimpl
+from pydantic import BaseModel
+
+
+class Params(BaseModel):
+    pass
+
+
+async def run(params, ctx):
+    return ToolResult.text("local")
+
+
+@hookimpl
+def pi_register_tools(register):
+    register(Tool(name="project_tool", description="From the project.", parameters=Params, execute=run))
+"""
+
+
+@pytest.mark.parametrize("approve", [True, False])
+async def test_project_local_plugins_load_only_when_trusted(tmp_path: Path, approve: bool) -> None:
+    agent, project = project_with_settings(tmp_path)
+    (project / ".pi" / "plugins").mkdir()
+    (project / ".pi" / "plugins" / "local_tools.py").write_text(LOCAL_PLUGIN)
+    session = await start(agent, project, approve=approve)
+    assert ("project_tool" in session.host.tools) is approve

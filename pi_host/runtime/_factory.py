@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from pi_host.agent import Agent, Tool
 from pi_host.hookspecs import Mode, PluginContext
+from pi_host.plugin import PluginControls, load_local_plugins
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.providers._registry import ModelRegistry
 from pi_host.resources import ProjectTrust, ResourceOptions, SettingsManager, agent_dir, load_resources
@@ -193,6 +194,16 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         # The project's settings may disable more plugins, now that it is trusted.
         if host.plugin_manager.get_plugin(name) is not None:
             host.plugin_manager.set_blocked(name)
+    if trusted and not host.local_plugins_loaded:
+        # A trusted project's own plugins (.pi/plugins/*.py) join now, before pi_configure.
+        disabled = [*settings.plugins.disable, *options.disabled_plugins]
+        controls = PluginControls.from_environ(disabled=disabled)
+        host.load_errors.extend(
+            load_local_plugins(
+                host.plugin_manager, cwd, trusted=True, allow=controls.allow, disabled=controls.disabled
+            )
+        )
+        host.local_plugins_loaded = True
     host.configure(
         SessionHostConfig(
             cwd=cwd, mode=options.mode, settings=settings_manager.merged(), flags=dict(options.flags)

@@ -41,6 +41,7 @@ class Host:
     providers: dict[str, Provider] = field(default_factory=dict)
     commands: dict[str, Command] = field(default_factory=dict)
     flags: dict[str, Flag] = field(default_factory=dict)
+    local_plugins_loaded: bool = False
 
     @classmethod
     def load(
