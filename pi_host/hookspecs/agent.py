@@ -197,11 +197,12 @@ def pi_agent_end(messages: Sequence[AgentMessage], ctx: PluginContext) -> None:
 
 @hookspec(strategy=Strategy.FIRST, returns=bool)
 def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
-    """Say whether the failed run will be retried (the ``willRetry`` of ``agent_end``).
+    """Say whether the failed run will be retried (``will_retry`` of the session's ``agent_end``).
 
     Fires once per run, after ``pi_agent_end``, before the session's ``agent_end`` event goes
     to subscribers (JSON/RPC clients, the user interface). The retry plugin answers it for
-    retryable provider errors with attempts left.
+    retryable provider errors with attempts left. (pi 0.73 writes no ``willRetry`` in its JSON,
+    so neither do JSON and RPC modes; Python subscribers read the attribute.)
 
     :param message: the run's last assistant message.
     :param ctx: the plugin context.
