@@ -37,4 +37,14 @@ def _stream(
 @hookimpl(trylast=True)
 def pi_register_providers(register: Callable[[Provider], None]) -> None:
     """Register ``faux`` with its model ``faux/faux-1`` (no credentials needed)."""
-    register(Provider(api="faux", stream=_stream, models=FauxProvider().models, requires_auth=False))
+    # Listed among the available models only when a script is set: otherwise it would answer
+    # every request with an error, and model cycling would land on it.
+    register(
+        Provider(
+            api="faux",
+            stream=_stream,
+            models=FauxProvider().models,
+            requires_auth=False,
+            listed=bool(os.environ.get(FAUX_SCRIPT_ENV)),
+        )
+    )

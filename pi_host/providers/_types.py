@@ -130,13 +130,16 @@ class Provider:
     ``stream`` is either the stream function itself or a lazy ``"module:attribute"``
     reference, imported on first use, so that a provider's SDK costs nothing at start-up.
     ``models`` are models this provider brings with it (they join the model registry), and
-    ``requires_auth=False`` marks a provider that needs no credentials (local or scripted).
+    ``requires_auth=False`` marks a provider that needs no credentials (local or scripted), and
+    ``listed=False`` keeps its models out of the available ones (``/model``, model cycling,
+    ``--list-models``) while they can still be chosen by name.
     """
 
     api: str
     stream: StreamFn | str
     models: tuple[Model, ...] = ()
     requires_auth: bool = True
+    listed: bool = True
 
     def load(self) -> StreamFn:
         """Return the stream function, importing it if it was given by reference."""

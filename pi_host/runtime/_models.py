@@ -38,7 +38,9 @@ class ModelResolver:
 
     def available_models(self) -> list[Model]:
         """Models with credentials configured (what ``/model`` offers)."""
-        extra = [model for provider in self.providers.values() for model in provider.models]
+        extra = [
+            model for provider in self.providers.values() if provider.listed for model in provider.models
+        ]
         return [*self.registry.available(), *extra]
 
     def resolve(self, pattern: str | None, provider: str | None = None) -> ModelResolution:
