@@ -29,6 +29,7 @@ import pytest
 
 from pi_host.hookspecs import iter_hookspecs
 from pi_host.plugin import PluginManager
+from tests.console_sessions import console_commands, expect_lines
 
 pytest_plugins = ["pytester"]
 
@@ -221,31 +222,6 @@ def test_models_json_examples_load(example: Example, tmp_path: Path) -> None:
             assert registry.find(provider, model["id"]) is not None
 
 
-def _console_commands(block: str) -> list[tuple[str, list[str]]]:
-    commands: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            commands.append((line[2:], []))
-        elif commands and line.strip():
-            commands[-1][1].append(line)
-    return commands
-
-
-def _expect(output: str, expected: list[str], where: str) -> None:
-    lines = output.splitlines()
-    position = 0
-    for wanted in expected:
-        if wanted.strip() == "...":
-            continue
-        pattern = re.compile(".*".join(re.escape(part) for part in wanted.split("...")))
-        for index in range(position, len(lines)):
-            if pattern.fullmatch(lines[index]):
-                position = index + 1
-                break
-        else:
-            raise AssertionError(f"{where}: no output line matches {wanted!r}:\n{output}")
-
-
 def _pages_with(kind: str) -> list[Path]:
     return sorted({example.page for example in _of(kind)})
 
@@ -271,7 +247,7 @@ def test_console_examples_run(page: Path, tmp_path: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(example.code, encoding="utf-8")
             continue
-        for command, expected in _console_commands(example.code):
+        for command, expected in console_commands(example.code):
             result = subprocess.run(
                 ["bash", "-c", command],
                 cwd=work,
@@ -281,7 +257,7 @@ def test_console_examples_run(page: Path, tmp_path: Path) -> None:
                 timeout=60,
                 stdin=subprocess.DEVNULL,
             )
-            _expect(result.stdout + result.stderr, expected, f"{example.id}: `{command}`")
+            expect_lines(result.stdout + result.stderr, expected, f"{example.id}: `{command}`")
 
 
 def test_pytest_examples_pass(pytester: pytest.Pytester) -> None:

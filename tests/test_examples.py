@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.console_sessions import console_commands, expect_lines
+
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = ROOT / "plugins"
 EXAMPLES = ROOT / "examples"
@@ -205,35 +207,6 @@ def tutorial_steps(path: Path) -> list[tuple[str, str, str]]:
     return steps
 
 
-def console_commands(block: str) -> list[tuple[str, list[str]]]:
-    """``$ command`` lines and the output lines expected after each."""
-    commands: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            commands.append((line[2:], []))
-        elif commands and line.strip():
-            commands[-1][1].append(line)
-    return commands
-
-
-def expect_lines(output: str, expected: Sequence[str], command: str) -> None:
-    """Each expected line matches an output line, in order; ``...`` matches anything."""
-    lines = output.splitlines()
-    position = 0
-    for wanted in expected:
-        if wanted.strip() == "...":
-            continue
-        pattern = re.compile(".*".join(re.escape(part) for part in wanted.split("...")))
-        for index in range(position, len(lines)):
-            if pattern.fullmatch(lines[index]):
-                position = index + 1
-                break
-        else:
-            raise AssertionError(
-                f"`{command}`: no output line matches {wanted!r} after line {position}:\n{output}"
-            )
-
-
 @pytest.fixture(scope="module")
 def tutorial_env(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """pi-host and its default plugins stand in for PyPI: installed before the tutorial asks."""
@@ -273,7 +246,7 @@ def test_tutorial_commands_work_in_a_fresh_environment(tutorial_env: Venv) -> No
                 result = venv.run("bash", "-c", script, cwd=cwd, env={"PI_TUTORIAL_CWD": str(marker)})
                 output = result.stdout + result.stderr
             assert result.returncode == 0, f"`{command}` failed ({result.returncode}):\n{output}"
-            expect_lines(result.stdout, expected, command)
+            expect_lines(result.stdout, expected, f"`{command}`")
             cwd = Path(marker.read_text().strip())
     assert not (workspace / "pi-protect" / ".env").exists()
 
