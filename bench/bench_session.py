@@ -132,7 +132,7 @@ def generate(path: Path, entries: int, compaction: bool, seed: int = 7) -> None:
         header = SessionHeader(
             id="0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
             timestamp="2025-10-09T08:53:20.000Z",
-            cwd="/work/project",
+            cwd="/home/user/project",
         )
         f.write(header.to_json() + "\n")
         parent: str | None = None

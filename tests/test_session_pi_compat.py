@@ -193,7 +193,7 @@ def test_v2_files_rename_hook_message(tmp_path: Path) -> None:
 
 def _build_rich_session(directory: Path) -> SessionManager:
     """A session using every entry type, branches, labels, compactions and a name."""
-    manager = SessionManager.create("/work/project", directory)
+    manager = SessionManager.create("/home/user/project", directory)
     manager.append_model_change("anthropic", "claude-sonnet-4-5")
     manager.append_thinking_level_change("medium")
     u1 = manager.append_message(UserMessage(content="hello", timestamp=1))

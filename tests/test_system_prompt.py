@@ -51,7 +51,7 @@ DEFAULT_TOOLS = (READ, BASH, EDIT, WRITE)
 
 
 def build(**kwargs: object) -> str:
-    options: dict[str, object] = {"cwd": "/work/project", "today": DAY, "docs": NO_DOCS}
+    options: dict[str, object] = {"cwd": "/home/user/project", "today": DAY, "docs": NO_DOCS}
     options.update(kwargs)
     return build_system_prompt(**options)  # type: ignore[arg-type]
 
@@ -74,7 +74,7 @@ class TestDefaultPrompt:
                 readme=Path("/pkg/README.md"), docs=Path("/pkg/docs"), examples=Path("/pkg/examples")
             ),
             append_system_prompt="Extra rules.",
-            context_files=[ContextFile(path="/work/AGENTS.md", content="Use tabs.")],
+            context_files=[ContextFile(path="/home/user/AGENTS.md", content="Use tabs.")],
             skills=[skill("pdf")],
             identity="You are Bob.",
         )
@@ -111,7 +111,7 @@ class TestDefaultPrompt:
             "\n"
             "Project-specific instructions and guidelines:\n"
             "\n"
-            "## /work/AGENTS.md\n"
+            "## /home/user/AGENTS.md\n"
             "\n"
             "Use tabs.\n"
             "\n"
@@ -130,7 +130,7 @@ class TestDefaultPrompt:
             "  </skill>\n"
             "</available_skills>\n"
             "Current date: 2026-03-04\n"
-            "Current working directory: /work/project"
+            "Current working directory: /home/user/project"
         )
 
     def test_identity_names_pi_host_by_default(self) -> None:
@@ -254,11 +254,11 @@ class TestCustomPrompt:
         assert "<name>map</name>" in prompt
         assert "Available tools" not in prompt
         assert "Guidelines" not in prompt
-        assert prompt.endswith("\nCurrent date: 2026-03-04\nCurrent working directory: /work/project")
+        assert prompt.endswith("\nCurrent date: 2026-03-04\nCurrent working directory: /home/user/project")
 
     def test_bare_custom_prompt(self) -> None:
         assert build(custom_prompt="Hi.") == (
-            "Hi.\nCurrent date: 2026-03-04\nCurrent working directory: /work/project"
+            "Hi.\nCurrent date: 2026-03-04\nCurrent working directory: /home/user/project"
         )
 
     def test_empty_custom_prompt_means_default(self) -> None:

@@ -49,7 +49,7 @@ def pi_project_trust(cwd: str, ctx: PluginContext) -> ProjectTrustDecision | Non
 
         @hookimpl
         def pi_project_trust(cwd):
-            if cwd.startswith(os.path.expanduser("~/work/")):
+            if cwd.startswith(os.path.expanduser("~/src/trusted/")):
                 return ProjectTrustDecision(trusted=True)
             return None
     """

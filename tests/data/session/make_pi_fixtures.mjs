@@ -27,7 +27,7 @@ const assistant = (content, stopReason = "stop") => ({
   model: "claude-sonnet-4-5", usage: usage(1200, 35), stopReason, timestamp: tick(),
 });
 
-const sm = SessionManager.create("/work/project", work);
+const sm = SessionManager.create("/home/user/project", work);
 const ids = {};
 ids.model = sm.appendModelChange("anthropic", "claude-sonnet-4-5");
 ids.thinking = sm.appendThinkingLevelChange("high");
