@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import faulthandler
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -36,6 +35,7 @@ from pi_host.messages import (
     UserMessage,
 )
 from pi_host.providers import AbortSignal, LlmContext, Model, StreamOptions
+from tests.agent_support import text_of
 
 PROMPT_BUSY = (
     "Agent is already processing a prompt. "
@@ -129,21 +129,6 @@ class Empty(BaseModel):
 
 def tool(name: str, execute: Any) -> Tool[Empty]:
     return Tool(name=name, description=f"{name} tool", parameters=Empty, execute=execute)
-
-
-def text_of(message: AgentMessage) -> str:
-    content = getattr(message, "content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(block.text for block in content if isinstance(block, TextContent))
-
-
-@pytest.fixture(autouse=True)
-def _deadline() -> Iterator[None]:
-    # A broken barrier shows up as a deadlock: dump the stacks and stop instead of hanging.
-    faulthandler.dump_traceback_later(30, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
 
 
 # -- pi agent.test.ts ---------------------------------------------------------------------

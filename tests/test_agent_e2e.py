@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import ast
-import faulthandler
 import operator
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -79,13 +77,6 @@ def make_agent(faux: FauxProvider, **options: Any) -> Agent:
     options.setdefault("system_prompt", "You are a helpful assistant.")
     options.setdefault("model", faux.model)
     return Agent(stream_fn=faux.stream, **options)
-
-
-@pytest.fixture(autouse=True)
-def _deadline() -> Iterator[None]:
-    faulthandler.dump_traceback_later(30, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
 
 
 async def test_basic_text_prompt() -> None:

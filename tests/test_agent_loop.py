@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import faulthandler
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -52,6 +51,7 @@ from pi_host.messages import (
 )
 from pi_host.providers import AbortSignal, LlmContext, Model, StreamOptions
 from pi_host.providers._faux import FauxProvider, faux_assistant_message
+from tests.agent_support import text_of
 
 MODEL = Model(
     id="mock",
@@ -165,21 +165,6 @@ def echo_tool(
         )
 
     return Tool(name=name, description=f"{name} tool", parameters=Value, execute=execute, **extra)
-
-
-def text_of(message: AgentMessage) -> str:
-    content = getattr(message, "content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(block.text for block in content if isinstance(block, TextContent))
-
-
-@pytest.fixture(autouse=True)
-def _deadline() -> Iterator[None]:
-    # A broken ordering rule shows up as a deadlock: dump the stacks and stop instead of hanging.
-    faulthandler.dump_traceback_later(30, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
 
 
 # -- pi agent-loop.test.ts ----------------------------------------------------------------
