@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,6 +39,7 @@ from tests.fakeservers import (
     anthropic_reply,
     sse_event,
 )
+from tests.provider_support import abort_after_first_delta
 
 API_KEY = "sk-ant-api03-SECRET-test-key-0123456789"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -499,28 +499,7 @@ async def test_abort_mid_stream_stops_at_once(server: AnthropicServer, transport
     pieces = anthropic_events([{"type": "text", "text": "one two three four"}], chunk_size=4)
     first_delta_at = next(i for i, piece in enumerate(pieces) if b"text_delta" in piece)
     server.enqueue(Reply(pieces=pieces[: first_delta_at + 1], hang=True))
-    signal = AbortSignal()
-    first_delta = anyio.Event()
-    events: list[AssistantMessageEvent] = []
-    aborted_at = 0.0
-
-    async def consume() -> None:
-        async for event in stream(sonnet(server), context(), StreamOptions(api_key=API_KEY, signal=signal)):
-            events.append(event)
-            if event.type == "text_delta":
-                first_delta.set()
-
-    async def abort() -> None:
-        nonlocal aborted_at
-        await first_delta.wait()
-        aborted_at = time.perf_counter()
-        signal.abort()
-
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as group:
-            group.start_soon(consume)
-            group.start_soon(abort)
-    elapsed = time.perf_counter() - aborted_at
+    events, elapsed = await abort_after_first_delta(stream, sonnet(server), context(), API_KEY)
     assert elapsed < 1.0
     assert isinstance(events[-1], ErrorEvent)
     assert events[-1].reason == "aborted"

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
-import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,12 +22,13 @@ from pi_host.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from pi_host.providers import AbortSignal, LlmContext, Model, ModelCost, StreamOptions, ToolSpec
+from pi_host.providers import LlmContext, Model, ModelCost, StreamOptions, ToolSpec
 from pi_host.providers._errors import is_context_overflow, is_retryable_error, retry_after_ms
 from pi_host.providers._openai import stream
 from pi_host.providers._openai_wire import build_request, resolve_compat
 from pi_host.providers._sse import ServerSentEvent, SSEDecoder
 from tests.fakeservers import OpenAIServer, Reply, openai_chunks, openai_error, openai_reply
+from tests.provider_support import abort_after_first_delta
 
 API_KEY = "sk-proj-SECRET-openai-key-9876543210"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -418,28 +417,8 @@ async def test_tool_call_arguments_that_are_not_valid_json(server: OpenAIServer)
 async def test_abort_mid_stream_stops_at_once(server: OpenAIServer) -> None:
     pieces = openai_chunks(content="first second third", chunk_size=6)
     server.enqueue(Reply(pieces=pieces[:2], hang=True))
-    signal = AbortSignal()
-    first_delta = anyio.Event()
-    events: list[AssistantMessageEvent] = []
-    aborted_at = 0.0
-
-    async def consume() -> None:
-        async for event in stream(local(server), context(), StreamOptions(api_key=API_KEY, signal=signal)):
-            events.append(event)
-            if event.type == "text_delta":
-                first_delta.set()
-
-    async def abort() -> None:
-        nonlocal aborted_at
-        await first_delta.wait()
-        aborted_at = time.perf_counter()
-        signal.abort()
-
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as group:
-            group.start_soon(consume)
-            group.start_soon(abort)
-    assert time.perf_counter() - aborted_at < 1.0
+    events, elapsed = await abort_after_first_delta(stream, local(server), context(), API_KEY)
+    assert elapsed < 1.0
     message = final(events)
     assert (message.stop_reason, message.error_message) == ("aborted", "Request was aborted")
     assert message.content == [TextContent(text="first ")]
