@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ._server import FakeServer, Reply, reply_from_dict
+from ._server import TIMING_KEYS, FakeServer, Reply, reply_from_dict
 
 __all__ = [
     "AnthropicServer",
@@ -180,11 +180,7 @@ class AnthropicServer(FakeServer):
     def render(self, step: dict[str, Any]) -> Reply:
         """``{"reply": {"content": [...] | "text", "stop_reason", "usage", "chunk_size"}, <timing>}``,
         ``{"error": {"status", "message"}}``, or the generic ``body`` / ``sse`` steps."""
-        timing = {
-            key: step[key]
-            for key in ("ttft", "latency", "split", "split_pause", "chunked", "drop_after", "hang")
-            if key in step
-        }
+        timing = {key: step[key] for key in TIMING_KEYS if key in step}
         if "reply" in step:
             reply = step["reply"]
             return anthropic_reply(

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ._server import FakeServer, Reply, reply_from_dict
+from ._server import TIMING_KEYS, FakeServer, Reply, reply_from_dict
 
 __all__ = ["OpenAIServer", "openai_chunks", "openai_error", "openai_reply"]
 
@@ -157,11 +157,7 @@ class OpenAIServer(FakeServer):
         """``{"reply": {"content", "reasoning", "tool_calls", "finish_reason", "usage", "chunk_size",
         "interleave"}, <timing>}``, ``{"error": {"status", "message", "type", "code"}}``, or the
         generic ``body`` / ``sse`` steps."""
-        timing = {
-            key: step[key]
-            for key in ("ttft", "latency", "split", "split_pause", "chunked", "drop_after", "hang")
-            if key in step
-        }
+        timing = {key: step[key] for key in TIMING_KEYS if key in step}
         if "reply" in step:
             reply = dict(step["reply"])
             return openai_reply(**reply, **timing)

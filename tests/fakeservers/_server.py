@@ -26,7 +26,7 @@ import anyio.abc
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-__all__ = ["FakeServer", "RecordedRequest", "Reply"]
+__all__ = ["TIMING_KEYS", "FakeServer", "RecordedRequest", "Reply"]
 
 _MAX_HEADER_BYTES = 64 * 1024
 
@@ -51,6 +51,10 @@ class Reply:
     :param drop_after: close the connection abruptly after this many pieces.
     :param hang: after the pieces, keep the connection open, sending nothing, until the server
         closes.
+    :param coalesce: write consecutive pieces together, in writes of at least this many bytes,
+        instead of one write per piece. The bytes are the same; a throughput benchmark uses it so
+        that the client, not the server's per-write cost, sets the rate. Only without
+        ``latency``, ``split`` and ``drop_after``, whose point is one write per piece.
     """
 
     status: int = 200
@@ -65,6 +69,11 @@ class Reply:
     drop_after: int | None = None
     hang: bool = False
     content_type: str = "text/event-stream"
+    coalesce: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.coalesce and (self.latency or self.split or self.drop_after is not None):
+            raise ValueError("coalesce cannot be combined with latency, split or drop_after")
 
     @classmethod
     def json(cls, status: int, payload: Any, headers: dict[str, str] | None = None) -> Reply:
@@ -252,6 +261,10 @@ class FakeServer(AbstractContextManager["FakeServer"]):
             return True
         if reply.ttft:
             await anyio.sleep(reply.ttft)
+        if reply.coalesce:
+            for batch in _batches(reply.pieces, reply.coalesce):
+                await stream.send(_frame(batch) if reply.chunked else batch)
+            return await self._end_body(stream, reply)
         for number, piece in enumerate(reply.pieces):
             if reply.drop_after is not None and number >= reply.drop_after:
                 _abort_connection(stream)
@@ -265,6 +278,9 @@ class FakeServer(AbstractContextManager["FakeServer"]):
         if reply.drop_after is not None and reply.drop_after <= len(reply.pieces):
             _abort_connection(stream)
             return False
+        return await self._end_body(stream, reply)
+
+    async def _end_body(self, stream: anyio.abc.SocketStream, reply: Reply) -> bool:
         if reply.hang:
             await anyio.sleep_forever()
         if reply.chunked:
@@ -281,6 +297,19 @@ def _abort_connection(stream: anyio.abc.SocketStream) -> None:
 
 def _frame(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def _batches(pieces: Sequence[bytes], size: int) -> Iterator[bytes]:
+    batch: list[bytes] = []
+    length = 0
+    for piece in pieces:
+        batch.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield b"".join(batch)
+            batch, length = [], 0
+    if batch:
+        yield b"".join(batch)
 
 
 def _slices(piece: bytes, split: int | list[int] | None) -> Iterator[bytes]:
@@ -315,7 +344,7 @@ async def _read_request(reader: BufferedByteReceiveStream) -> RecordedRequest | 
 
 def reply_from_dict(step: dict[str, Any]) -> Reply:
     """A :class:`Reply` from a JSON-friendly dict (script files): the generic keys only."""
-    options = {key: step[key] for key in _TIMING_KEYS if key in step}
+    options = {key: step[key] for key in TIMING_KEYS if key in step}
     headers = dict(step.get("headers", {}))
     if "body" in step:
         body = step["body"]
@@ -334,7 +363,8 @@ def reply_from_dict(step: dict[str, Any]) -> Reply:
     raise ValueError(f"cannot render step without 'body', 'sse' or a wire-format 'reply': {step!r}")
 
 
-_TIMING_KEYS = ("ttft", "latency", "split", "split_pause", "chunked", "drop_after", "hang")
+#: The step keys every server's ``render`` passes on to :class:`Reply` unchanged.
+TIMING_KEYS = ("ttft", "latency", "split", "split_pause", "chunked", "drop_after", "hang", "coalesce")
 
 _REASONS = {
     200: "OK",

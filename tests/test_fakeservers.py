@@ -1,0 +1,50 @@
+"""The fake model servers themselves: options that tests and the benchmark rely on."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from tests.fakeservers import AnthropicServer, Reply
+
+
+def _raw_body(server: AnthropicServer) -> bytes:
+    """POST once over a plain socket and return everything after the response head."""
+    host, port = server.url.removeprefix("http://").split(":")
+    request = b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}"
+    received = b""
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(request)
+        while not received.endswith(b"0\r\n\r\n"):
+            chunk = sock.recv(65536)
+            assert chunk, "the server closed the connection before the end of the body"
+            received += chunk
+    return received.partition(b"\r\n\r\n")[2]
+
+
+def _dechunk(body: bytes) -> bytes:
+    data = b""
+    while True:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return data
+        data, body = data + body[:size], body[size + 2 :]
+
+
+def test_coalesced_reply_sends_the_same_bytes_in_fewer_chunks() -> None:
+    step = {"reply": {"content": "x" * 300, "chunk_size": 1}}
+    with AnthropicServer([step, {**step, "coalesce": 4096}]) as server:
+        one_per_piece = _raw_body(server)
+        coalesced = _raw_body(server)
+    assert _dechunk(coalesced) == _dechunk(one_per_piece)
+    # One HTTP chunk per SSE event without coalescing; a handful with it.
+    assert one_per_piece.count(b"\r\nevent:") > 300
+    assert coalesced.count(b"\r\nevent:") < 20
+
+
+@pytest.mark.parametrize("conflict", [{"latency": 0.01}, {"split": 3}, {"drop_after": 2}])
+def test_coalesce_refuses_options_that_need_one_write_per_piece(conflict: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="coalesce cannot be combined"):
+        Reply(pieces=[b"a", b"b"], coalesce=1024, **conflict)  # type: ignore[arg-type]
