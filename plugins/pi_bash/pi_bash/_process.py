@@ -30,9 +30,11 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
+
+from ._limits import DEFAULT_KILL_GRACE, BackgroundPolicy
 
 if TYPE_CHECKING:
     from pi_host import AbortSignal
@@ -50,11 +52,6 @@ __all__ = [
     "resolve_shell",
     "run_shell_command",
 ]
-
-BackgroundPolicy = Literal["keep", "kill"]
-
-DEFAULT_KILL_GRACE = 0.5
-"""Seconds between SIGTERM and SIGKILL when a command group is stopped."""
 
 RUN_ID_VAR = "PI_HOST_BASH_RUN"
 """Set to a fresh id for every command, so its processes can be told from strangers'."""
