@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 
 from pi_host import DEFAULT_MAX_BYTES, TextContent, ToolCallContext, ToolResult, format_size
 
@@ -38,13 +39,12 @@ async def run_bash_call(
     output = OutputAccumulator(temp_file_prefix="pi-bash")
     try:
         await ctx.update(ToolResult(content=[], details=None))
-        throttle = _Throttle(lambda: ctx.update(_partial_result(output)), update_interval)
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(throttle.run)
+            throttle = _Throttle(lambda: ctx.update(_partial_result(output)), update_interval, task_group)
 
-            def on_data(data: bytes) -> None:
+            def on_data(data: bytes) -> Awaitable[None]:
                 output.append(data)
-                throttle.mark_dirty()
+                return throttle.changed()
 
             # Caught here, or the task group would wrap it in an exception group.
             failure: BashError | None = None
@@ -63,7 +63,8 @@ async def run_bash_call(
             except BashError as exc:
                 failure = exc
             finally:
-                task_group.cancel_scope.cancel()
+                if throttle.timer_pending:
+                    task_group.cancel_scope.cancel()
         if failure is not None:
             raise failure
         output.finish()
@@ -126,27 +127,37 @@ def _with_status(text: str, status: str) -> str:
 
 
 class _Throttle:
-    """Coalesces partial-output updates: the first at once, then at most one per interval."""
+    """Coalesces partial-output updates: the first at once, then at most one per interval.
 
-    def __init__(self, emit: Callable[[], Awaitable[None]], interval: float) -> None:
+    An update that is due goes out from :meth:`changed` itself (the output pump awaits it);
+    only output that arrives within an interval of the last update needs a timer, a task
+    started in ``task_group`` that emits it when the interval is over. A command whose output
+    comes in one burst (most) so never spawns one.
+    """
+
+    def __init__(self, emit: Callable[[], Awaitable[None]], interval: float, task_group: TaskGroup) -> None:
         self._emit = emit
         self._interval = interval
+        self._task_group = task_group
         self._dirty = False
-        self._wake = anyio.Event()
         self._last = float("-inf")
+        self.timer_pending = False
 
-    def mark_dirty(self) -> None:
+    async def changed(self) -> None:
         self._dirty = True
-        self._wake.set()
-
-    async def run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake = anyio.Event()
-            delay = self._last + self._interval - anyio.current_time()
-            if delay > 0:
-                await anyio.sleep(delay)
+        if self.timer_pending:
+            return
+        delay = self._last + self._interval - anyio.current_time()
+        if delay <= 0:
             await self.flush()
+        else:
+            self.timer_pending = True
+            self._task_group.start_soon(self._flush_later, delay)
+
+    async def _flush_later(self, delay: float) -> None:
+        await anyio.sleep(delay)
+        self.timer_pending = False
+        await self.flush()
 
     async def flush(self) -> None:
         if not self._dirty:

@@ -211,10 +211,11 @@ class _CommandRun:
                         self.process.poll()
                         if self.background == "kill" and _group_alive(self.pgid, self.run_id):
                             await self._stop_group()
-                    # Whatever still holds the pipe gets a moment to flush, not a veto.
-                    with anyio.move_on_after(EXIT_DRAIN_SECONDS):
-                        await self.eof.wait()
-                    task_group.cancel_scope.cancel()
+                    if not self.eof.is_set():
+                        # Whatever still holds the pipe gets a moment to flush, not a veto.
+                        with anyio.move_on_after(EXIT_DRAIN_SECONDS):
+                            await self.eof.wait()
+                        task_group.cancel_scope.cancel()
             except BaseExceptionGroup as group:
                 # Only a failing on_data lands here; give the caller that error itself.
                 if len(group.exceptions) == 1:
