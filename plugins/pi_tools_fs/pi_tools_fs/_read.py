@@ -64,12 +64,23 @@ class _Utf8Size:
 
 def _read_line(handle: BinaryIO, keep_up_to: int) -> tuple[int, str | None, bool]:
     """Read one line: (UTF-8 size, text or None when over ``keep_up_to`` bytes, had a newline)."""
+    piece = handle.readline(_PIECE)
+    ended = piece.endswith(b"\n")
+    if ended or len(piece) < _PIECE:
+        # The whole line came in one read (all but very long lines): decode it at once.
+        body = piece[:-1] if ended else piece
+        text = body.decode("utf-8", "replace")
+        return utf8_length(text), text if len(body) <= keep_up_to else None, ended
+    return _read_long_line(handle, piece, keep_up_to)
+
+
+def _read_long_line(handle: BinaryIO, piece: bytes, keep_up_to: int) -> tuple[int, str | None, bool]:
+    """:func:`_read_line` for a line longer than one read, whose first ``piece`` is read."""
     size = _Utf8Size()
     pieces: list[bytes] | None = []
     raw_total = 0
     measured = 0
     while True:
-        piece = handle.readline(_PIECE)
         ended = piece.endswith(b"\n")
         body = piece[:-1] if ended else piece
         raw_total += len(body)
@@ -84,6 +95,7 @@ def _read_line(handle: BinaryIO, keep_up_to: int) -> tuple[int, str | None, bool
             measured += size.feed(body)
         if ended or not piece or len(piece) < _PIECE:
             break
+        piece = handle.readline(_PIECE)
     if pieces is not None:
         text = b"".join(pieces).decode("utf-8", "replace")
         return utf8_length(text), text, ended
