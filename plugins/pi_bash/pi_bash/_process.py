@@ -215,6 +215,9 @@ class _CommandRun:
                         # Whatever still holds the pipe gets a moment to flush, not a veto.
                         with anyio.move_on_after(EXIT_DRAIN_SECONDS):
                             await self.eof.wait()
+                    if not self.eof.is_set():
+                        # Only a pump still waiting needs the cancellation (which is not free:
+                        # anyio formats the cancelling task's repr into its reason).
                         task_group.cancel_scope.cancel()
             except BaseExceptionGroup as group:
                 # Only a failing on_data lands here; give the caller that error itself.
