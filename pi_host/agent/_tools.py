@@ -66,6 +66,12 @@ class Tool(Generic[P]):
         call at a time.
     :ivar prepare_arguments: a shim run on the raw arguments before validation (fold legacy
         argument shapes into the current one).
+    :ivar parameters_schema: the JSON schema ``spec()`` sends, written out in advance (pi ships
+        literal schemas too). Generating it from ``parameters`` costs milliseconds of pydantic
+        work in every process; a literal costs nothing. It must equal the generated schema,
+        key order included; a tool that sets it should pin that with a test (compare with
+        ``dataclasses.replace(tool, parameters_schema=None).spec()``). ``parameters`` still
+        validates the arguments.
     """
 
     name: str
@@ -77,9 +83,15 @@ class Tool(Generic[P]):
     prompt_guidelines: tuple[str, ...] = ()
     execution_mode: ToolExecutionMode | None = None
     prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # Left out of ==/hash(): it is derived from ``parameters``, and a dict is not hashable.
+    parameters_schema: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @cached_property
     def _spec(self) -> ToolSpec:
+        if self.parameters_schema is not None:
+            return ToolSpec(
+                name=self.name, description=self.description, parameters=dict(self.parameters_schema)
+            )
         schema = _strip_titles(self.parameters.model_json_schema())
         # pydantic puts the model's docstring in the schema; the tool's description is what the
         # model reads, so the parameters object carries none of its own.
@@ -89,8 +101,8 @@ class Tool(Generic[P]):
     def spec(self) -> ToolSpec:
         """The provider-facing description of this tool (computed once).
 
-        The JSON schema is pydantic's without the ``title`` keys it generates from class and
-        field names, which only cost the model tokens.
+        The JSON schema is ``parameters_schema`` when given, else pydantic's without the
+        ``title`` keys it generates from class and field names, which only cost the model tokens.
         """
         return self._spec
 

@@ -8,46 +8,46 @@ parameters, limits and texts are pi's, so models tuned on pi behave the same.
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pi_host import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    Tool,
-    TruncationResult,
-    format_size,
-    hookimpl,
-    truncate_tail,
-)
-from pi_host.hookspecs import UserBashResult
-
-from ._output import OutputAccumulator, OutputSnapshot, TextFilter
-from ._process import (
-    DEFAULT_KILL_GRACE,
-    EXIT_DRAIN_SECONDS,
-    BackgroundPolicy,
-    BashError,
-    CommandOutcome,
-    background_process_groups,
-    build_env,
-    kill_background_processes,
-    resolve_shell,
-    run_shell_command,
-)
-from ._tool import (
-    BASH_DESCRIPTION,
-    BASH_PROMPT_SNIPPET,
-    DEFAULT_TIMEOUT,
-    UPDATE_INTERVAL,
-    BashParams,
-    create_bash_tool,
-)
-from ._user import TerminalTextFilter, run_user_bash, sanitize_output
+from pi_host import hookimpl
 
 if TYPE_CHECKING:
-    from pi_host import AbortSignal
-    from pi_host.hookspecs import HostConfig, SessionShutdownReason
+    from pi_host import (
+        DEFAULT_MAX_BYTES,
+        DEFAULT_MAX_LINES,
+        AbortSignal,
+        Tool,
+        TruncationResult,
+        format_size,
+        truncate_tail,
+    )
+    from pi_host.hookspecs import HostConfig, SessionShutdownReason, UserBashResult
+
+    from ._limits import DEFAULT_KILL_GRACE, BackgroundPolicy
+    from ._output import OutputAccumulator, OutputSnapshot, TextFilter
+    from ._process import (
+        EXIT_DRAIN_SECONDS,
+        BashError,
+        CommandOutcome,
+        background_process_groups,
+        build_env,
+        kill_background_processes,
+        resolve_shell,
+        run_shell_command,
+    )
+    from ._tool import (
+        BASH_DESCRIPTION,
+        BASH_PROMPT_SNIPPET,
+        DEFAULT_TIMEOUT,
+        UPDATE_INTERVAL,
+        BashParams,
+        create_bash_tool,
+    )
+    from ._user import TerminalTextFilter, run_user_bash, sanitize_output
 
 __all__ = [
     "BASH_DESCRIPTION",
@@ -83,6 +83,52 @@ __all__ = [
     "truncate_tail",
 ]
 
+# Everything is imported on first access (PEP 562): loading the plugin, or reading its flags
+# for ``--help``, imports neither the tool nor the process runner; the tool is defined when
+# it is registered and runs its first command with the runner imported then.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(
+        ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "TruncationResult", "format_size", "truncate_tail"],
+        "pi_host",
+    ),
+    **dict.fromkeys(["DEFAULT_KILL_GRACE", "BackgroundPolicy"], f"{__name__}._limits"),
+    **dict.fromkeys(["OutputAccumulator", "OutputSnapshot", "TextFilter"], f"{__name__}._output"),
+    **dict.fromkeys(
+        [
+            "EXIT_DRAIN_SECONDS",
+            "BashError",
+            "CommandOutcome",
+            "background_process_groups",
+            "build_env",
+            "kill_background_processes",
+            "resolve_shell",
+            "run_shell_command",
+        ],
+        f"{__name__}._process",
+    ),
+    **dict.fromkeys(
+        [
+            "BASH_DESCRIPTION",
+            "BASH_PROMPT_SNIPPET",
+            "DEFAULT_TIMEOUT",
+            "UPDATE_INTERVAL",
+            "BashParams",
+            "create_bash_tool",
+        ],
+        f"{__name__}._tool",
+    ),
+    **dict.fromkeys(["TerminalTextFilter", "run_user_bash", "sanitize_output"], f"{__name__}._user"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 _tool_options: dict[str, Any] = {}
 
@@ -111,6 +157,8 @@ def pi_configure(config: HostConfig) -> None:
 @hookimpl
 def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
     """Register the ``bash`` tool, configured from settings once ``pi_configure`` ran."""
+    from ._tool import create_bash_tool
+
     register(create_bash_tool(**_tool_options))
 
 
@@ -123,6 +171,10 @@ async def pi_user_bash(
     on_output: Callable[[str], None] | None,
 ) -> UserBashResult:
     """Run the user's ``!command`` when no other plugin did (the default executor)."""
+    from pi_host.hookspecs import UserBashResult
+
+    from ._user import run_user_bash
+
     message = await run_user_bash(
         command, cwd, signal=signal, on_output=on_output, exclude_from_context=exclude_from_context
     )
@@ -141,5 +193,7 @@ async def pi_session_shutdown(reason: SessionShutdownReason) -> None:
 
     Switching sessions or reloading keeps them, as a terminal keeps its jobs.
     """
-    if reason == "quit":
-        await kill_background_processes()
+    # No command ran if the runner was never imported, so nothing can be left running.
+    process = sys.modules.get(f"{__name__}._process")
+    if reason == "quit" and process is not None:
+        await process.kill_background_processes()

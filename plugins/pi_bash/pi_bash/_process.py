@@ -30,9 +30,11 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
+
+from ._limits import DEFAULT_KILL_GRACE, BackgroundPolicy
 
 if TYPE_CHECKING:
     from pi_host import AbortSignal
@@ -50,11 +52,6 @@ __all__ = [
     "resolve_shell",
     "run_shell_command",
 ]
-
-BackgroundPolicy = Literal["keep", "kill"]
-
-DEFAULT_KILL_GRACE = 0.5
-"""Seconds between SIGTERM and SIGKILL when a command group is stopped."""
 
 RUN_ID_VAR = "PI_HOST_BASH_RUN"
 """Set to a fresh id for every command, so its processes can be told from strangers'."""
@@ -214,10 +211,14 @@ class _CommandRun:
                         self.process.poll()
                         if self.background == "kill" and _group_alive(self.pgid, self.run_id):
                             await self._stop_group()
-                    # Whatever still holds the pipe gets a moment to flush, not a veto.
-                    with anyio.move_on_after(EXIT_DRAIN_SECONDS):
-                        await self.eof.wait()
-                    task_group.cancel_scope.cancel()
+                    if not self.eof.is_set():
+                        # Whatever still holds the pipe gets a moment to flush, not a veto.
+                        with anyio.move_on_after(EXIT_DRAIN_SECONDS):
+                            await self.eof.wait()
+                    if not self.eof.is_set():
+                        # Only a pump still waiting needs the cancellation (which is not free:
+                        # anyio formats the cancelling task's repr into its reason).
+                        task_group.cancel_scope.cancel()
             except BaseExceptionGroup as group:
                 # Only a failing on_data lands here; give the caller that error itself.
                 if len(group.exceptions) == 1:

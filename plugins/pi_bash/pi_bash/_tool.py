@@ -1,33 +1,21 @@
-"""The ``bash`` tool: pi's name, parameters, texts and truncation, over the group runner."""
+"""The ``bash`` tool's definition: pi's name, parameters, schema and texts.
+
+Registering the tool imports only this; the process runner and the output handling
+(:mod:`pi_bash._execute`) are imported by the first call.
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-import anyio
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.json_schema import SkipJsonSchema
 
-from pi_host import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    TextContent,
-    Tool,
-    ToolCallContext,
-    ToolResult,
-    format_size,
-)
+from pi_host import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Tool, ToolCallContext, ToolResult
 
-from ._output import OutputAccumulator, OutputSnapshot
-from ._process import (
-    DEFAULT_KILL_GRACE,
-    BackgroundPolicy,
-    BashError,
-    build_env,
-    run_shell_command,
-)
+from ._limits import DEFAULT_KILL_GRACE, BackgroundPolicy
 
 __all__ = [
     "BASH_DESCRIPTION",
@@ -36,6 +24,7 @@ __all__ = [
     "UPDATE_INTERVAL",
     "BashParams",
     "create_bash_tool",
+    "format_number",
 ]
 
 DEFAULT_TIMEOUT = 120.0
@@ -78,12 +67,32 @@ def _pi_schema(schema: dict[str, Any]) -> None:
 class BashParams(BaseModel):
     """The ``bash`` tool's arguments."""
 
-    model_config = ConfigDict(json_schema_extra=_pi_schema)
+    # The validator is built by the first call, not when the tool is registered.
+    model_config = ConfigDict(json_schema_extra=_pi_schema, defer_build=True)
 
     command: str = Field(description="Bash command to execute")
     timeout: _Seconds = Field(
         default=None, description=_PI_TIMEOUT_DESCRIPTION, json_schema_extra=_drop_null_default
     )
+
+
+def _timeout_description(default_timeout: float | None) -> str:
+    if default_timeout is None:
+        return _PI_TIMEOUT_DESCRIPTION
+    return f"Timeout in seconds (optional, default {format_number(default_timeout)} seconds)"
+
+
+def _schema(default_timeout: float | None) -> dict[str, Any]:
+    """The JSON schema :func:`_params_model` generates, written out (pydantic's key order); a
+    test pins the two together."""
+    return {
+        "properties": {
+            "command": {"description": "Bash command to execute", "type": "string"},
+            "timeout": {"description": _timeout_description(default_timeout), "type": "number"},
+        },
+        "required": ["command"],
+        "type": "object",
+    }
 
 
 @functools.lru_cache(maxsize=8)
@@ -92,7 +101,7 @@ def _params_model(default_timeout: float | None) -> type[BashParams]:
         return BashParams
     # The model must not be told "no default timeout" when there is one. Cached: building a
     # pydantic model costs milliseconds, and the tool is registered again for every session.
-    description = f"Timeout in seconds (optional, default {_format_number(default_timeout)} seconds)"
+    description = _timeout_description(default_timeout)
     return create_model(
         "BashParams",
         __base__=BashParams,
@@ -132,56 +141,19 @@ def create_bash_tool(
     parameters = _params_model(default_timeout)
 
     async def execute(params: BashParams, ctx: ToolCallContext) -> ToolResult:
-        command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
-        timeout = params.timeout if params.timeout is not None and params.timeout > 0 else default_timeout
-        output = OutputAccumulator(temp_file_prefix="pi-bash")
-        try:
-            await ctx.update(ToolResult(content=[], details=None))
-            throttle = _Throttle(lambda: ctx.update(_partial_result(output)), update_interval)
-            async with anyio.create_task_group() as task_group:
-                task_group.start_soon(throttle.run)
+        from ._execute import run_bash_call
 
-                def on_data(data: bytes) -> None:
-                    output.append(data)
-                    throttle.mark_dirty()
-
-                # Caught here, or the task group would wrap it in an exception group.
-                failure: BashError | None = None
-                try:
-                    outcome = await run_shell_command(
-                        command,
-                        ctx.cwd,
-                        on_data=on_data,
-                        signal=ctx.signal,
-                        timeout=timeout,
-                        shell_path=shell_path,
-                        env=build_env(env),
-                        kill_grace=kill_grace,
-                        background=background,
-                    )
-                except BashError as exc:
-                    failure = exc
-                finally:
-                    task_group.cancel_scope.cancel()
-            if failure is not None:
-                raise failure
-            output.finish()
-            await throttle.flush()
-            snapshot = output.snapshot(persist_if_truncated=True)
-        finally:
-            output.close()
-
-        if outcome.aborted:
-            raise BashError(_with_status(_format(output, snapshot, ""), "Command aborted"))
-        if outcome.timed_out:
-            assert timeout is not None
-            status = f"Command timed out after {_format_number(timeout)} seconds"
-            raise BashError(_with_status(_format(output, snapshot, ""), status))
-        text = _format(output, snapshot, "(no output)")
-        if outcome.exit_code not in (0, None):
-            raise BashError(_with_status(text, f"Command exited with code {outcome.exit_code}"))
-        details = _details(snapshot) if snapshot.truncation.truncated else None
-        return ToolResult(content=[TextContent(text=text)], details=details)
+        return await run_bash_call(
+            params,
+            ctx,
+            shell_path=shell_path,
+            command_prefix=command_prefix,
+            default_timeout=default_timeout,
+            kill_grace=kill_grace,
+            background=background,
+            env=env,
+            update_interval=update_interval,
+        )
 
     return Tool(
         name="bash",
@@ -190,80 +162,10 @@ def create_bash_tool(
         parameters=parameters,
         execute=execute,
         prompt_snippet=BASH_PROMPT_SNIPPET,
+        parameters_schema=_schema(default_timeout),
     )
 
 
-def _partial_result(output: OutputAccumulator) -> ToolResult:
-    snapshot = output.snapshot(persist_if_truncated=True)
-    return ToolResult(content=[TextContent(text=snapshot.content)], details=_details(snapshot))
-
-
-def _details(snapshot: OutputSnapshot) -> dict[str, Any]:
-    """pi's bash ``details``: the truncation record and the spill file, when there are any."""
-    details: dict[str, Any] = {}
-    if snapshot.truncation.truncated:
-        details["truncation"] = snapshot.truncation.to_json_dict()
-    if snapshot.full_output_path is not None:
-        details["fullOutputPath"] = snapshot.full_output_path
-    return details
-
-
-def _format(output: OutputAccumulator, snapshot: OutputSnapshot, empty_text: str) -> str:
-    """The text the model reads: the kept output plus pi's truncation notice."""
-    truncation = snapshot.truncation
-    text = snapshot.content or empty_text
-    if not truncation.truncated:
-        return text
-    path = snapshot.full_output_path
-    end_line = truncation.total_lines
-    start_line = end_line - truncation.output_lines + 1
-    if truncation.last_line_partial:
-        shown = format_size(truncation.output_bytes)
-        line_size = format_size(output.last_line_bytes)
-        notice = f"[Showing last {shown} of line {end_line} (line is {line_size}). Full output: {path}]"
-    elif truncation.truncated_by == "lines":
-        notice = f"[Showing lines {start_line}-{end_line} of {end_line}. Full output: {path}]"
-    else:
-        limit = format_size(DEFAULT_MAX_BYTES)
-        notice = f"[Showing lines {start_line}-{end_line} of {end_line} ({limit} limit). Full output: {path}]"
-    return f"{text}\n\n{notice}"
-
-
-def _with_status(text: str, status: str) -> str:
-    return f"{text}\n\n{status}" if text else status
-
-
-def _format_number(value: float) -> str:
+def format_number(value: float) -> str:
     """A number as JavaScript prints it in a template string: ``5``, ``2.5``."""
     return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
-class _Throttle:
-    """Coalesces partial-output updates: the first at once, then at most one per interval."""
-
-    def __init__(self, emit: Callable[[], Awaitable[None]], interval: float) -> None:
-        self._emit = emit
-        self._interval = interval
-        self._dirty = False
-        self._wake = anyio.Event()
-        self._last = float("-inf")
-
-    def mark_dirty(self) -> None:
-        self._dirty = True
-        self._wake.set()
-
-    async def run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake = anyio.Event()
-            delay = self._last + self._interval - anyio.current_time()
-            if delay > 0:
-                await anyio.sleep(delay)
-            await self.flush()
-
-    async def flush(self) -> None:
-        if not self._dirty:
-            return
-        self._dirty = False
-        self._last = anyio.current_time()
-        await self._emit()

@@ -384,6 +384,17 @@ async def test_updates_are_coalesced_and_carry_the_whole_output_so_far(run_tool:
     assert len(texts) < 40
 
 
+async def test_output_held_back_by_the_interval_is_sent_when_it_ends(run_tool: RunTool) -> None:
+    # "b" comes within an interval of the update that carried "a"; it must go out when the
+    # interval ends, not wait for more output ("c" a second later) or for the command's end.
+    run = await run_tool("echo a; sleep 0.02; echo b; sleep 1; echo c")
+    texts = [
+        "".join(block.text for block in update.content if block.type == "text") for update in run.updates
+    ]
+    assert "a\nb\n" in texts
+    assert texts[-1] == "a\nb\nc\n"
+
+
 async def test_streamed_updates_name_the_spill_file_once_truncated(run_tool: RunTool) -> None:
     run = await run_tool("seq 1 5000")
     assert run.result is not None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -94,3 +98,46 @@ def test_malformed_bash_settings_are_ignored() -> None:
     tools: list[Tool[Any]] = []
     pi_bash.pi_register_tools(tools.append)
     assert "default 120 seconds" in tools[0].spec().parameters["properties"]["timeout"]["description"]
+
+
+@pytest.mark.parametrize("default_timeout", [None, 120.0, 2.5, 7])
+def test_written_schema_is_the_generated_one(default_timeout: float | None) -> None:
+    # The schema is written out so that no process pays pydantic's schema generation; it must
+    # stay exactly what the parameter model generates, key order included.
+    tool = pi_bash.create_bash_tool(default_timeout=default_timeout)
+    assert tool.parameters_schema is not None
+    generated = dataclasses.replace(tool, parameters_schema=None).spec().parameters
+    assert json.dumps(tool.spec().parameters) == json.dumps(generated)
+
+
+def _modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    script = code + "\nimport sys\nprint('\\n'.join(sys.modules))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return set(result.stdout.split())
+
+
+def test_loading_the_plugin_imports_no_process_runner() -> None:
+    modules = _modules_after(
+        "import pi_bash\n"
+        "from pi_host.plugin import PluginManager\n"
+        "manager = PluginManager()\n"
+        "manager.register(pi_bash, name='bash')\n"
+        "tools = []\n"
+        "manager.hook.pi_register_tools(register=tools.append)\n"
+        "specs = [tool.spec() for tool in tools]\n"
+    )
+    assert {name for name in modules if name.startswith("pi_bash")} == {
+        "pi_bash",
+        "pi_bash._limits",
+        "pi_bash._tool",
+    }
+    assert "subprocess" not in modules
+
+
+def test_importing_the_entry_point_stays_light() -> None:
+    # --help imports plugin modules only to read their flags.
+    modules = _modules_after("import pi_bash")
+    assert {name for name in modules if name.startswith("pi_bash")} == {"pi_bash"}
+    assert "pi_host.runtime" not in modules
+    assert "pi_host.agent" not in modules

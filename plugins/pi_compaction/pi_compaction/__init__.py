@@ -11,6 +11,9 @@ and ``branchSummary.reserveTokens``.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._plugin import (
     OVERFLOW_RECOVERY_FAILED,
     compaction_settings,
@@ -24,34 +27,35 @@ from ._plugin import (
     pi_session_before_compact,
     pi_summarize_branch,
 )
-from ._prepare import (
-    CutPoint,
-    add_file_ops,
-    context_tokens,
-    entry_ms,
-    estimate_context_tokens,
-    estimate_tokens,
-    extract_file_ops,
-    file_lists,
-    find_cut_point,
-    find_turn_start,
-    prepare_compaction,
-    should_compact,
-)
-from ._summarize import (
-    BRANCH_SUMMARY_MAX_TOKENS,
-    BRANCH_SUMMARY_PREAMBLE,
-    NO_BRANCH_CONTENT,
-    SUMMARY_SYSTEM_PROMPT,
-    Summarize,
-    SummaryAborted,
-    format_file_operations,
-    prepare_branch_entries,
-    serialize_conversation,
-    summarize_branch,
-    summarize_compaction,
-    summary_request,
-)
+from ._trigger import entry_ms, should_compact
+
+if TYPE_CHECKING:
+    from ._prepare import (
+        CutPoint,
+        add_file_ops,
+        context_tokens,
+        estimate_context_tokens,
+        estimate_tokens,
+        extract_file_ops,
+        file_lists,
+        find_cut_point,
+        find_turn_start,
+        prepare_compaction,
+    )
+    from ._summarize import (
+        BRANCH_SUMMARY_MAX_TOKENS,
+        BRANCH_SUMMARY_PREAMBLE,
+        NO_BRANCH_CONTENT,
+        SUMMARY_SYSTEM_PROMPT,
+        Summarize,
+        SummaryAborted,
+        format_file_operations,
+        prepare_branch_entries,
+        serialize_conversation,
+        summarize_branch,
+        summarize_compaction,
+        summary_request,
+    )
 
 __all__ = [
     "BRANCH_SUMMARY_MAX_TOKENS",
@@ -90,3 +94,49 @@ __all__ = [
     "summarize_compaction",
     "summary_request",
 ]
+
+# The preparation and summary functions are imported on first access (PEP 562), as the hooks
+# import them only when a compaction happens.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "CutPoint",
+            "add_file_ops",
+            "context_tokens",
+            "estimate_context_tokens",
+            "estimate_tokens",
+            "extract_file_ops",
+            "file_lists",
+            "find_cut_point",
+            "find_turn_start",
+            "prepare_compaction",
+        ],
+        f"{__name__}._prepare",
+    ),
+    **dict.fromkeys(
+        [
+            "BRANCH_SUMMARY_MAX_TOKENS",
+            "BRANCH_SUMMARY_PREAMBLE",
+            "NO_BRANCH_CONTENT",
+            "SUMMARY_SYSTEM_PROMPT",
+            "Summarize",
+            "SummaryAborted",
+            "format_file_operations",
+            "prepare_branch_entries",
+            "serialize_conversation",
+            "summarize_branch",
+            "summarize_compaction",
+            "summary_request",
+        ],
+        f"{__name__}._summarize",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -16,25 +16,30 @@ before that compaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pi_host import AbortSignal, AssistantMessage, Command, ContinueRun, StashKey, hookimpl
-from pi_host.hookspecs import (
-    BranchSummary,
-    CommandContext,
-    CompactionPreparation,
-    CompactionResult,
-    CompactionSettings,
-    EntryView,
-    NextTurnUpdate,
-    PluginContext,
-)
-from pi_host.messages import AgentMessage, Message, ToolResultMessage
-from pi_host.providers import is_context_overflow
-from pi_host.runtime import CompactionEndEvent
+from pi_host import AssistantMessage, Command, ContinueRun, StashKey, hookimpl
+from pi_host.hookspecs import CompactionSettings, NextTurnUpdate
+from pi_host.messages import context_tokens, estimate_context_tokens
 
-from ._prepare import context_tokens, entry_ms, estimate_context_tokens, prepare_compaction, should_compact
-from ._summarize import Summarize, SummaryAborted, summarize_branch, summarize_compaction
+from ._trigger import entry_ms, should_compact
+
+if TYPE_CHECKING:
+    from pi_host import AbortSignal
+    from pi_host.hookspecs import (
+        BranchSummary,
+        CommandContext,
+        CompactionPreparation,
+        CompactionResult,
+        EntryView,
+        PluginContext,
+    )
+    from pi_host.messages import AgentMessage, Message, ToolResultMessage
+
+    from ._summarize import Summarize
+
+# Loading the plugin (as --help does, for flags) imports neither the runtime nor the
+# preparation and summary modules: the hooks import them when a compaction happens.
 
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
@@ -98,6 +103,8 @@ def pi_compaction_prepare(
     branch_entries: Sequence[EntryView], ctx: PluginContext
 ) -> CompactionPreparation | None:
     """pi's cut: keep ``keepRecentTokens`` of recent history, summarise the rest."""
+    from ._prepare import prepare_compaction
+
     return prepare_compaction(branch_entries, compaction_settings(ctx))
 
 
@@ -113,6 +120,8 @@ async def pi_session_before_compact(
     The ``details`` are pi's ``{readFiles, modifiedFiles}``, by which the runtime records the
     entry as generated (``fromHook: false``) and the next compaction carries the lists on.
     """
+    from ._summarize import SummaryAborted, summarize_compaction
+
     model = ctx.model
     try:
         return await summarize_compaction(
@@ -135,6 +144,8 @@ async def pi_summarize_branch(
     ctx: PluginContext,
 ) -> BranchSummary | None:
     """Summarise the branch left during tree navigation (pi's ``generateBranchSummary``)."""
+    from ._summarize import SummaryAborted, summarize_branch
+
     model = ctx.model
     section = getattr(getattr(ctx, "settings", None), "branch_summary", None)
     reserve = section.reserve_tokens if section is not None else CompactionSettings().reserve_tokens
@@ -188,6 +199,8 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
         return False
     if _predates_compaction(message, ctx):
         return False
+    from pi_host.providers import is_context_overflow
+
     window = model.context_window or 0
     same_model = message.provider == model.provider and message.model == model.id
     if same_model and is_context_overflow(message, window):
@@ -196,6 +209,8 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
             return False
         if ctx.stash.get(_OVERFLOW_ATTEMPTED, False):
             if not before_prompt:
+                from pi_host.runtime import CompactionEndEvent
+
                 ctx.emit(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
             return False
         ctx.stash[_OVERFLOW_ATTEMPTED] = True
@@ -274,6 +289,8 @@ async def pi_prepare_next_turn(
         return None
     if not should_compact(estimate_context_tokens(messages), model.context_window, settings):
         return None
+    from ._prepare import prepare_compaction
+
     # Checked after every turn: when no cut is possible (one huge tool result is never a cut
     # point) the run goes on without announcing a compaction each time.
     if prepare_compaction(ctx.session_manager.get_branch(), settings) is None:

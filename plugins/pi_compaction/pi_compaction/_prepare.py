@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from pi_host.hookspecs import CompactionPreparation, CompactionSettings, FileOperations
@@ -22,6 +21,8 @@ from pi_host.messages import (
     estimate_tokens,
 )
 from pi_host.session import build_session_context, entry_to_message
+
+from ._trigger import entry_ms, should_compact
 
 __all__ = [
     "CutPoint",
@@ -40,20 +41,6 @@ __all__ = [
 
 # Message roles a cut may start at; a toolResult must stay behind its assistant reply.
 _CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
-
-
-def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    """pi's trigger: enabled and more than ``context_window - reserve_tokens`` in use."""
-    return settings.enabled and tokens > context_window - settings.reserve_tokens
-
-
-def entry_ms(entry: Any) -> int:
-    """An entry's ISO 8601 ``timestamp`` in epoch milliseconds (messages' unit); 0 if unreadable."""
-    try:
-        moment = datetime.fromisoformat(str(entry.timestamp).replace("Z", "+00:00"))
-    except ValueError:
-        return 0
-    return round(moment.timestamp() * 1000)
 
 
 def _message(entry: Any) -> AgentMessage | None:

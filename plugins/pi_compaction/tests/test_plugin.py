@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pi_compaction
 
 from pi_host.testing import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
@@ -38,3 +41,24 @@ def test_hooks_match_their_specs_and_the_defaults_come_last() -> None:
 
 def test_imports_only_the_public_pi_host_api() -> None:
     assert_public_imports_only(pi_compaction)
+
+
+def test_loading_the_plugin_stays_light() -> None:
+    # --help imports plugin modules only to read their flags; a session imports the
+    # preparation and summary code when it first compacts.
+    script = (
+        "import sys\n"
+        "import pi_compaction\n"
+        "from pi_host.plugin import PluginManager\n"
+        "PluginManager().register(pi_compaction, name='compaction')\n"
+        "print('\\n'.join(sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    modules = set(result.stdout.split())
+    assert {name for name in modules if name.startswith("pi_compaction")} == {
+        "pi_compaction",
+        "pi_compaction._plugin",
+        "pi_compaction._trigger",
+    }
+    assert "pi_host.runtime" not in modules
+    assert "pi_host.session" not in modules

@@ -14,16 +14,20 @@ cancels it as well as :func:`abort_retry`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from pi_host import AbortSignal, AssistantMessage, ContinueRun, StashKey, hookimpl
-from pi_host.hookspecs import PluginContext
-from pi_host.messages import AgentMessage
 from pi_host.providers import is_context_overflow, is_retryable_error, retry_after_ms
-from pi_host.resources import RetrySettings
-from pi_host.runtime import ABORT_REQUESTED, RETRY_ATTEMPT, AutoRetryEndEvent, AutoRetryStartEvent
+
+if TYPE_CHECKING:
+    from pi_host.hookspecs import PluginContext
+    from pi_host.messages import AgentMessage
+    from pi_host.resources import RetrySettings
+
+# Loading the plugin (as --help does, for flags) must not import the runtime or the settings
+# models: the hooks import them when they run, by which time the session has loaded them.
 
 __all__ = [
     "RETRY_CANCELLED",
@@ -45,6 +49,8 @@ RETRY_SIGNAL: StashKey[AbortSignal] = StashKey()
 
 
 def _settings(ctx: PluginContext) -> RetrySettings:
+    from pi_host.resources import RetrySettings
+
     settings: Any = getattr(ctx, "settings", None)
     retry = getattr(settings, "retry", None)
     return retry if isinstance(retry, RetrySettings) else RetrySettings()
@@ -91,6 +97,8 @@ def abort_retry(ctx: PluginContext) -> bool:
 @hookimpl
 def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
     """``True`` for a retryable error with attempts left, ``False`` once they are used up."""
+    from pi_host.runtime import RETRY_ATTEMPT
+
     settings = _settings(ctx)
     if not settings.enabled or not _retryable(message, ctx):
         return None
@@ -103,6 +111,8 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> C
     settings = _settings(ctx)
     if not settings.enabled or not _retryable(message, ctx):
         return None
+    from pi_host.runtime import ABORT_REQUESTED, RETRY_ATTEMPT, AutoRetryEndEvent, AutoRetryStartEvent
+
     attempt = ctx.stash.get(RETRY_ATTEMPT, 0) + 1
     if attempt > settings.max_retries:
         ctx.stash[RETRY_ATTEMPT] = 0
@@ -143,4 +153,6 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> C
 def pi_message_start(message: AgentMessage, ctx: PluginContext) -> None:
     """A new user message clears an abort request left by an earlier run."""
     if getattr(message, "role", None) == "user":
+        from pi_host.runtime import ABORT_REQUESTED
+
         ctx.stash[ABORT_REQUESTED] = False

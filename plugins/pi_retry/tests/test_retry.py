@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -300,3 +302,18 @@ async def test_an_abort_request_from_an_earlier_run_does_not_stop_retries(
     await session.prompt("hi")
     assert ("end", True, 1, None) in retry_events(events)
     assert faux.call_count == 2
+
+
+def test_loading_the_plugin_stays_light() -> None:
+    # --help imports plugin modules only to read their flags: not the runtime.
+    script = (
+        "import sys\n"
+        "import pi_retry\n"
+        "from pi_host.plugin import PluginManager\n"
+        "PluginManager().register(pi_retry, name='retry')\n"
+        "print('\\n'.join(sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    modules = set(result.stdout.split())
+    assert "pi_host.runtime" not in modules
+    assert "pi_host.resources" not in modules

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 import anyio
-from pydantic import ConfigDict, Field
 
-from pi_host import Tool, ToolCallContext, ToolResult
+from pi_host import ToolCallContext, ToolResult
 
+from ._definitions import EditParams
 from ._diff import display_diff, unified_patch
 from ._edit_apply import (
     EditError,
@@ -23,64 +22,10 @@ from ._edit_apply import (
 )
 from ._errors import ToolError, raise_if_aborted
 from ._mutation_queue import file_mutation_lock
-from ._params import ToolParams
 from ._paths import resolve_to_cwd
 from ._text import encode_utf8, node_error_code, node_error_message
 
-__all__ = ["EditParams", "ReplaceEdit", "create_edit_tool", "prepare_edit_arguments"]
-
-
-class ReplaceEdit(ToolParams):
-    """One replacement of ``edit``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    old_text: str = Field(
-        description=(
-            "Exact text for one targeted replacement. It must be unique in the original file and must "
-            "not overlap with any other edits[].oldText in the same call."
-        )
-    )
-    new_text: str = Field(description="Replacement text for this targeted edit.")
-
-
-class EditParams(ToolParams):
-    """Arguments of ``edit``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(description="Path to the file to edit (relative or absolute)")
-    edits: list[ReplaceEdit] = Field(
-        description=(
-            "One or more targeted replacements. Each edit is matched against the original file, not "
-            "incrementally. Do not include overlapping or nested edits. If two changes touch the same "
-            "block or nearby lines, merge them into one edit instead."
-        )
-    )
-
-
-def prepare_edit_arguments(raw: dict[str, Any]) -> dict[str, Any]:
-    """Fold the argument shapes models still send into ``{path, edits}``.
-
-    ``edits`` given as a JSON string is parsed; a top-level ``oldText``/``newText`` pair (the
-    single-edit form of older pi versions) is appended to ``edits``.
-    """
-    args = dict(raw)
-    if isinstance(args.get("edits"), str):
-        try:
-            parsed = json.loads(args["edits"])
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, list):
-            args["edits"] = parsed
-    old_text, new_text = args.get("oldText"), args.get("newText")
-    if not isinstance(old_text, str) or not isinstance(new_text, str):
-        return args
-    edits = list(args["edits"]) if isinstance(args.get("edits"), list) else []
-    edits.append({"oldText": old_text, "newText": new_text})
-    del args["oldText"], args["newText"]
-    args["edits"] = edits
-    return args
+__all__ = ["edit"]
 
 
 def _edit(path: str, shown_path: str, edits: list[Replacement]) -> tuple[str, dict[str, Any]]:
@@ -116,49 +61,16 @@ def _edit(path: str, shown_path: str, edits: list[Replacement]) -> tuple[str, di
     return f"Successfully replaced {len(edits)} block(s) in {shown_path}.", details
 
 
-def create_edit_tool() -> Tool[EditParams]:
-    """The ``edit`` tool (runs inside the file's mutation queue).
-
-    Details carry ``diff`` (pi's numbered display diff), ``patch`` (a unified patch of the
-    change) and ``firstChangedLine``.
-    """
-
-    async def execute(params: EditParams, ctx: ToolCallContext) -> ToolResult:
-        if not params.edits:
-            raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
-        edits = [Replacement(edit.old_text, edit.new_text) for edit in params.edits]
-        path = resolve_to_cwd(params.path, ctx.cwd)
-        # The lock is held until the write has settled, even on abort, so a queued edit never
-        # reads a half-written file.
-        async with file_mutation_lock(path):
-            raise_if_aborted(ctx.signal)
-            text, details = await anyio.to_thread.run_sync(_edit, path, params.path, edits)
-            raise_if_aborted(ctx.signal)
-        return ToolResult.text(text, details=details)
-
-    return Tool(
-        name="edit",
-        label="edit",
-        description=(
-            "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
-            "non-overlapping region of the original file. If two changes affect the same block or nearby "
-            "lines, merge them into one edit instead of emitting overlapping edits. Do not include large "
-            "unchanged regions just to connect distant changes."
-        ),
-        parameters=EditParams,
-        execute=execute,
-        prompt_snippet=(
-            "Make precise file edits with exact text replacement, "
-            "including multiple disjoint edits in one call"
-        ),
-        prompt_guidelines=(
-            "Use edit for precise changes (edits[].oldText must match exactly)",
-            "When changing multiple separate locations in one file, use one edit call with multiple entries "
-            "in edits[] instead of multiple edit calls",
-            "Each edits[].oldText is matched against the original file, not after earlier edits are applied. "
-            "Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
-            "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with "
-            "large unchanged regions.",
-        ),
-        prepare_arguments=prepare_edit_arguments,
-    )
+async def edit(params: EditParams, ctx: ToolCallContext) -> ToolResult:
+    """Run ``edit`` (see :func:`~pi_tools_fs.create_edit_tool`)."""
+    if not params.edits:
+        raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
+    edits = [Replacement(edit.old_text, edit.new_text) for edit in params.edits]
+    path = resolve_to_cwd(params.path, ctx.cwd)
+    # The lock is held until the write has settled, even on abort, so a queued edit never
+    # reads a half-written file.
+    async with file_mutation_lock(path):
+        raise_if_aborted(ctx.signal)
+        text, details = await anyio.to_thread.run_sync(_edit, path, params.path, edits)
+        raise_if_aborted(ctx.signal)
+    return ToolResult.text(text, details=details)

@@ -11,43 +11,23 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import anyio
-from pydantic import Field
 
-from pi_host import DEFAULT_MAX_BYTES, Tool, ToolCallContext, ToolResult
+from pi_host import ToolCallContext, ToolResult
 
+from ._definitions import FIND_DEFAULT_LIMIT, FindBackend, FindParams
 from ._errors import ToolError, raise_if_aborted
 from ._external import FdBinary, find_fd, inside_git_repository, spawn
 from ._glob import GlobError, compile_glob
 from ._ignore import Override
-from ._params import ToolParams
 from ._paths import resolve_to_cwd
 from ._text import int_argument
 from ._truncate import capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
 
-__all__ = ["FindBackend", "FindParams", "create_find_tool"]
-
-DEFAULT_LIMIT = 1000
-FindBackend = Literal["auto", "fd", "python"]
-
-_DESCRIPTION = (
-    "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
-    f"Respects .gitignore. Output is truncated to {DEFAULT_LIMIT} results or {DEFAULT_MAX_BYTES // 1024}KB "
-    "(whichever is hit first)."
-)
-
-
-class FindParams(ToolParams):
-    """Arguments of ``find``."""
-
-    pattern: str = Field(
-        description="Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"
-    )
-    path: str | None = Field(default=None, description="Directory to search in (default: current directory)")
-    limit: float | None = Field(default=None, description="Maximum number of results (default: 1000)")
+__all__ = ["find"]
 
 
 def _fd_global_ignore() -> str:
@@ -124,78 +104,60 @@ async def _fd_find(fd: FdBinary, search_path: str, pattern: str, full_path: bool
     return results
 
 
-def create_find_tool(*, backend: FindBackend = "auto") -> Tool[FindParams]:
-    """The ``find`` tool.
+async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend) -> ToolResult:
+    """Run ``find`` (see :func:`~pi_tools_fs.create_find_tool`)."""
+    signal = ctx.signal
+    raise_if_aborted(signal)
+    search_path = resolve_to_cwd(params.path or ".", ctx.cwd)
+    try:
+        mode = os.stat(search_path).st_mode
+    except (OSError, ValueError):
+        raise ToolError(f"Path not found: {search_path}") from None
+    if not stat.S_ISDIR(mode):
+        raise ToolError(f"Not a directory: {search_path}")
+    limit = max(1, int_argument(params.limit, FIND_DEFAULT_LIMIT))
 
-    :param backend: ``"auto"`` uses fd when installed (fd 8 only inside git repositories,
-        where it reads ``.gitignore`` the same way) and Python otherwise; ``"fd"`` or
-        ``"python"`` force one (``"fd"`` fails when fd is missing).
-    """
+    pattern = params.pattern
+    full_path = "/" in pattern
+    if full_path and not (pattern.startswith(("/", "**/")) or pattern == "**"):
+        pattern = "**/" + pattern
+    case_insensitive = not any(ch.isupper() for ch in pattern)
+    try:
+        compile_glob(pattern, case_insensitive=case_insensitive)
+    except GlobError as exc:
+        raise ToolError(str(exc)) from None
 
-    async def execute(params: FindParams, ctx: ToolCallContext) -> ToolResult:
-        signal = ctx.signal
-        raise_if_aborted(signal)
-        search_path = resolve_to_cwd(params.path or ".", ctx.cwd)
-        try:
-            mode = os.stat(search_path).st_mode
-        except (OSError, ValueError):
-            raise ToolError(f"Path not found: {search_path}") from None
-        if not stat.S_ISDIR(mode):
-            raise ToolError(f"Not a directory: {search_path}")
-        limit = max(1, int_argument(params.limit, DEFAULT_LIMIT))
+    fd = find_fd() if backend != "python" else None
+    if backend == "fd" and fd is None:
+        raise ToolError("fd is not available")
+    if (
+        backend == "auto"
+        and fd is not None
+        and not fd.no_require_git
+        and not inside_git_repository(search_path)
+    ):
+        # fd before 9 ignores .gitignore outside repositories; Python does not.
+        fd = None
 
-        pattern = params.pattern
-        full_path = "/" in pattern
-        if full_path and not (pattern.startswith(("/", "**/")) or pattern == "**"):
-            pattern = "**/" + pattern
-        case_insensitive = not any(ch.isupper() for ch in pattern)
-        try:
-            compile_glob(pattern, case_insensitive=case_insensitive)
-        except GlobError as exc:
-            raise ToolError(str(exc)) from None
+    with signal.scope():
+        if fd is not None:
+            found = await _fd_find(fd, search_path, pattern, full_path, ctx.cwd)
+        else:
+            try:
+                found = await anyio.to_thread.run_sync(
+                    _python_find,
+                    search_path,
+                    pattern,
+                    full_path,
+                    case_insensitive,
+                    limit,
+                    lambda: signal.aborted,
+                )
+            except WalkAborted:
+                found = []
+    raise_if_aborted(signal)
+    if not found:
+        return ToolResult.text("No files found matching pattern")
 
-        fd = find_fd() if backend != "python" else None
-        if backend == "fd" and fd is None:
-            raise ToolError("fd is not available")
-        if (
-            backend == "auto"
-            and fd is not None
-            and not fd.no_require_git
-            and not inside_git_repository(search_path)
-        ):
-            # fd before 9 ignores .gitignore outside repositories; Python does not.
-            fd = None
-
-        with signal.scope():
-            if fd is not None:
-                found = await _fd_find(fd, search_path, pattern, full_path, ctx.cwd)
-            else:
-                try:
-                    found = await anyio.to_thread.run_sync(
-                        _python_find,
-                        search_path,
-                        pattern,
-                        full_path,
-                        case_insensitive,
-                        limit,
-                        lambda: signal.aborted,
-                    )
-                except WalkAborted:
-                    found = []
-        raise_if_aborted(signal)
-        if not found:
-            return ToolResult.text("No files found matching pattern")
-
-        hint = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
-        return capped_listing(
-            found[:limit], (hint, "resultLimitReached", limit) if len(found) >= limit else None
-        )
-
-    return Tool(
-        name="find",
-        label="find",
-        description=_DESCRIPTION,
-        parameters=FindParams,
-        execute=execute,
-        prompt_snippet="Find files by glob pattern (respects .gitignore)",
-    )
+    hint = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
+    return capped_listing(found[:limit], (hint, "resultLimitReached", limit) if len(found) >= limit else None)

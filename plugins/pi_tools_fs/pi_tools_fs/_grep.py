@@ -15,60 +15,22 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
-from pydantic import Field
 
-from pi_host import (
-    DEFAULT_MAX_BYTES,
-    Tool,
-    ToolCallContext,
-    ToolResult,
-    truncate_line,
-)
+from pi_host import ToolCallContext, ToolResult, truncate_line
 
+from ._definitions import GREP_DEFAULT_LIMIT, GrepBackend, GrepParams
 from ._errors import ToolError, raise_if_aborted
 from ._external import find_rg, spawn
 from ._ignore import Override
-from ._params import ToolParams
 from ._paths import resolve_to_cwd
 from ._text import int_argument
 from ._truncate import GREP_MAX_LINE_LENGTH, capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
 
-__all__ = ["GrepBackend", "GrepParams", "create_grep_tool"]
-
-DEFAULT_LIMIT = 100
-GrepBackend = Literal["auto", "ripgrep", "python"]
-
-_DESCRIPTION = (
-    "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
-    f"Respects .gitignore. Output is truncated to {DEFAULT_LIMIT} matches or {DEFAULT_MAX_BYTES // 1024}KB "
-    f"(whichever is hit first). Long lines are truncated to {GREP_MAX_LINE_LENGTH} chars."
-)
-
-
-class GrepParams(ToolParams):
-    """Arguments of ``grep``."""
-
-    pattern: str = Field(description="Search pattern (regex or literal string)")
-    path: str | None = Field(
-        default=None, description="Directory or file to search (default: current directory)"
-    )
-    glob: str | None = Field(
-        default=None, description="Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"
-    )
-    ignore_case: bool | None = Field(default=None, description="Case-insensitive search (default: false)")
-    literal: bool | None = Field(
-        default=None, description="Treat pattern as literal string instead of regex (default: false)"
-    )
-    context: float | None = Field(
-        default=None, description="Number of lines to show before and after each match (default: 0)"
-    )
-    limit: float | None = Field(
-        default=None, description="Maximum number of matches to return (default: 100)"
-    )
+__all__ = ["grep"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,71 +363,56 @@ class _Formatter:
         return block
 
 
-def create_grep_tool(*, backend: GrepBackend = "auto") -> Tool[GrepParams]:
-    """The ``grep`` tool.
+async def grep(params: GrepParams, ctx: ToolCallContext, *, backend: GrepBackend) -> ToolResult:
+    """Run ``grep`` (see :func:`~pi_tools_fs.create_grep_tool`)."""
+    signal = ctx.signal
+    raise_if_aborted(signal)
+    search_path = resolve_to_cwd(params.path or ".", ctx.cwd)
+    try:
+        is_directory = stat.S_ISDIR(os.stat(search_path).st_mode)
+    except (OSError, ValueError):
+        raise ToolError(f"Path not found: {search_path}") from None
+    context = max(0, int_argument(params.context, 0))
+    limit = max(1, int_argument(params.limit, GREP_DEFAULT_LIMIT))
+    search = _Search(
+        pattern=params.pattern,
+        search_path=search_path,
+        is_directory=is_directory,
+        glob=params.glob or None,
+        ignore_case=bool(params.ignore_case),
+        literal=bool(params.literal),
+        limit=limit,
+        cwd=ctx.cwd,
+    )
+    rg = find_rg() if backend != "python" else None
+    if backend == "ripgrep" and rg is None:
+        raise ToolError("ripgrep (rg) is not available")
 
-    :param backend: ``"auto"`` uses ripgrep when ``rg`` is on ``PATH`` and Python otherwise;
-        ``"ripgrep"`` or ``"python"`` force one (``"ripgrep"`` fails when rg is missing).
-    """
+    with signal.scope():
+        if rg is not None:
+            try:
+                hits, limit_reached = await _ripgrep_search(rg, search)
+            except _RipgrepFailed as exc:
+                raise ToolError(str(exc)) from None
+        else:
+            try:
+                hits, limit_reached = await anyio.to_thread.run_sync(
+                    _python_search, search, lambda: signal.aborted
+                )
+            except WalkAborted:
+                hits, limit_reached = [], False
+            except GrepPatternError as exc:
+                raise ToolError(str(exc)) from None
+    raise_if_aborted(signal)
+    if not hits:
+        return ToolResult.text("No matches found")
 
-    async def execute(params: GrepParams, ctx: ToolCallContext) -> ToolResult:
-        signal = ctx.signal
-        raise_if_aborted(signal)
-        search_path = resolve_to_cwd(params.path or ".", ctx.cwd)
-        try:
-            is_directory = stat.S_ISDIR(os.stat(search_path).st_mode)
-        except (OSError, ValueError):
-            raise ToolError(f"Path not found: {search_path}") from None
-        context = max(0, int_argument(params.context, 0))
-        limit = max(1, int_argument(params.limit, DEFAULT_LIMIT))
-        search = _Search(
-            pattern=params.pattern,
-            search_path=search_path,
-            is_directory=is_directory,
-            glob=params.glob or None,
-            ignore_case=bool(params.ignore_case),
-            literal=bool(params.literal),
-            limit=limit,
-            cwd=ctx.cwd,
-        )
-        rg = find_rg() if backend != "python" else None
-        if backend == "ripgrep" and rg is None:
-            raise ToolError("ripgrep (rg) is not available")
-
-        with signal.scope():
-            if rg is not None:
-                try:
-                    hits, limit_reached = await _ripgrep_search(rg, search)
-                except _RipgrepFailed as exc:
-                    raise ToolError(str(exc)) from None
-            else:
-                try:
-                    hits, limit_reached = await anyio.to_thread.run_sync(
-                        _python_search, search, lambda: signal.aborted
-                    )
-                except WalkAborted:
-                    hits, limit_reached = [], False
-                except GrepPatternError as exc:
-                    raise ToolError(str(exc)) from None
-        raise_if_aborted(signal)
-        if not hits:
-            return ToolResult.text("No matches found")
-
-        formatter = _Formatter(search_path, is_directory, context)
-        lines = await anyio.to_thread.run_sync(formatter.format, hits)
-        hint = f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
-        cut = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        return capped_listing(
-            lines,
-            (hint, "matchLimitReached", limit) if limit_reached else None,
-            lines_cut=(cut, "linesTruncated", True) if formatter.lines_truncated else None,
-        )
-
-    return Tool(
-        name="grep",
-        label="grep",
-        description=_DESCRIPTION,
-        parameters=GrepParams,
-        execute=execute,
-        prompt_snippet="Search file contents for patterns (respects .gitignore)",
+    formatter = _Formatter(search_path, is_directory, context)
+    lines = await anyio.to_thread.run_sync(formatter.format, hits)
+    hint = f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
+    cut = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+    return capped_listing(
+        lines,
+        (hint, "matchLimitReached", limit) if limit_reached else None,
+        lines_cut=(cut, "linesTruncated", True) if formatter.lines_truncated else None,
     )

@@ -31,6 +31,9 @@ class ToolParams(BaseModel):
         validate_by_alias=True,
         frozen=True,
         json_schema_extra=_drop_docstring,
+        # Validators are built by the first validation, not when the tools are registered:
+        # most sessions call only some of the tools.
+        defer_build=True,
     )
 
     @classmethod

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 import anyio
-from pydantic import Field
 
 from pi_host import (
     DEFAULT_MAX_BYTES,
@@ -24,41 +23,25 @@ from pi_host import (
     AbortedError,
     ImageContent,
     TextContent,
-    Tool,
     ToolCallContext,
     ToolResult,
     TruncationResult,
     format_size,
 )
 
+from ._definitions import ReadParams
 from ._errors import ToolError, raise_if_aborted
 from ._images import SNIFF_BYTES, detect_image_mime_type, image_size
-from ._params import ToolParams
 from ._paths import resolve_read_path
 from ._text import int_argument, js_number, node_error_message, utf8_length
 
-__all__ = ["ReadParams", "create_read_tool"]
-
-_DESCRIPTION = (
-    "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). "
-    "Images are sent as attachments. For text files, output is truncated to "
-    f"{DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). "
-    "Use offset/limit for large files. When you need the full file, continue with offset until complete."
-)
+__all__ = ["read"]
 
 _CHUNK = 1 << 20
 _PIECE = 1 << 16
 # Images sent inline must stay under this much base64 (Anthropic's limit is 5 MB).
 MAX_INLINE_IMAGE_BYTES = int(4.5 * 1024 * 1024)
 MAX_IMAGE_DIMENSION = 2000
-
-
-class ReadParams(ToolParams):
-    """Arguments of ``read``."""
-
-    path: str = Field(description="Path to the file to read (relative or absolute)")
-    offset: float | None = Field(default=None, description="Line number to start reading from (1-indexed)")
-    limit: float | None = Field(default=None, description="Maximum number of lines to read")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +64,23 @@ class _Utf8Size:
 
 def _read_line(handle: BinaryIO, keep_up_to: int) -> tuple[int, str | None, bool]:
     """Read one line: (UTF-8 size, text or None when over ``keep_up_to`` bytes, had a newline)."""
+    piece = handle.readline(_PIECE)
+    ended = piece.endswith(b"\n")
+    if ended or len(piece) < _PIECE:
+        # The whole line came in one read (all but very long lines): decode it at once.
+        body = piece[:-1] if ended else piece
+        text = body.decode("utf-8", "replace")
+        return utf8_length(text), text if len(body) <= keep_up_to else None, ended
+    return _read_long_line(handle, piece, keep_up_to)
+
+
+def _read_long_line(handle: BinaryIO, piece: bytes, keep_up_to: int) -> tuple[int, str | None, bool]:
+    """:func:`_read_line` for a line longer than one read, whose first ``piece`` is read."""
     size = _Utf8Size()
     pieces: list[bytes] | None = []
     raw_total = 0
     measured = 0
     while True:
-        piece = handle.readline(_PIECE)
         ended = piece.endswith(b"\n")
         body = piece[:-1] if ended else piece
         raw_total += len(body)
@@ -101,6 +95,7 @@ def _read_line(handle: BinaryIO, keep_up_to: int) -> tuple[int, str | None, bool
             measured += size.feed(body)
         if ended or not piece or len(piece) < _PIECE:
             break
+        piece = handle.readline(_PIECE)
     if pieces is not None:
         text = b"".join(pieces).decode("utf-8", "replace")
         return utf8_length(text), text, ended
@@ -312,31 +307,13 @@ def _read(
         raise ToolError(node_error_message(exc, "read", None if exc.filename is None else path)) from None
 
 
-def create_read_tool(*, auto_resize_images: bool = True) -> Tool[ReadParams]:
-    """The ``read`` tool.
-
-    :param auto_resize_images: pi's ``images.autoResizeImages`` setting: images over
-        2000x2000 pixels or 4.5 MB of base64 must be shrunk before they are sent (they are
-        omitted with a note, as pi does when it cannot shrink them); when false they are sent
-        as they are.
-    """
-
-    async def execute(params: ReadParams, ctx: ToolCallContext) -> ToolResult:
-        signal = ctx.signal
-        raise_if_aborted(signal)
-        path = resolve_read_path(params.path, ctx.cwd)
-        result = await anyio.to_thread.run_sync(
-            _read, path, params.path, params.offset, params.limit, auto_resize_images, lambda: signal.aborted
-        )
-        raise_if_aborted(signal)
-        return result
-
-    return Tool(
-        name="read",
-        label="read",
-        description=_DESCRIPTION,
-        parameters=ReadParams,
-        execute=execute,
-        prompt_snippet="Read file contents",
-        prompt_guidelines=("Use read to examine files instead of cat or sed.",),
+async def read(params: ReadParams, ctx: ToolCallContext, *, auto_resize_images: bool) -> ToolResult:
+    """Run ``read`` (see :func:`~pi_tools_fs.create_read_tool`)."""
+    signal = ctx.signal
+    raise_if_aborted(signal)
+    path = resolve_read_path(params.path, ctx.cwd)
+    result = await anyio.to_thread.run_sync(
+        _read, path, params.path, params.offset, params.limit, auto_resize_images, lambda: signal.aborted
     )
+    raise_if_aborted(signal)
+    return result

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,15 @@ def test_definitions_match_pi(tool: Tool[Any]) -> None:
     assert (tool.prepare_arguments is not None) == expected["hasPrepare"]
 
 
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+def test_written_schema_is_the_generated_one(tool: Tool[Any]) -> None:
+    # The schemas are literals so that no process pays pydantic's schema generation; they
+    # must stay exactly what the parameter models generate, key order included.
+    assert tool.parameters_schema is not None
+    generated = dataclasses.replace(tool, parameters_schema=None).spec().parameters
+    assert json.dumps(tool.spec().parameters) == json.dumps(generated)
+
+
 def test_tools_in_pi_order() -> None:
     assert [tool.name for tool in TOOLS] == ["read", "write", "edit", "grep", "find", "ls"]
 
@@ -57,3 +69,36 @@ def test_public_names_are_sorted_and_exported() -> None:
     assert pi_tools_fs.__all__ == sorted(pi_tools_fs.__all__, key=lambda n: (not n.isupper(), n))
     for name in pi_tools_fs.__all__:
         assert hasattr(pi_tools_fs, name)
+
+
+def _modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    script = code + "\nimport sys\nprint('\\n'.join(sys.modules))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return set(result.stdout.split())
+
+
+# What registering the tools and describing them to a model may load; the implementations
+# (walker, glob compiler, diff, ripgrep and fd drivers …) load on each tool's first call.
+_DEFINITIONS = {"pi_tools_fs", "pi_tools_fs._definitions", "pi_tools_fs._params", "pi_tools_fs._truncate"}
+
+
+def test_loading_the_plugin_imports_no_tool_implementation() -> None:
+    modules = _modules_after(
+        "import pi_tools_fs\n"
+        "from pi_host.plugin import PluginManager\n"
+        "manager = PluginManager()\n"
+        "manager.register(pi_tools_fs, name='tools_fs')\n"
+        "tools = []\n"
+        "manager.hook.pi_register_tools(register=tools.append)\n"
+        "specs = [tool.spec() for tool in tools]\n"
+    )
+    assert {name for name in modules if name.startswith("pi_tools_fs")} == _DEFINITIONS
+
+
+def test_importing_the_entry_point_stays_light() -> None:
+    # --help imports plugin modules only to read their flags.
+    modules = _modules_after("import pi_tools_fs")
+    assert {name for name in modules if name.startswith("pi_tools_fs")} == {"pi_tools_fs"}
+    assert "pi_host.runtime" not in modules
+    assert "pi_host.agent" not in modules
