@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import sys
@@ -31,6 +32,7 @@ def main(argv: list[str] | None = None, *, distribution: Distribution | None = N
     """
     from pi_host.errors import UsageError
 
+    _skip_collection_at_exit()
     try:
         return _main(argv, distribution)
     except BrokenPipeError:
@@ -40,6 +42,27 @@ def main(argv: list[str] | None = None, *, distribution: Distribution | None = N
     except UsageError as exc:  # e.g. `-p no:faux`: an essential plugin cannot be disabled
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+
+
+_exit_hook_registered = False
+
+
+def _skip_collection_at_exit() -> None:
+    """Spare the interpreter's exit the cyclic collections over everything still alive.
+
+    At exit CPython clears every module and runs the cyclic collector over what remains:
+    after a reply that is ~75,000 long-lived objects (modules, classes, validators), and
+    those passes were most of the process's exit (~80 of ~90 ms). ``gc.freeze()`` from an
+    ``atexit`` hook moves them out of the collector's sight once everything else has run;
+    only objects in reference cycles are then left for the operating system to reclaim,
+    whose finalizers Python never promises to run at exit. Streams are still flushed, and
+    every other ``atexit`` hook (logging's included) still runs. Registered once; harmless in
+    a program that embeds :func:`main` and goes on, since it acts only at exit.
+    """
+    global _exit_hook_registered
+    if not _exit_hook_registered:
+        atexit.register(gc.freeze)
+        _exit_hook_registered = True
 
 
 def _main(argv: list[str] | None, distribution: Distribution | None) -> int:
