@@ -106,16 +106,17 @@ def _main(argv: list[str] | None, distribution: Distribution | None) -> int:
 
 
 def _plugin_flag_help(args: CliArgs, distribution: Distribution | None = None) -> list[tuple[str, str, str]]:
-    from pi_host.runtime import Host
+    """The flags plugins add, for ``--help``: only the plugins are loaded, not the runtime."""
+    from pi_host.runtime._host import plugin_flags
 
     extra = distribution.load_plugin_modules() if distribution is not None else ()
-    host = Host.load(disabled=_disabled_plugins(args), extra_plugins=extra)
-    return [(flag.name, flag.type, flag.description) for flag in host.flags.values()]
+    flags = plugin_flags(disabled=_disabled_plugins(args), extra_plugins=extra)
+    return [(flag.name, flag.type, flag.description) for flag in flags.values()]
 
 
 def _disabled_plugins(args: CliArgs) -> list[str]:
     """``-p no:NAME`` arguments plus the settings' ``plugins.disable``."""
-    from pi_host.runtime import settings_disabled_plugins
+    from pi_host.runtime._settings import settings_disabled_plugins
 
     return [*args.disabled_plugins, *settings_disabled_plugins(approve=args.approve)]
 
