@@ -97,12 +97,18 @@ def _main(argv: list[str] | None, distribution: Distribution | None) -> int:
 
         outputs = args.messages[:1]
         return run_export(args.export, outputs[0] if outputs else None)
-    import anyio
-
+    # The collector stays paused from here until the session is ready (see _run).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        return anyio.run(_run, args, distribution)
+        import anyio
+
+        return anyio.run(_run, args, distribution, collecting)
     except KeyboardInterrupt:
         return 130
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _plugin_flag_help(args: CliArgs, distribution: Distribution | None = None) -> list[tuple[str, str, str]]:
@@ -131,19 +137,29 @@ def _read_stdin() -> str | None:
     return data if data.strip() else None
 
 
-async def _run(args: CliArgs, distribution: Distribution | None = None) -> int:
+async def _run(args: CliArgs, distribution: Distribution | None = None, collecting: bool = False) -> int:
+    """Start the session and run the mode.
+
+    :param collecting: the cyclic collector was enabled; it was paused for start-up.
+    """
     # Start-up creates ~75,000 long-lived objects (modules, classes, validators) and next to
-    # no garbage; the cyclic collector's passes over them cost ~10 % of a one-shot reply.
-    collecting = gc.isenabled()
-    gc.disable()
+    # no garbage; the cyclic collector's passes over them cost ~10 % of a one-shot reply. It
+    # is paused while they are made, and they are then frozen (kept out of its sight) for
+    # the run: enabled again with them in its youngest generation, its next pass would walk
+    # every one of them (~20 ms), and later passes again as they age.
     try:
         started = await _start(args, distribution)
     finally:
         if collecting:
+            gc.freeze()
             gc.enable()
-    if isinstance(started, int):
-        return started
-    return await _run_mode(*started)
+    try:
+        if isinstance(started, int):
+            return started
+        return await _run_mode(*started)
+    finally:
+        if collecting:
+            gc.unfreeze()  # a program that embeds main() gets its objects collected as before
 
 
 async def _start(
