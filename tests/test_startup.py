@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 
 from pi_host.errors import UsageError
@@ -179,3 +180,28 @@ def test_sets_any_follows_trust_and_overrides() -> None:
     manager = SettingsManager.in_memory({}, {}, project_trusted=True)
     manager.apply_overrides({"defaultProjectTrust": "never"})
     assert manager.sets_any("defaultProjectTrust")
+
+
+def _shape(model: Any) -> Any:
+    """A model's values, fields set and extras, recursively: what equality alone would miss."""
+    if not isinstance(model, pydantic.BaseModel):
+        return model
+    return (
+        type(model),
+        {name: _shape(getattr(model, name)) for name in type(model).model_fields},
+        model.model_fields_set,
+        model.model_extra,
+    )
+
+
+def test_default_settings_are_what_validating_nothing_gives() -> None:
+    validated = Settings.model_validate({})
+    assert _shape(Settings.model_construct()) == _shape(validated)
+    assert SettingsManager.in_memory({}, {}).settings == validated
+    for name, field in Settings.model_fields.items():
+        value = getattr(validated, name)
+        if isinstance(value, pydantic.BaseModel):
+            # Sections default through model_construct: the same as calling the class.
+            assert field.default_factory is not None
+            assert _shape(value) == _shape(type(value)())
+            assert _shape(value) == _shape(type(value).model_validate({}))

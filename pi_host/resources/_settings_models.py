@@ -31,7 +31,12 @@ __all__ = [
 
 
 class _Section(BaseModel):
-    """Base for settings objects: pi's camelCase keys, frozen, unknown keys kept."""
+    """Base for settings objects: pi's camelCase keys, frozen, unknown keys kept.
+
+    Sections default through ``model_construct`` (what validating ``{}`` would give, checked
+    in tests/test_startup.py): a default made by calling the class would build each
+    section's own validator, besides the one the settings model builds for all of them.
+    """
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow", defer_build=True
@@ -67,7 +72,7 @@ class RetrySettings(_Section):
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
-    provider: ProviderRetrySettings = Field(default_factory=ProviderRetrySettings)
+    provider: ProviderRetrySettings = Field(default_factory=ProviderRetrySettings.model_construct)
 
 
 class TerminalSettings(_Section):
@@ -140,8 +145,8 @@ class Settings(_Section):
     editor_padding_x: int = 0
     autocomplete_max_visible: int = 5
     show_hardware_cursor: bool = False
-    markdown: MarkdownSettings = Field(default_factory=MarkdownSettings)
-    warnings: WarningSettings = Field(default_factory=WarningSettings)
+    markdown: MarkdownSettings = Field(default_factory=MarkdownSettings.model_construct)
+    warnings: WarningSettings = Field(default_factory=WarningSettings.model_construct)
     last_changelog_version: str | None = None
     # Network and delivery
     http_proxy: str | None = None
@@ -151,12 +156,12 @@ class Settings(_Section):
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     # Compaction and retry
-    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
-    branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings)
-    retry: RetrySettings = Field(default_factory=RetrySettings)
+    compaction: CompactionSettings = Field(default_factory=CompactionSettings.model_construct)
+    branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings.model_construct)
+    retry: RetrySettings = Field(default_factory=RetrySettings.model_construct)
     # Terminal and images
-    terminal: TerminalSettings = Field(default_factory=TerminalSettings)
-    images: ImageSettings = Field(default_factory=ImageSettings)
+    terminal: TerminalSettings = Field(default_factory=TerminalSettings.model_construct)
+    images: ImageSettings = Field(default_factory=ImageSettings.model_construct)
     # Shell
     shell_path: str | None = None
     shell_command_prefix: str | None = None
@@ -171,7 +176,7 @@ class Settings(_Section):
     themes: list[str] = Field(default_factory=list)
     enable_skill_commands: bool = True
     # pi-host
-    plugins: PluginSettings = Field(default_factory=PluginSettings)
+    plugins: PluginSettings = Field(default_factory=PluginSettings.model_construct)
 
     def expanded_session_dir(self) -> str | None:
         """``sessionDir`` with a leading ``~`` expanded (relative paths are left to the caller)."""
