@@ -61,7 +61,9 @@ def _origin(entry_point: importlib.metadata.EntryPoint) -> tuple[str | None, str
     dist = entry_point.dist
     if dist is None:
         return None, None
-    return dist.name, dist.version
+    # One parse of the METADATA file: ``dist.name`` and ``dist.version`` would each parse it.
+    metadata = dist.metadata
+    return metadata["Name"], metadata["Version"]
 
 
 def installed_plugins(group: str = ENTRY_POINT_GROUP) -> list[InstalledPlugin]:
