@@ -86,6 +86,18 @@ def test_help_loads_the_plugins_but_not_the_session_machinery(tmp_path: Path) ->
     assert loaded(modules, "pi_host.builtins") == []
 
 
+def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path) -> None:
+    script = tmp_path / "faux.json"
+    script.write_text(json.dumps([{"text": "Hello offline"}]), encoding="utf-8")
+    modules = imported_modules(
+        tmp_path, "--provider", "faux", "-p", "hi", plugins=None, env={"PI_HOST_FAUX_SCRIPT": str(script)}
+    )
+    assert "pi_host.runtime._session" in modules  # the check itself works
+    assert loaded(modules, "pi_host.modes._rpc", "pi_host.modes._interactive", "pi_host.modes._export") == []
+    assert loaded(modules, "pi_host.plugin._info", "pi_host.session._listing") == []
+    assert loaded(modules, "rich", "prompt_toolkit", "difflib") == []
+
+
 def test_version_imports_next_to_nothing(tmp_path: Path) -> None:
     modules = imported_modules(tmp_path, "--version", plugins=None)
     assert loaded(modules, "pydantic", "pi_host.runtime", "pi_host.plugin", "pi_host.hookspecs") == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import logging
 from collections.abc import Callable, Iterable
@@ -280,6 +279,8 @@ class PluginManager(pluggy.PluginManager):
             for impl in caller.get_hookimpls():
                 if impl.optionalhook or impl.plugin_name in problems:
                     continue
+                import difflib  # only for a misspelt hook
+
                 close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
                 hint = f'did you mean "{close[0]}"?' if close else "pi-host has no such hook"
                 problems[impl.plugin_name] = (
