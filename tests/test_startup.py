@@ -95,6 +95,7 @@ def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path
     assert "pi_host.runtime._session" in modules  # the check itself works
     assert loaded(modules, "pi_host.modes._rpc", "pi_host.modes._interactive", "pi_host.modes._export") == []
     assert loaded(modules, "pi_host.plugin._info", "pi_host.session._listing") == []
+    assert loaded(modules, "pi_host.resources._frontmatter") == []  # no skill or template files
     assert loaded(modules, "rich", "prompt_toolkit", "difflib") == []
 
 
