@@ -148,12 +148,12 @@ async def _run(args: CliArgs, distribution: Distribution | None = None, collecti
     # the run: enabled again with them in its youngest generation, its next pass would walk
     # every one of them (~20 ms), and later passes again as they age.
     try:
-        started = await _start(args, distribution)
-    finally:
-        if collecting:
-            gc.freeze()
-            gc.enable()
-    try:
+        try:
+            started = await _start(args, distribution)
+        finally:
+            if collecting:
+                gc.freeze()
+                gc.enable()
         if isinstance(started, int):
             return started
         return await _run_mode(*started)
