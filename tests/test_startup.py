@@ -7,6 +7,7 @@ its end; nothing here measures time.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -218,3 +219,30 @@ def test_default_settings_are_what_validating_nothing_gives() -> None:
             assert field.default_factory is not None
             assert _shape(value) == _shape(type(value)())
             assert _shape(value) == _shape(type(value).model_validate({}))
+
+
+# -- the collector is paused for start-up and handed back afterwards ---------------------------
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--provider", "faux", "-p", "hi"]])
+def test_main_leaves_the_collector_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    from pi_host.modes._cli import main
+
+    script = tmp_path / "faux.json"
+    script.write_text(json.dumps([{"text": "Hello offline"}]), encoding="utf-8")
+    for name in [name for name in os.environ if name.startswith("PI_HOST")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("PI_HOST_PLUGINS", "")
+    monkeypatch.setenv("PI_HOST_FAUX_SCRIPT", str(script))
+    monkeypatch.chdir(tmp_path)
+    assert gc.isenabled()
+    assert main(args) == 0
+    # Paused and frozen only while the command ran: a program embedding main() goes on with
+    # its objects collectable.
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    assert capsys.readouterr().out
