@@ -62,7 +62,8 @@ class PluginManager(pluggy.PluginManager):
     """
 
     def __init__(self, specs: Iterable[ModuleType] | None = None) -> None:
-        """
+        """An empty registry that knows the ``pi`` hooks.
+
         :param specs: the hookspec modules to add instead of every one. A manager that knows
             only some hooks (``pi-host --help`` adds :mod:`pi_host.hookspecs.registration` to
             read plugin flags) leaves the implementations of the others unchecked: do not
