@@ -238,12 +238,15 @@ def test_results_are_frozen_and_reject_unknown_fields() -> None:
 
 def test_public_names_are_exported_once_and_resolve() -> None:
     assert len(set(hookspecs.__all__)) == len(hookspecs.__all__)
+    for name in hookspecs.__all__:
+        assert getattr(hookspecs, name) is not None  # names are imported on first access
     public = {name for name in vars(hookspecs) if not name.startswith("_")}
     modules = {module.__name__.rsplit(".", 1)[-1] for module in SPEC_MODULES}
-    helpers = {"annotations", "Any", "Callable", "Iterator", "ModuleType"}
+    helpers = {"annotations", "Any", "Callable", "Iterator", "ModuleType", "TYPE_CHECKING", "importlib"}
     assert public - modules - helpers == set(hookspecs.__all__)
-    for name in hookspecs.__all__:
-        assert getattr(hookspecs, name) is not None
+    assert set(dir(hookspecs)) == set(hookspecs.__all__) | modules
+    with pytest.raises(AttributeError):
+        _ = hookspecs.no_such_name
 
 
 def test_stash_is_typed_and_collision_free() -> None:

@@ -388,8 +388,12 @@ class TestLoadResources:
 def test_package_exports_are_explicit() -> None:
     import pi_host.resources as resources
 
-    public = {name for name in vars(resources) if not name.startswith("_")} - {"annotations"}
+    for name in resources.__all__:
+        getattr(resources, name)  # names are imported on first access
+    helpers = {"annotations", "importlib", "TYPE_CHECKING", "Any"}
+    public = {name for name in vars(resources) if not name.startswith("_")} - helpers
     assert set(resources.__all__) == public
+    assert set(dir(resources)) == set(resources.__all__)
     assert len(resources.__all__) == len(set(resources.__all__))
 
 

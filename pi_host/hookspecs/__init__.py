@@ -20,62 +20,65 @@ Implement hooks with :data:`hookimpl`; results are the frozen models exported he
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import agent, bootstrap, input, message, model, provider, registration, resources, session, tool
-from ._context import (
-    CommandContext,
-    ContextUsage,
-    DeliverAs,
-    ExecResult,
-    HostConfig,
-    Mode,
-    NotifyLevel,
-    PluginContext,
-    PluginUI,
-    SessionView,
-)
-from ._markers import PROJECT_NAME, hookimpl
-from ._payloads import (
-    CompactionPreparation,
-    CompactionReason,
-    CompactionSettings,
-    EntryView,
-    FileOperations,
-    InputSource,
-    ModelSelectSource,
-    SessionShutdownReason,
-    SessionStartReason,
-    StreamingBehavior,
-    TreePreparation,
-)
-from ._registration import Command, Flag, FlagType
-from ._results import (
-    BeforeAgentStartOutcome,
-    BeforeAgentStartResult,
-    BranchSummary,
-    Cancel,
-    CompactionResult,
-    ContinueRun,
-    DiscoveredResources,
-    HookResult,
-    InputHandled,
-    InputTransform,
-    NextTurnUpdate,
-    ProjectTrustDecision,
-    ResourcePaths,
-    SessionBeforeForkResult,
-    SourcedPath,
-    ToolCallBlock,
-    ToolCallRewrite,
-    ToolResultPatch,
-    TreeSummaryResult,
-    UserBashResult,
-)
-from ._stash import Stash, StashKey
-from ._strategy import HookContract, Strategy, get_contract, hookspec
+if TYPE_CHECKING:
+    from ._context import (
+        CommandContext,
+        ContextUsage,
+        DeliverAs,
+        ExecResult,
+        HostConfig,
+        Mode,
+        NotifyLevel,
+        PluginContext,
+        PluginUI,
+        SessionView,
+    )
+    from ._markers import PROJECT_NAME, hookimpl
+    from ._payloads import (
+        CompactionPreparation,
+        CompactionReason,
+        CompactionSettings,
+        EntryView,
+        FileOperations,
+        InputSource,
+        ModelSelectSource,
+        SessionShutdownReason,
+        SessionStartReason,
+        StreamingBehavior,
+        TreePreparation,
+    )
+    from ._registration import Command, Flag, FlagType
+    from ._results import (
+        BeforeAgentStartOutcome,
+        BeforeAgentStartResult,
+        BranchSummary,
+        Cancel,
+        CompactionResult,
+        ContinueRun,
+        DiscoveredResources,
+        HookResult,
+        InputHandled,
+        InputTransform,
+        NextTurnUpdate,
+        ProjectTrustDecision,
+        ResourcePaths,
+        SessionBeforeForkResult,
+        SourcedPath,
+        ToolCallBlock,
+        ToolCallRewrite,
+        ToolResultPatch,
+        TreeSummaryResult,
+        UserBashResult,
+    )
+    from ._stash import Stash, StashKey
+    from ._strategy import HookContract, Strategy, get_contract, hookspec
+
+    SPEC_MODULES: tuple[ModuleType, ...]
 
 __all__ = [
     "PROJECT_NAME",
@@ -134,19 +137,100 @@ __all__ = [
     "iter_hookspecs",
 ]
 
-SPEC_MODULES: tuple[ModuleType, ...] = (
-    bootstrap,
-    registration,
-    resources,
-    session,
-    input,
-    agent,
-    provider,
-    message,
-    tool,
-    model,
+_SPEC_MODULE_NAMES = (
+    "bootstrap",
+    "registration",
+    "resources",
+    "session",
+    "input",
+    "agent",
+    "provider",
+    "message",
+    "tool",
+    "model",
 )
-"""The hookspec modules in lifecycle order; the plugin manager adds each of them."""
+"""The hookspec modules in lifecycle order: :data:`SPEC_MODULES` once imported."""
+
+# Names are imported on first access (PEP 562): a plugin's ``from pi_host import hookimpl``
+# and ``pi-host --help`` need pluggy's markers and the registration hooks, not the result
+# models (pydantic, the message models) that the lifecycle hookspecs refer to.
+_EXPORTS: dict[str, str] = {
+    "BeforeAgentStartOutcome": "_results",
+    "BeforeAgentStartResult": "_results",
+    "BranchSummary": "_results",
+    "Cancel": "_results",
+    "Command": "_registration",
+    "CommandContext": "_context",
+    "CompactionPreparation": "_payloads",
+    "CompactionReason": "_payloads",
+    "CompactionResult": "_results",
+    "CompactionSettings": "_payloads",
+    "ContextUsage": "_context",
+    "ContinueRun": "_results",
+    "DeliverAs": "_context",
+    "DiscoveredResources": "_results",
+    "EntryView": "_payloads",
+    "ExecResult": "_context",
+    "FileOperations": "_payloads",
+    "Flag": "_registration",
+    "FlagType": "_registration",
+    "HookContract": "_strategy",
+    "HookResult": "_results",
+    "HostConfig": "_context",
+    "InputHandled": "_results",
+    "InputSource": "_payloads",
+    "InputTransform": "_results",
+    "Mode": "_context",
+    "ModelSelectSource": "_payloads",
+    "NextTurnUpdate": "_results",
+    "NotifyLevel": "_context",
+    "PROJECT_NAME": "_markers",
+    "PluginContext": "_context",
+    "PluginUI": "_context",
+    "ProjectTrustDecision": "_results",
+    "ResourcePaths": "_results",
+    "SessionBeforeForkResult": "_results",
+    "SessionShutdownReason": "_payloads",
+    "SessionStartReason": "_payloads",
+    "SessionView": "_context",
+    "SourcedPath": "_results",
+    "Stash": "_stash",
+    "StashKey": "_stash",
+    "Strategy": "_strategy",
+    "StreamingBehavior": "_payloads",
+    "ToolCallBlock": "_results",
+    "ToolCallRewrite": "_results",
+    "ToolResultPatch": "_results",
+    "TreePreparation": "_payloads",
+    "TreeSummaryResult": "_results",
+    "UserBashResult": "_results",
+    "get_contract": "_strategy",
+    "hookimpl": "_markers",
+    "hookspec": "_strategy",
+}
+
+
+def __getattr__(name: str) -> Any:
+    value: Any
+    if name == "SPEC_MODULES":
+        value = _spec_modules()
+    elif name in _SPEC_MODULE_NAMES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def _spec_modules() -> tuple[ModuleType, ...]:
+    """The hookspec modules in lifecycle order; the plugin manager adds each of them."""
+    return tuple(importlib.import_module(f"{__name__}.{module}") for module in _SPEC_MODULE_NAMES)
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, *_SPEC_MODULE_NAMES})
 
 
 def iter_hookspecs() -> Iterator[tuple[ModuleType, Callable[..., Any], HookContract]]:
@@ -155,7 +239,9 @@ def iter_hookspecs() -> Iterator[tuple[ModuleType, Callable[..., Any], HookContr
     Modules come in :data:`SPEC_MODULES` order and hooks in the order their module declares
     them, which is the order they fire in.
     """
-    for module in SPEC_MODULES:
+    from ._strategy import get_contract
+
+    for module in _spec_modules():
         for name, value in vars(module).items():
             contract = get_contract(value)
             if name.startswith("pi_") and contract is not None:

@@ -8,7 +8,6 @@ and ``--help`` stay fast.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -253,6 +252,8 @@ def parse_args(argv: list[str]) -> CliArgs:
 
 
 def _unknown_message(flag: str) -> str:
+    import difflib  # only for a mistyped flag
+
     close = difflib.get_close_matches(flag, known_flags(), n=1, cutoff=0.6)
     hint = f" Did you mean {close[0]}?" if close else " Run pi-host --help for the list of options."
     return f"Unknown option: {flag}.{hint}"
@@ -260,6 +261,8 @@ def _unknown_message(flag: str) -> str:
 
 def unknown_flag_error(name: str, plugin_flags: list[str] | None = None) -> str:
     """The error for ``--name`` that neither pi-host nor any plugin defines, with the closest match."""
+    import difflib  # only for a mistyped flag
+
     candidates = known_flags() + [f"--{flag}" for flag in plugin_flags or []]
     close = difflib.get_close_matches(f"--{name}", candidates, n=1, cutoff=0.6)
     hint = f" Did you mean {close[0]}?" if close else " Run pi-host --help for the list of options."

@@ -15,7 +15,8 @@ def run_plugins_command(argv: list[str]) -> int:
     if not argv or argv[0] != "list" or any(arg not in ("--json", "--all", "-a") for arg in argv[1:]):
         print(_USAGE, file=sys.stderr)
         return 2
-    from pi_host.runtime import Host, settings_disabled_plugins
+    from pi_host.runtime import Host
+    from pi_host.runtime._settings import settings_disabled_plugins
 
     host = Host.load(disabled=settings_disabled_plugins())
     infos = host.plugin_manager.list_plugins()

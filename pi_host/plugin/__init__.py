@@ -11,13 +11,18 @@
 
 from __future__ import annotations
 
-from ._discovery import ENTRY_POINT_GROUP, InstalledPlugin, installed_plugins, load_entrypoint_plugins
-from ._dispatch import Dispatcher, ErrorListener, ExtensionError
-from ._loading import DISABLE_ENV, PLUGINS_ENV, PluginControls, load_plugins, parse_plugin_names
-from ._local import LOCAL_PLUGIN_DIR, load_local_plugins, local_plugin_files
-from ._manager import ESSENTIAL_PLUGINS, PluginInfo, PluginManager, PluginSource, PluginStatus
-from ._strategies import Reducer, ResultRejected, Step, reducer_for
-from ._trace import TRACE_ENV
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._discovery import ENTRY_POINT_GROUP, InstalledPlugin, installed_plugins, load_entrypoint_plugins
+    from ._dispatch import Dispatcher, ErrorListener, ExtensionError
+    from ._info import PluginInfo
+    from ._loading import DISABLE_ENV, PLUGINS_ENV, PluginControls, load_plugins, parse_plugin_names
+    from ._local import LOCAL_PLUGIN_DIR, load_local_plugins, local_plugin_files
+    from ._manager import ESSENTIAL_PLUGINS, PluginManager, PluginSource, PluginStatus
+    from ._strategies import Reducer, ResultRejected, Step, reducer_for
+    from ._trace import TRACE_ENV
 
 __all__ = [
     "DISABLE_ENV",
@@ -46,3 +51,46 @@ __all__ = [
     "parse_plugin_names",
     "reducer_for",
 ]
+
+# Names are imported on first access (PEP 562): ``pi-host --help`` loads plugins with the
+# manager and discovery alone, without the dispatcher and its result reducers.
+_EXPORTS: dict[str, str] = {
+    "DISABLE_ENV": "_loading",
+    "Dispatcher": "_dispatch",
+    "ENTRY_POINT_GROUP": "_discovery",
+    "ESSENTIAL_PLUGINS": "_manager",
+    "ErrorListener": "_dispatch",
+    "ExtensionError": "_dispatch",
+    "InstalledPlugin": "_discovery",
+    "LOCAL_PLUGIN_DIR": "_local",
+    "PLUGINS_ENV": "_loading",
+    "PluginControls": "_loading",
+    "PluginInfo": "_info",
+    "PluginManager": "_manager",
+    "PluginSource": "_manager",
+    "PluginStatus": "_manager",
+    "Reducer": "_strategies",
+    "ResultRejected": "_strategies",
+    "Step": "_strategies",
+    "TRACE_ENV": "_trace",
+    "installed_plugins": "_discovery",
+    "load_entrypoint_plugins": "_discovery",
+    "load_local_plugins": "_local",
+    "load_plugins": "_loading",
+    "local_plugin_files": "_local",
+    "parse_plugin_names": "_loading",
+    "reducer_for": "_strategies",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -61,29 +61,39 @@ def _origin(entry_point: importlib.metadata.EntryPoint) -> tuple[str | None, str
     dist = entry_point.dist
     if dist is None:
         return None, None
-    return dist.name, dist.version
+    # One parse of the METADATA file: ``dist.name`` and ``dist.version`` would each parse it.
+    metadata = dist.metadata
+    return metadata["Name"], metadata["Version"]
 
 
 def installed_plugins(group: str = ENTRY_POINT_GROUP) -> list[InstalledPlugin]:
     """Every plugin entry point installed, sorted by name; nothing is imported."""
+    return _installed(_entry_points(group))
+
+
+def _installed(entry_points: list[importlib.metadata.EntryPoint]) -> list[InstalledPlugin]:
     plugins = [
         InstalledPlugin(entry_point.name, entry_point.value, *_origin(entry_point))
-        for entry_point in _entry_points(group)
+        for entry_point in entry_points
     ]
     return sorted(plugins, key=lambda plugin: plugin.name)
 
 
 class _AllowListLoader(NamedExtensionManager[Any]):
-    """stevedore's allow-list loader, reading entry points fresh from ``importlib.metadata``.
+    """stevedore's allow-list loader over entry points read from ``importlib.metadata``.
 
     stevedore's own entry-point cache keeps ``(name, value, group)`` only, which loses the
     distribution that error messages and the listing name, persists in the user's home
-    directory and lives for the whole process; a host lists its plugins once per start, so
-    reading metadata directly costs little and is never stale.
+    directory and lives for the whole process. The loader is handed the entry points the
+    host listed a moment before (one read of the metadata per start), so it is never stale.
     """
 
+    def __init__(self, entry_points: list[importlib.metadata.EntryPoint], *args: Any, **kwargs: Any) -> None:
+        self._entry_points = entry_points  # before stevedore's __init__, which lists them
+        super().__init__(*args, **kwargs)
+
     def list_entry_points(self) -> list[importlib.metadata.EntryPoint]:
-        return _entry_points(self.namespace)
+        return list(self._entry_points)
 
     def _load_one_plugin(
         self,
@@ -126,7 +136,9 @@ def load_entrypoint_plugins(
     :class:`PluginLoadError`; the others still load.
     """
     errors: list[PluginLoadError] = []
-    installed = installed_plugins(group)
+    entry_points = _entry_points(group)
+    installed = _installed(entry_points)
+    origins = {(plugin.name, plugin.value): (plugin.distribution, plugin.version) for plugin in installed}
     taken = {name for name, plugin in pm.list_name_plugin() if plugin is not None}
     wanted: list[str] = []
     for plugin in installed:
@@ -161,11 +173,12 @@ def load_entrypoint_plugins(
         return errors
 
     def on_load_failure(manager: Any, entry_point: importlib.metadata.EntryPoint, exc: BaseException) -> None:
-        dist, version = _origin(entry_point)
+        dist, version = origins[entry_point.name, entry_point.value]
         cause = exc.error if isinstance(exc, _FailedAssertion) else exc
         errors.append(pm.fail(entry_point.name, PluginLoadError(entry_point.name, dist, version, cause)))
 
     loader = _AllowListLoader(
+        entry_points,
         group,
         names=wanted,
         name_order=True,
@@ -173,7 +186,7 @@ def load_entrypoint_plugins(
         on_missing_entrypoints_callback=None,
     )
     for extension in loader.extensions:
-        dist, version = _origin(extension.entry_point)
+        dist, version = origins[extension.entry_point.name, extension.entry_point.value]
         if pm.get_plugin(extension.name) is not None:
             # Two distributions offer the same name; the first one registered keeps it.
             clash = ValueError(f'the name "{extension.name}" is already taken by another plugin')

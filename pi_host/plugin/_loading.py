@@ -11,7 +11,15 @@ from pi_host.errors import PluginLoadError, UsageError
 from ._discovery import load_entrypoint_plugins
 from ._manager import ESSENTIAL_PLUGINS, PluginManager, essential_name
 
-__all__ = ["DISABLE_ENV", "PLUGINS_ENV", "PluginControls", "load_plugins", "parse_plugin_names"]
+__all__ = [
+    "DISABLE_ENV",
+    "PLUGINS_ENV",
+    "PluginControls",
+    "load_installed_plugins",
+    "load_plugins",
+    "parse_plugin_names",
+    "resolve_controls",
+]
 
 PLUGINS_ENV = "PI_HOST_PLUGINS"
 DISABLE_ENV = "PI_HOST_DISABLE_PLUGINS"
@@ -73,15 +81,38 @@ def load_plugins(
     :raises UsageError: when asked to disable an essential plugin.
     :raises PluginLoadError: when an essential plugin is broken (a defect of pi-host).
     """
+    essentials = tuple(essentials)
+    controls = resolve_controls(controls, disabled=disabled, essentials=essentials)
+    pm.register_essentials(essentials)
+    errors = load_installed_plugins(pm, controls)
+    errors.extend(pm.check_pending_plugins())
+    return errors
+
+
+def resolve_controls(
+    controls: PluginControls | None = None,
+    *,
+    disabled: Iterable[str] = (),
+    essentials: Iterable[str] = ESSENTIAL_PLUGINS,
+) -> PluginControls:
+    """``controls`` (default: from the environment) with ``disabled`` added.
+
+    :raises UsageError: when asked to disable one of ``essentials``.
+    """
     controls = PluginControls.from_environ() if controls is None else controls
     controls = replace(controls, disabled=controls.disabled | frozenset(disabled))
     essentials = tuple(essentials)
     essential_names = {essential_name(module) for module in essentials} | set(essentials)
     for name in sorted(controls.disabled & essential_names):
         raise UsageError(f"plugin '{name}' is essential and cannot be disabled")
-    pm.register_essentials(essentials)
+    return controls
+
+
+def load_installed_plugins(pm: PluginManager, controls: PluginControls) -> list[PluginLoadError]:
+    """Block the disabled names, then import and register the enabled installed plugins.
+
+    The part of :func:`load_plugins` after the essentials, without its check of hook names.
+    """
     for name in sorted(controls.disabled):
         pm.set_blocked(name)
-    errors = load_entrypoint_plugins(pm, allow=controls.allow, disabled=controls.disabled)
-    errors.extend(pm.check_pending_plugins())
-    return errors
+    return load_entrypoint_plugins(pm, allow=controls.allow, disabled=controls.disabled)

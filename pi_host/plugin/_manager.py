@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
-from pydantic import BaseModel, ConfigDict
 
 from pi_host.errors import HookError, PluginLoadError, PluginValidationError
-from pi_host.hookspecs import PROJECT_NAME, SPEC_MODULES, Strategy, get_contract
+from pi_host.hookspecs._markers import PROJECT_NAME
+from pi_host.hookspecs._strategy import Strategy, get_contract
+
+if TYPE_CHECKING:
+    from ._info import PluginInfo
 
 __all__ = [
     "ESSENTIAL_PLUGINS",
-    "PluginInfo",
     "PluginManager",
     "PluginSource",
     "PluginStatus",
@@ -35,30 +36,6 @@ registered under its last dotted component (``pi_host.builtins.faux`` is ``faux`
 
 PluginSource = Literal["essential", "entrypoint", "local", "direct"]
 PluginStatus = Literal["enabled", "disabled", "failed"]
-
-
-class PluginInfo(BaseModel):
-    """One row of ``pi-host plugins list``.
-
-    :ivar name: the plugin's short name (entry-point name, essential module name, file stem).
-    :ivar distribution: the distribution that provides it (``pi-host`` for essentials).
-    :ivar version: that distribution's version.
-    :ivar source: ``"essential"``, ``"entrypoint"``, ``"local"`` (``.pi/plugins/*.py``) or
-        ``"direct"`` (registered by code: the SDK, the testing kit).
-    :ivar status: ``"enabled"``, ``"disabled"`` (never imported) or ``"failed"``.
-    :ivar hooks: the hooks it implements, sorted (empty unless it was imported).
-    :ivar error: why it failed or is disabled.
-    """
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    name: str
-    distribution: str | None = None
-    version: str | None = None
-    source: PluginSource
-    status: PluginStatus
-    hooks: tuple[str, ...] = ()
-    error: str | None = None
 
 
 @dataclass
@@ -84,17 +61,30 @@ class PluginManager(pluggy.PluginManager):
       :meth:`check_pending` that reports misspelt hooks per plugin instead of failing.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, specs: Iterable[ModuleType] | None = None) -> None:
+        """An empty registry that knows the ``pi`` hooks.
+
+        :param specs: the hookspec modules to add instead of every one. A manager that knows
+            only some hooks (``pi-host --help`` adds :mod:`pi_host.hookspecs.registration` to
+            read plugin flags) leaves the implementations of the others unchecked: do not
+            call :meth:`check_pending` on it.
+        """
         super().__init__(PROJECT_NAME)
         self._listeners: list[Callable[[], None]] = []
         self._records: dict[str, _Record] = {}
         # Historic setup calls made through call_setup(), replayed to plugins registered later.
         self._replays: dict[str, list[dict[str, Any]]] = {}
-        for module in SPEC_MODULES:
+        if specs is None:
+            from pi_host.hookspecs import SPEC_MODULES
+
+            specs = SPEC_MODULES
+        for module in specs:
             self.add_hookspecs(module)
-        # Historic from the start: each plugin gets pi_addhooks while it is being registered,
-        # so a failure there is that plugin's load failure.
-        self.hook.pi_addhooks.call_historic(kwargs={"pluginmanager": self})
+        addhooks: pluggy.HookCaller | None = getattr(self.hook, "pi_addhooks", None)
+        if addhooks is not None:
+            # Historic from the start: each plugin gets pi_addhooks while it is being
+            # registered, so a failure there is that plugin's load failure.
+            addhooks.call_historic(kwargs={"pluginmanager": self})
 
     # -- change notification ---------------------------------------------------------------
 
@@ -290,6 +280,8 @@ class PluginManager(pluggy.PluginManager):
             for impl in caller.get_hookimpls():
                 if impl.optionalhook or impl.plugin_name in problems:
                     continue
+                import difflib  # only for a misspelt hook
+
                 close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
                 hint = f'did you mean "{close[0]}"?' if close else "pi-host has no such hook"
                 problems[impl.plugin_name] = (
@@ -311,6 +303,8 @@ class PluginManager(pluggy.PluginManager):
 
     def list_plugins(self) -> list[PluginInfo]:
         """Every plugin pi-host knows of: registered, disabled or failed, essentials first."""
+        from ._info import PluginInfo
+
         infos = []
         seen = set()
         for name, record in self._records.items():

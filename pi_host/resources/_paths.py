@@ -12,7 +12,7 @@ from pathlib import Path
 
 # One agent directory for the whole host, defined at the provider layer: the lowest that needs
 # it (the model registry reads models.json and auth.json from it).
-from pi_host.providers._paths import AGENT_DIR_ENV, agent_dir, expand_home
+from pi_host._paths import AGENT_DIR_ENV, agent_dir, expand_home
 
 __all__ = [
     "AGENT_DIR_ENV",

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict
 
 from ._diagnostics import ResourceDiagnostic, collision_diagnostic, diagnostic
 from ._discovery import ResourceScope, collect_skill_files, resolve_resource_files
-from ._frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from ._paths import canonical_path, exists, is_dir, is_file, resolve_user_path
 
 __all__ = [
@@ -121,6 +120,9 @@ def load_skill_file(
     Name and description problems are warnings (the skill loads); a missing description, an
     unreadable file or invalid frontmatter YAML skip the skill.
     """
+    # The frontmatter parser is imported with the first skill file: most projects have none.
+    from ._frontmatter import FrontmatterError, parse_frontmatter
+
     file_path = Path(path)
     diagnostics: list[ResourceDiagnostic] = []
     try:
@@ -332,6 +334,8 @@ def expand_skill_command(text: str, skills: Iterable[Skill]) -> str:
     skill = next((s for s in skills if s.name == name), None)
     if skill is None:
         return text
+    from ._frontmatter import FrontmatterError, strip_frontmatter
+
     try:
         body = strip_frontmatter(_read_text(Path(skill.file_path))).strip()
     except (OSError, FrontmatterError) as exc:

@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict
 
 from ._diagnostics import ResourceDiagnostic, collision_diagnostic, diagnostic
 from ._discovery import ResourceScope, collect_prompt_files, resolve_resource_files
-from ._frontmatter import FrontmatterError, parse_frontmatter
 from ._paths import exists, is_dir, is_file, resolve_user_path
 
 __all__ = [
@@ -160,6 +159,9 @@ def load_prompt_template(
 
     (pi drops such a template silently; pi-host drops it too but says why.)
     """
+    # The frontmatter parser is imported with the first template file: most projects have none.
+    from ._frontmatter import FrontmatterError, parse_frontmatter
+
     file_path = Path(path)
     try:
         parsed = parse_frontmatter(file_path.read_text(encoding="utf-8", errors="replace"))

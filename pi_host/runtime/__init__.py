@@ -2,38 +2,41 @@
 
 from __future__ import annotations
 
-from ._context import NullUI, SessionPluginContext
-from ._events import (
-    AutoRetryEndEvent,
-    AutoRetryStartEvent,
-    CompactionEndEvent,
-    CompactionReason,
-    CompactionStartEvent,
-    ExtensionErrorEvent,
-    QueueUpdateEvent,
-    SessionAgentEndEvent,
-    SessionEvent,
-    SessionInfoChangedEvent,
-    ThinkingLevelChangedEvent,
-)
-from ._factory import (
-    DEFAULT_ACTIVE_TOOLS,
-    DEFAULT_THINKING_LEVEL,
-    SessionOptions,
-    create_session,
-    settings_disabled_plugins,
-)
-from ._host import BUILTIN_TOOL_NAMES, ESSENTIALS, Host
-from ._models import ModelResolver
-from ._session import (
-    ABORT_REQUESTED,
-    RETRY_ATTEMPT,
-    AgentSession,
-    SessionError,
-    SessionListener,
-    TreeNavigation,
-    clamp_thinking_level,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import NullUI, SessionPluginContext
+    from ._events import (
+        AutoRetryEndEvent,
+        AutoRetryStartEvent,
+        CompactionEndEvent,
+        CompactionReason,
+        CompactionStartEvent,
+        ExtensionErrorEvent,
+        QueueUpdateEvent,
+        SessionAgentEndEvent,
+        SessionEvent,
+        SessionInfoChangedEvent,
+        ThinkingLevelChangedEvent,
+    )
+    from ._factory import (
+        DEFAULT_ACTIVE_TOOLS,
+        DEFAULT_THINKING_LEVEL,
+        SessionOptions,
+        create_session,
+    )
+    from ._host import BUILTIN_TOOL_NAMES, ESSENTIALS, Host
+    from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
+    from ._models import ModelResolver
+    from ._session import (
+        AgentSession,
+        SessionError,
+        SessionListener,
+        TreeNavigation,
+        clamp_thinking_level,
+    )
+    from ._settings import settings_disabled_plugins
 
 __all__ = [
     "ABORT_REQUESTED",
@@ -66,3 +69,50 @@ __all__ = [
     "create_session",
     "settings_disabled_plugins",
 ]
+
+# Names are imported on first access (PEP 562): ``pi-host --help`` needs the plugin
+# loading of _host and the settings of _settings, not the session machinery.
+_EXPORTS: dict[str, str] = {
+    "ABORT_REQUESTED": "_keys",
+    "AgentSession": "_session",
+    "AutoRetryEndEvent": "_events",
+    "AutoRetryStartEvent": "_events",
+    "BUILTIN_TOOL_NAMES": "_host",
+    "CompactionEndEvent": "_events",
+    "CompactionReason": "_events",
+    "CompactionStartEvent": "_events",
+    "DEFAULT_ACTIVE_TOOLS": "_factory",
+    "DEFAULT_THINKING_LEVEL": "_factory",
+    "ESSENTIALS": "_host",
+    "ExtensionErrorEvent": "_events",
+    "Host": "_host",
+    "ModelResolver": "_models",
+    "NullUI": "_context",
+    "QueueUpdateEvent": "_events",
+    "RETRY_ATTEMPT": "_keys",
+    "SessionAgentEndEvent": "_events",
+    "SessionError": "_session",
+    "SessionEvent": "_events",
+    "SessionInfoChangedEvent": "_events",
+    "SessionListener": "_session",
+    "SessionOptions": "_factory",
+    "SessionPluginContext": "_context",
+    "ThinkingLevelChangedEvent": "_events",
+    "TreeNavigation": "_session",
+    "clamp_thinking_level": "_session",
+    "create_session": "_factory",
+    "settings_disabled_plugins": "_settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -27,7 +27,6 @@ __all__ = [
     "DEFAULT_THINKING_LEVEL",
     "SessionOptions",
     "create_session",
-    "settings_disabled_plugins",
 ]
 
 DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
@@ -130,14 +129,6 @@ def _active_tools(options: SessionOptions, tools: dict[str, Tool[Any]]) -> list[
     return [name for name in names if name not in excluded]
 
 
-def _load_settings(cwd: str, root: Path, approve: bool | None) -> tuple[SettingsManager, bool]:
-    """The settings in force for ``cwd``: global, plus the project's when the project is trusted."""
-    global_settings = SettingsManager.load(cwd, root, project_trusted=False)
-    trust = ProjectTrust(root, default=global_settings.settings.default_project_trust, override=approve)
-    trusted = trust.resolve(cwd)
-    return (SettingsManager.load(cwd, root, project_trusted=True) if trusted else global_settings), trusted
-
-
 class _TrustContext:
     """The little ``pi_project_trust`` may use this early: no session exists yet."""
 
@@ -160,15 +151,6 @@ async def _decide_trust(trust: ProjectTrust, cwd: str, host: Host, options: Sess
         return trust.resolve(cwd)
     trust.set_trusted(cwd, verdict.trusted, remember=verdict.remember)
     return verdict.trusted
-
-
-def settings_disabled_plugins(
-    cwd: str | None = None, *, agent_dir_path: str | None = None, approve: bool | None = None
-) -> list[str]:
-    """The plugins the settings disable (``plugins.disable``), for loading a host before a session."""
-    root = Path(agent_dir_path) if agent_dir_path else agent_dir()
-    manager, _ = _load_settings(os.path.abspath(cwd or os.getcwd()), root, approve)
-    return list(manager.settings.plugins.disable)
 
 
 async def create_session(options: SessionOptions | None = None, *, host: Host | None = None) -> AgentSession:

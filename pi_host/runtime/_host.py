@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from pi_host.agent import Tool
-from pi_host.errors import PluginLoadError
-from pi_host.hookspecs import Command, Flag
-from pi_host.plugin import Dispatcher, PluginControls, PluginManager, load_plugins
-from pi_host.providers import Provider
+from pi_host.hookspecs._registration import Command, Flag
 
-__all__ = ["BUILTIN_TOOL_NAMES", "ESSENTIALS", "Host"]
+if TYPE_CHECKING:
+    from pi_host.agent import Tool
+    from pi_host.errors import PluginLoadError
+    from pi_host.plugin import Dispatcher, PluginControls, PluginManager
+    from pi_host.providers import Provider
+
+# This module stays light to import (the rest comes with Host.load): ``pi-host --help`` reads
+# plugin flags through plugin_flags() without the runtime.
+
+__all__ = ["BUILTIN_TOOL_NAMES", "ESSENTIALS", "Host", "plugin_flags"]
 
 logger = logging.getLogger("pi_host.runtime")
 
@@ -59,6 +64,8 @@ class Host:
         :param extra_plugins: plugin objects (modules, instances) registered after discovery,
             as tests and embedding programs do.
         """
+        from pi_host.plugin import Dispatcher, PluginControls, PluginManager, load_plugins
+
         pm = PluginManager()
         controls = controls or PluginControls.from_environ(disabled=disabled)
         errors = load_plugins(pm, controls=controls, essentials=essentials)
@@ -82,37 +89,15 @@ class Host:
         self.providers.clear()
         self.commands.clear()
         self.flags.clear()
-        hook = self.plugin_manager.hook
-        registrations: list[tuple[str, Any]] = [
-            ("pi_register_tools", None),
-            ("pi_register_providers", self.add_provider),
-            ("pi_register_commands", self.add_command),
-            ("pi_register_flags", self.add_flag),
-        ]
-        for hook_name, add in registrations:
-            # Call order (last registered first) so the first registration of a name wins.
-            for impl in reversed(getattr(hook, hook_name).get_hookimpls()):
-                source = impl.plugin_name
-
-                def register(value: Any, add: Any = add, source: str = source) -> None:
-                    if add is None:
-                        self.add_tool(value, source)
-                    else:
-                        add(value)
-
-                try:
-                    impl.function(register=register)
-                except Exception as exc:
-                    logger.error(
-                        'plugin "%s" failed in %s: %s: %s. Disable it with PI_HOST_DISABLE_PLUGINS=%s',
-                        source,
-                        hook_name,
-                        type(exc).__name__,
-                        exc,
-                        source,
-                    )
+        pm = self.plugin_manager
+        _call_registrations(pm, "pi_register_tools", self.add_tool)
+        _call_registrations(pm, "pi_register_providers", lambda provider, _: self.add_provider(provider))
+        _call_registrations(pm, "pi_register_commands", lambda command, _: self.add_command(command))
+        _call_registrations(pm, "pi_register_flags", lambda flag, _: self.add_flag(flag))
 
     def add_tool(self, tool: Tool[Any], source: str = "runtime") -> None:
+        from pi_host.agent import Tool
+
         if not isinstance(tool, Tool):
             raise TypeError(f"plugin {source!r} registered {tool!r}, which is not a pi_host.Tool")
         if tool.name in self.tools:
@@ -141,3 +126,62 @@ class Host:
 
     def add_flag(self, flag: Flag) -> None:
         self.flags.setdefault(flag.name, flag)
+
+
+def _call_registrations(pm: PluginManager, hook_name: str, add: Callable[[Any, str], None]) -> None:
+    """Call a ``pi_register_*`` hook's implementations in call order; ``add(value, plugin)``
+    receives what each registers. One that raises is logged and the others still run."""
+    # Call order (last registered first) so the first registration of a name wins.
+    for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
+        source = impl.plugin_name
+
+        def register(value: Any, source: str = source) -> None:
+            add(value, source)
+
+        try:
+            impl.function(register=register)
+        except Exception as exc:
+            logger.error(
+                'plugin "%s" failed in %s: %s: %s. Disable it with PI_HOST_DISABLE_PLUGINS=%s',
+                source,
+                hook_name,
+                type(exc).__name__,
+                exc,
+                source,
+            )
+
+
+def plugin_flags(
+    *,
+    controls: PluginControls | None = None,
+    disabled: Iterable[str] = (),
+    extra_plugins: Iterable[object] = (),
+    essentials: Iterable[str] = ESSENTIALS,
+) -> dict[str, Flag]:
+    """The flags plugins register, as :meth:`Host.load` would collect them, loading nothing else.
+
+    For ``--help``: the installed plugins are chosen as for a session (the same controls,
+    ``disabled`` names and failure reports) and imported into a manager that knows only the
+    registration hooks; only ``pi_register_flags`` is called. The essentials are not imported
+    (they register providers, no flags), though disabling one is still refused.
+
+    :raises UsageError: when asked to disable an essential plugin.
+    """
+    from pi_host.hookspecs import registration
+    from pi_host.plugin import PluginControls, PluginManager
+    from pi_host.plugin._loading import load_installed_plugins, resolve_controls
+
+    controls = resolve_controls(
+        controls or PluginControls.from_environ(disabled=disabled), essentials=essentials
+    )
+    pm = PluginManager(specs=(registration,))
+    load_installed_plugins(pm, controls)
+    for plugin in extra_plugins:
+        pm.register(plugin)
+    flags: dict[str, Flag] = {}
+
+    def add(flag: Flag, source: str) -> None:
+        flags.setdefault(flag.name, flag)  # the first registration wins, as in Host.add_flag
+
+    _call_registrations(pm, "pi_register_flags", add)
+    return flags

@@ -39,7 +39,6 @@ from pi_host.hookspecs import (
     InputTransform,
     Mode,
     Stash,
-    StashKey,
     ToolCallBlock,
     ToolCallRewrite,
     TreeSummaryResult,
@@ -83,6 +82,7 @@ from ._events import (
     ThinkingLevelChangedEvent,
 )
 from ._host import Host
+from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
 
 if TYPE_CHECKING:
     from pi_host.plugin import ExtensionError
@@ -1376,10 +1376,6 @@ class AgentSession:
 
 
 # -- helpers shared with plugins through the stash ----------------------------------------------
-
-RETRY_ATTEMPT: StashKey[int] = StashKey()
-"""The retry plugin's current attempt (the session reports ``auto_retry_end`` on success)."""
-ABORT_REQUESTED: StashKey[bool] = StashKey()
 
 
 class _CompactionFailed(Exception):

@@ -7,36 +7,46 @@ model is sent at a leaf. Files are byte-compatible with pi 0.73 in both directio
 
 from __future__ import annotations
 
-from ._context import ModelRef, SessionContext, build_session_context, entry_to_message
-from ._entries import (
-    CURRENT_SESSION_VERSION,
-    BranchSummaryEntry,
-    CompactionEntry,
-    CustomEntry,
-    CustomMessageEntry,
-    FileEntry,
-    LabelEntry,
-    ModelChangeEntry,
-    SessionEntry,
-    SessionHeader,
-    SessionInfoEntry,
-    SessionMessageEntry,
-    ThinkingLevelChangeEntry,
-    UnknownEntry,
-    parse_entry,
-    parse_header,
-)
-from ._index import SessionWarning
-from ._listing import (
-    SessionInfo,
-    find_most_recent_session,
-    list_all_sessions,
-    list_sessions,
-    read_session_info,
-)
-from ._migrate import migrate_entries
-from ._paths import SESSION_ID_PATTERN, agent_dir, default_session_dir, session_file_name, validate_session_id
-from ._store import EntryNotFoundError, SessionManager, SessionTreeNode
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import ModelRef, SessionContext, build_session_context, entry_to_message
+    from ._entries import (
+        CURRENT_SESSION_VERSION,
+        BranchSummaryEntry,
+        CompactionEntry,
+        CustomEntry,
+        CustomMessageEntry,
+        FileEntry,
+        LabelEntry,
+        ModelChangeEntry,
+        SessionEntry,
+        SessionHeader,
+        SessionInfoEntry,
+        SessionMessageEntry,
+        ThinkingLevelChangeEntry,
+        UnknownEntry,
+        parse_entry,
+        parse_header,
+    )
+    from ._index import SessionWarning
+    from ._listing import (
+        SessionInfo,
+        find_most_recent_session,
+        list_all_sessions,
+        list_sessions,
+        read_session_info,
+    )
+    from ._migrate import migrate_entries
+    from ._paths import (
+        SESSION_ID_PATTERN,
+        agent_dir,
+        default_session_dir,
+        session_file_name,
+        validate_session_id,
+    )
+    from ._store import EntryNotFoundError, SessionManager, SessionTreeNode
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -75,3 +85,56 @@ __all__ = [
     "session_file_name",
     "validate_session_id",
 ]
+
+# Names are imported on first access (PEP 562): a new session needs the store, not the
+# listing of sessions or the migration of old files.
+_EXPORTS: dict[str, str] = {
+    "BranchSummaryEntry": "_entries",
+    "CURRENT_SESSION_VERSION": "_entries",
+    "CompactionEntry": "_entries",
+    "CustomEntry": "_entries",
+    "CustomMessageEntry": "_entries",
+    "EntryNotFoundError": "_store",
+    "FileEntry": "_entries",
+    "LabelEntry": "_entries",
+    "ModelChangeEntry": "_entries",
+    "ModelRef": "_context",
+    "SESSION_ID_PATTERN": "_paths",
+    "SessionContext": "_context",
+    "SessionEntry": "_entries",
+    "SessionHeader": "_entries",
+    "SessionInfo": "_listing",
+    "SessionInfoEntry": "_entries",
+    "SessionManager": "_store",
+    "SessionMessageEntry": "_entries",
+    "SessionTreeNode": "_store",
+    "SessionWarning": "_index",
+    "ThinkingLevelChangeEntry": "_entries",
+    "UnknownEntry": "_entries",
+    "agent_dir": "_paths",
+    "build_session_context": "_context",
+    "default_session_dir": "_paths",
+    "entry_to_message": "_context",
+    "find_most_recent_session": "_listing",
+    "list_all_sessions": "_listing",
+    "list_sessions": "_listing",
+    "migrate_entries": "_migrate",
+    "parse_entry": "_entries",
+    "parse_header": "_entries",
+    "read_session_info": "_listing",
+    "session_file_name": "_paths",
+    "validate_session_id": "_paths",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pi_host.messages import AgentMessage, AssistantMessage, UserContent
 
@@ -35,8 +35,10 @@ from ._entries import (
 )
 from ._index import ID, PARENT, ROLE, TYPE, FileIndex, SessionWarning, read_header
 from ._jsjson import js_dumps
-from ._listing import SessionInfo, find_most_recent_session, list_all_sessions, list_sessions
 from ._migrate import migrate_entries, new_entry_id
+
+if TYPE_CHECKING:
+    from ._listing import SessionInfo
 from ._paths import agent_dir, default_session_dir, new_session_id, session_file_name, validate_session_id
 
 __all__ = ["EntryNotFoundError", "SessionManager", "SessionTreeNode"]
@@ -234,6 +236,8 @@ class SessionManager:
     ) -> SessionManager:
         """Open the most recently modified session in the directory, or start a new one."""
         cwd_text = os.fspath(cwd)
+        from ._listing import find_most_recent_session  # listing sessions is rare; import it then
+
         directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd_text)
         recent = find_most_recent_session(directory)
         return cls(cwd_text, directory, persist=True, session_file=recent, cache_dir=cache_dir)
@@ -1008,6 +1012,8 @@ class SessionManager:
         on_progress: Callable[[int, int], None] | None = None,
     ) -> builtins.list[SessionInfo]:
         """The sessions of a project, most recently active first (see :func:`list_sessions`)."""
+        from ._listing import list_sessions
+
         directory = Path(session_dir) if session_dir is not None else default_session_dir(os.fspath(cwd))
         return list_sessions(directory, on_progress)
 
@@ -1016,6 +1022,8 @@ class SessionManager:
         base: PathArg | None = None, on_progress: Callable[[int, int], None] | None = None
     ) -> builtins.list[SessionInfo]:
         """The sessions of every project under the agent directory, most recent first."""
+        from ._listing import list_all_sessions
+
         return list_all_sessions(base, on_progress)
 
 

@@ -1,0 +1,201 @@
+"""The typed settings: pydantic models of ``settings.json``, with pi's keys and defaults.
+
+A module of their own so that reading settings files (:class:`SettingsManager`) does not
+create them: ``pi-host --help`` asks the settings for ``plugins`` alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from ._paths import expand_home
+from ._settings import DEFAULT_PROJECT_TRUST, DefaultProjectTrust, QueueMode, SettingsScope, ThinkingLevel
+
+__all__ = [
+    "BranchSummarySettings",
+    "CompactionSettings",
+    "ImageSettings",
+    "MarkdownSettings",
+    "PluginSettings",
+    "ProviderRetrySettings",
+    "RetrySettings",
+    "Settings",
+    "SettingsIssue",
+    "TerminalSettings",
+    "ThinkingBudgets",
+    "WarningSettings",
+]
+
+
+class _Section(BaseModel):
+    """Base for settings objects: pi's camelCase keys, frozen, unknown keys kept.
+
+    Sections default through ``model_construct`` (what validating ``{}`` would give, checked
+    in tests/test_startup.py): a default made by calling the class would build each
+    section's own validator, besides the one the settings model builds for all of them.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow", defer_build=True
+    )
+
+
+class CompactionSettings(_Section):
+    """``compaction``: summarise old history when the context fills up."""
+
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+
+
+class BranchSummarySettings(_Section):
+    """``branchSummary``: summaries of abandoned branches on tree navigation."""
+
+    reserve_tokens: int = 16384
+    skip_prompt: bool = False
+
+
+class ProviderRetrySettings(_Section):
+    """``retry.provider``: the provider client's own retries and timeouts."""
+
+    timeout_ms: int | None = None
+    max_retries: int | None = None
+    max_retry_delay_ms: int = 60000
+
+
+class RetrySettings(_Section):
+    """``retry``: the agent-level retry of transient provider errors."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    provider: ProviderRetrySettings = Field(default_factory=ProviderRetrySettings.model_construct)
+
+
+class TerminalSettings(_Section):
+    """``terminal``: interactive-mode display."""
+
+    show_images: bool = True
+    image_width_cells: int = 60
+    clear_on_shrink: bool = False
+    show_terminal_progress: bool = False
+
+
+class ImageSettings(_Section):
+    """``images``: what happens to images sent to the model."""
+
+    auto_resize: bool = True
+    block_images: bool = False
+
+
+class ThinkingBudgets(_Section):
+    """``thinkingBudgets``: token budgets per thinking level (provider defaults when unset)."""
+
+    minimal: int | None = None
+    low: int | None = None
+    medium: int | None = None
+    high: int | None = None
+
+
+class MarkdownSettings(_Section):
+    """``markdown``: rendering of Markdown in the terminal."""
+
+    code_block_indent: str = "  "
+
+
+class WarningSettings(_Section):
+    """``warnings``: optional warnings."""
+
+    anthropic_extra_usage: bool = True
+
+
+class PluginSettings(_Section):
+    """``plugins`` (pi-host only): plugins to allow or disable by name, like ``-p no:NAME``."""
+
+    enable: list[str] = Field(default_factory=list)
+    disable: list[str] = Field(default_factory=list)
+
+
+class Settings(_Section):
+    """The effective settings, typed, with pi's keys and defaults.
+
+    Attribute names are snake_case (``settings.compaction.reserve_tokens``); the file uses pi's
+    camelCase (``"compaction": {"reserveTokens": …}``). Keys this model does not know (a
+    plugin's own settings) are kept in ``model_extra`` and readable with
+    :meth:`SettingsManager.get`.
+    """
+
+    # Model
+    default_provider: str | None = None
+    default_model: str | None = None
+    default_thinking_level: ThinkingLevel | None = None
+    hide_thinking_block: bool = False
+    thinking_budgets: ThinkingBudgets | None = None
+    enabled_models: list[str] | None = None
+    # UI
+    theme: str | None = None
+    quiet_startup: bool = False
+    default_project_trust: DefaultProjectTrust = DEFAULT_PROJECT_TRUST
+    collapse_changelog: bool = False
+    double_escape_action: Literal["tree", "fork", "none"] = "tree"
+    tree_filter_mode: Literal["default", "no-tools", "user-only", "labeled-only", "all"] = "default"
+    editor_padding_x: int = 0
+    autocomplete_max_visible: int = 5
+    show_hardware_cursor: bool = False
+    markdown: MarkdownSettings = Field(default_factory=MarkdownSettings.model_construct)
+    warnings: WarningSettings = Field(default_factory=WarningSettings.model_construct)
+    last_changelog_version: str | None = None
+    # Network and delivery
+    http_proxy: str | None = None
+    transport: Literal["sse", "websocket", "auto"] = "auto"
+    http_idle_timeout_ms: int = 300000
+    websocket_connect_timeout_ms: int = 15000
+    steering_mode: QueueMode = "one-at-a-time"
+    follow_up_mode: QueueMode = "one-at-a-time"
+    # Compaction and retry
+    compaction: CompactionSettings = Field(default_factory=CompactionSettings.model_construct)
+    branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings.model_construct)
+    retry: RetrySettings = Field(default_factory=RetrySettings.model_construct)
+    # Terminal and images
+    terminal: TerminalSettings = Field(default_factory=TerminalSettings.model_construct)
+    images: ImageSettings = Field(default_factory=ImageSettings.model_construct)
+    # Shell
+    shell_path: str | None = None
+    shell_command_prefix: str | None = None
+    npm_command: list[str] | None = None
+    # Sessions
+    session_dir: str | None = None
+    # Resources
+    packages: list[str | dict[str, Any]] = Field(default_factory=list)
+    extensions: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=list)
+    prompts: list[str] = Field(default_factory=list)
+    themes: list[str] = Field(default_factory=list)
+    enable_skill_commands: bool = True
+    # pi-host
+    plugins: PluginSettings = Field(default_factory=PluginSettings.model_construct)
+
+    def expanded_session_dir(self) -> str | None:
+        """``sessionDir`` with a leading ``~`` expanded (relative paths are left to the caller)."""
+        return expand_home(self.session_dir) if self.session_dir else None
+
+
+class SettingsIssue(BaseModel):
+    """A problem with a settings file: reported, never raised.
+
+    :ivar scope: ``"global"`` or ``"project"``.
+    :ivar path: the settings file.
+    :ivar message: what is wrong and what pi-host did about it.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    scope: SettingsScope
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"

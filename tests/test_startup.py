@@ -1,0 +1,248 @@
+"""What start-up leaves out: the modules ``--help`` and a one-shot reply do not import, and the
+shortcuts that make that possible give the same answers as the full path.
+
+Import checks run the command's ``main`` in a fresh interpreter and list ``sys.modules`` at
+its end; nothing here measures time.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+
+from pi_host.errors import UsageError
+from pi_host.hookspecs import Flag, hookimpl
+from pi_host.plugin import PluginControls
+from pi_host.resources import Settings, SettingsManager
+from pi_host.resources._settings import DEFAULT_PROJECT_TRUST
+from pi_host.runtime import Host, settings_disabled_plugins
+from pi_host.runtime._host import plugin_flags
+
+# -- the modules a command imports -------------------------------------------------------------
+
+_LIST_MODULES = textwrap.dedent(
+    """
+    import json, sys
+    from pi_host.modes._cli import main
+    status = main(sys.argv[1:])
+    sys.stdout.flush()
+    with open(sys.argv[0] + ".modules.json", "w") as out:
+        json.dump(sorted(sys.modules), out)
+    sys.exit(status)
+    """
+)
+
+
+def imported_modules(
+    tmp_path: Path, *args: str, plugins: str | None, env: dict[str, str] | None = None
+) -> set[str]:
+    """The modules in ``sys.modules`` after ``pi-host ARGS`` ran in a fresh interpreter."""
+    script = tmp_path / "list_modules.py"
+    script.write_text(_LIST_MODULES, encoding="utf-8")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PI_HOST", "ANTHROPIC_", "OPENAI_"))}
+    environ.update(HOME=str(tmp_path), PI_HOST_DIR=str(tmp_path / "agent"), NO_COLOR="1", **(env or {}))
+    if plugins is not None:
+        environ["PI_HOST_PLUGINS"] = plugins
+    result = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    modules: list[str] = json.loads(Path(f"{script}.modules.json").read_text(encoding="utf-8"))
+    return set(modules)
+
+
+def loaded(modules: set[str], *prefixes: str) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(f"{p}.") for p in prefixes))
+
+
+def test_help_without_plugins_imports_neither_the_runtime_nor_pydantic(tmp_path: Path) -> None:
+    modules = imported_modules(tmp_path, "--help", plugins="")
+    assert loaded(modules, "pydantic", "pi_host.messages", "pi_host.providers", "pi_host.agent") == []
+    assert loaded(modules, "pi_host.runtime._factory", "pi_host.runtime._session") == []
+    assert loaded(modules, "pi_host.plugin._dispatch", "pi_host.resources._settings_models") == []
+    assert loaded(modules, "anyio", "httpx") == []
+
+
+def test_help_loads_the_plugins_but_not_the_session_machinery(tmp_path: Path) -> None:
+    modules = imported_modules(tmp_path, "--help", plugins=None)
+    assert "pi_guard" in modules  # the plugins are imported: their flags are listed
+    assert loaded(modules, "pi_host.runtime._factory", "pi_host.runtime._session") == []
+    # What the plugins themselves import is theirs to keep light; the host adds no runtime.
+    assert loaded(modules, "pi_host.builtins") == []
+
+
+def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path) -> None:
+    script = tmp_path / "faux.json"
+    script.write_text(json.dumps([{"text": "Hello offline"}]), encoding="utf-8")
+    modules = imported_modules(
+        tmp_path, "--provider", "faux", "-p", "hi", plugins=None, env={"PI_HOST_FAUX_SCRIPT": str(script)}
+    )
+    assert "pi_host.runtime._session" in modules  # the check itself works
+    assert loaded(modules, "pi_host.modes._rpc", "pi_host.modes._interactive", "pi_host.modes._export") == []
+    assert loaded(modules, "pi_host.plugin._info", "pi_host.session._listing") == []
+    assert loaded(modules, "pi_host.resources._frontmatter") == []  # no skill or template files
+    assert loaded(modules, "rich", "prompt_toolkit", "difflib") == []
+
+
+def test_version_imports_next_to_nothing(tmp_path: Path) -> None:
+    modules = imported_modules(tmp_path, "--version", plugins=None)
+    assert loaded(modules, "pydantic", "pi_host.runtime", "pi_host.plugin", "pi_host.hookspecs") == []
+
+
+# -- --help's plugin flags are the host's -------------------------------------------------------
+
+
+def _flag_plugin(*flags: Flag, **marker: Any) -> object:
+    class Plugin:
+        @hookimpl(**marker)
+        def pi_register_flags(self, register: Callable[[Flag], None]) -> None:
+            for flag in flags:
+                register(flag)
+
+    return Plugin()
+
+
+class _Broken:
+    @hookimpl
+    def pi_register_flags(self, register: Callable[[Flag], None]) -> None:
+        raise RuntimeError("no flags today")
+
+
+def test_plugin_flags_are_the_flags_a_loaded_host_collects() -> None:
+    extra = [
+        _flag_plugin(Flag("alpha", description="first"), Flag("shared", "string", description="from one")),
+        _flag_plugin(Flag("beta"), Flag("shared", description="from two"), tryfirst=True),
+        _Broken(),
+        _flag_plugin(Flag("gamma", "string")),
+    ]
+    safe = PluginControls(allow=frozenset())
+    expected = Host.load(controls=safe, extra_plugins=extra).flags
+    assert list(plugin_flags(controls=safe, extra_plugins=extra).items()) == list(expected.items())
+    assert expected["shared"].description == "from two"  # tryfirst: called first, registered first
+
+
+def test_plugin_flags_of_the_installed_plugins_are_the_hosts() -> None:
+    controls = PluginControls.from_environ()
+    assert list(plugin_flags(controls=controls).items()) == list(Host.load(controls=controls).flags.items())
+
+
+def test_plugin_flags_refuse_to_disable_an_essential_plugin() -> None:
+    with pytest.raises(UsageError, match="essential"):
+        plugin_flags(disabled=["faux"])
+
+
+# -- settings read without validating them ------------------------------------------------------
+
+
+def test_the_known_defaults_are_the_settings_models() -> None:
+    assert Settings().default_project_trust == DEFAULT_PROJECT_TRUST
+    assert Settings().plugins.disable == []
+
+
+def write_settings(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("global_data", "project_data", "expected"),
+    [
+        ({}, {}, []),
+        ({"defaultModel": "x", "compaction": {"enabled": 3}}, {}, []),
+        ({"plugins": {"disable": ["guard"]}}, {}, ["guard"]),
+        ({"plugins": {"disable": "guard"}}, {}, []),  # invalid: replaced by the default
+        ({"plugins": {"disable": ["guard"]}}, {"plugins": {"disable": ["bash"]}}, ["guard"]),  # untrusted
+        (
+            {"defaultProjectTrust": "always", "plugins": {"disable": ["guard"]}},
+            {"plugins": {"disable": ["bash"]}},
+            ["bash"],
+        ),
+        ({"defaultProjectTrust": "always"}, {"plugins": {"disable": ["bash"]}}, ["bash"]),
+        ({"defaultProjectTrust": 7}, {"plugins": {"disable": ["bash"]}}, []),  # invalid: "ask"
+    ],
+)
+def test_settings_disabled_plugins_reads_only_what_is_set(
+    tmp_path: Path, global_data: dict[str, Any], project_data: dict[str, Any], expected: list[str]
+) -> None:
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    write_settings(agent / "settings.json", global_data)
+    write_settings(project / ".pi" / "settings.json", project_data)
+    assert settings_disabled_plugins(str(project), agent_dir_path=str(agent)) == expected
+
+
+def test_sets_any_follows_trust_and_overrides() -> None:
+    manager = SettingsManager.in_memory({"theme": "dark"}, {"plugins": {}}, project_trusted=False)
+    assert not manager.sets_any("plugins", "defaultProjectTrust")
+    manager.set_project_trusted(True)
+    assert manager.sets_any("plugins")
+    manager = SettingsManager.in_memory({}, {}, project_trusted=True)
+    manager.apply_overrides({"defaultProjectTrust": "never"})
+    assert manager.sets_any("defaultProjectTrust")
+
+
+def _shape(model: Any) -> Any:
+    """A model's values, fields set and extras, recursively: what equality alone would miss."""
+    if not isinstance(model, pydantic.BaseModel):
+        return model
+    return (
+        type(model),
+        {name: _shape(getattr(model, name)) for name in type(model).model_fields},
+        model.model_fields_set,
+        model.model_extra,
+    )
+
+
+def test_default_settings_are_what_validating_nothing_gives() -> None:
+    validated = Settings.model_validate({})
+    assert _shape(Settings.model_construct()) == _shape(validated)
+    assert SettingsManager.in_memory({}, {}).settings == validated
+    for name, field in Settings.model_fields.items():
+        value = getattr(validated, name)
+        if isinstance(value, pydantic.BaseModel):
+            # Sections default through model_construct: the same as calling the class.
+            assert field.default_factory is not None
+            assert _shape(value) == _shape(type(value)())
+            assert _shape(value) == _shape(type(value).model_validate({}))
+
+
+# -- the collector is paused for start-up and handed back afterwards ---------------------------
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--provider", "faux", "-p", "hi"]])
+def test_main_leaves_the_collector_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    from pi_host.modes._cli import main
+
+    script = tmp_path / "faux.json"
+    script.write_text(json.dumps([{"text": "Hello offline"}]), encoding="utf-8")
+    for name in [name for name in os.environ if name.startswith("PI_HOST")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("PI_HOST_PLUGINS", "")
+    monkeypatch.setenv("PI_HOST_FAUX_SCRIPT", str(script))
+    monkeypatch.chdir(tmp_path)
+    assert gc.isenabled()
+    assert main(args) == 0
+    # Paused and frozen only while the command ran: a program embedding main() goes on with
+    # its objects collectable.
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    assert capsys.readouterr().out
