@@ -255,6 +255,9 @@ class _MemoryResponse:
         self._index += 1
         return self.chunks[self._index - 1]
 
+    def watch(self, signal: AbortSignal) -> None:
+        """Like the lean client's streams: no cancel scope per read (nothing here blocks)."""
+
     async def aclose(self) -> None:
         return None
 
