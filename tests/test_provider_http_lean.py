@@ -7,6 +7,7 @@ compared between them, since the retry classifier and the user both read it.
 from __future__ import annotations
 
 import gzip
+import shutil
 import socket
 import ssl
 import subprocess
@@ -15,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 
 from pi_host.messages import AssistantMessage, DoneEvent, ErrorEvent, UserMessage
@@ -176,6 +178,31 @@ async def test_an_abort_ends_the_stream_before_reading_on(server: AnthropicServe
     assert events[-1].error.error_message == "Request was aborted"
 
 
+async def test_a_slow_consumer_pauses_reading_and_still_gets_everything(
+    server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_lean_http, "_READ_HIGH_WATER", 1024)
+    paused = []
+    original = _lean_http._Connection.data_received
+
+    def data_received(self: Any, data: bytes) -> None:
+        original(self, data)
+        paused.append(self._reading_paused)
+
+    monkeypatch.setattr(_lean_http._Connection, "data_received", data_received)
+    text = "".join(f"word{n} " for n in range(5000))
+    server.enqueue(anthropic_reply(text, chunk_size=50))
+    context = LlmContext(messages=[UserMessage(content="Hi")])
+    last: Any = None
+    async for event in stream(model(server.base_url), context, StreamOptions(api_key="key")):
+        if event.type == "text_start":
+            await anyio.sleep(0.3)  # let the server get ahead
+        last = event
+    assert isinstance(last, DoneEvent)
+    assert last.message.content[0].text == text  # type: ignore[union-attr]
+    assert any(paused)
+
+
 # -- where it applies ------------------------------------------------------------------------
 
 
@@ -278,20 +305,71 @@ def test_a_plain_http_request_creates_no_tls_context_and_imports_no_httpx() -> N
     assert output.stdout.strip() == "done 0 []"
 
 
+@pytest.fixture
+def certificate(tmp_path: Any) -> Iterator[ssl.SSLContext]:
+    """A server context with a self-signed certificate for localhost (its file is ``cert.pem``)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+            "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem"),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    _http.tls_context.cache_clear()
+    yield context
+    _http.tls_context.cache_clear()
+
+
+async def test_https_verifies_the_server_certificate(
+    certificate: ssl.SSLContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    with _SilentServer(answer=True, reply=b"", tls=certificate) as untrusted:
+        lean, httpx = error_texts(await through_each_client(monkeypatch, untrusted.base_url, None, None))
+    assert lean == httpx
+    assert lean is not None
+    assert lean.startswith("Connection error: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+
+
+async def test_https_with_a_trusted_certificate(
+    certificate: ssl.SSLContext, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))
+    pieces = anthropic_events([{"type": "text", "text": "secure"}])
+    body = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+    with _SilentServer(answer=True, reply=body, tls=certificate) as trusted:
+        lean, httpx = await through_each_client(monkeypatch, trusted.base_url, None, None)
+    assert lean.stop_reason == httpx.stop_reason == "stop"
+    assert lean.content == httpx.content
+    assert lean.content[0].text == "secure"  # type: ignore[union-attr]
+
+
 # -- a server that answers nothing, or hangs up ----------------------------------------------
 
 
 class _SilentServer:
     """Accepts one connection per request; reads the request; then hangs up or stays silent."""
 
-    def __init__(self, *, answer: bool, reply: bytes | None = None) -> None:
+    def __init__(
+        self, *, answer: bool, reply: bytes | None = None, tls: ssl.SSLContext | None = None
+    ) -> None:
         self._answer = answer
         self._reply = reply
+        self._tls = tls
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.05)
         self._stop = threading.Event()
         self._held: list[socket.socket] = []
-        self.base_url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        port = self._listener.getsockname()[1]
+        # The test certificate names localhost.
+        self.base_url = f"https://localhost:{port}" if tls is not None else f"http://127.0.0.1:{port}"
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def __enter__(self) -> _SilentServer:
@@ -313,6 +391,12 @@ class _SilentServer:
                 continue
             except OSError:
                 return
+            if self._tls is not None:
+                try:
+                    connection = self._tls.wrap_socket(connection, server_side=True)
+                except OSError:  # the client refused the certificate
+                    connection.close()
+                    continue
             _read_request(connection)  # all of it: closing with unread bytes would send a reset
             if not self._answer:
                 self._held.append(connection)

@@ -1,8 +1,9 @@
 """What the streaming providers share below their wire formats: transports, failures, aborts.
 
 A transport sends one JSON request and hands back a :class:`ResponseStream` (status, headers,
-body chunks). :class:`HttpxTransport` is the lean one, on httpx; the Anthropic SDK transport
-lives in ``_anthropic`` and adapts the SDK to the same shape. Transports never let a network
+body chunks). :class:`HttpxTransport` is the lean one: the h11 client of :mod:`._lean_http`
+where it applies, httpx elsewhere; the Anthropic SDK transport lives in ``_anthropic`` and
+adapts the SDK to the same shape. Transports never let a network
 exception escape: an HTTP error status, a refused connection, a timeout or a connection lost
 mid-stream all become a :class:`ProviderFailure` whose message is what the user will read
 (and what :mod:`._errors` classifies).
@@ -270,10 +271,12 @@ class _HttpxResponseStream:
 
 
 class HttpxTransport:
-    """POST JSON with httpx and stream the body; error statuses become :class:`ProviderFailure`.
+    """POST JSON and stream the body; error statuses become :class:`ProviderFailure`.
 
-    Requests share one client per event loop (see :func:`_pooled_client`), so a warm process
-    reuses its connections to a provider, as pi's HTTP stack does.
+    The request goes through the lean h11 client (:mod:`._lean_http`) where it applies (an
+    asyncio loop, no proxy), else through httpx. Either keeps one pool of connections per
+    event loop (see :func:`_pooled_client`), so a warm process reuses its connections to a
+    provider, as pi's HTTP stack does.
 
     :param error_style: how HTTP error bodies are worded (see :func:`._errors.http_error_message`).
     """

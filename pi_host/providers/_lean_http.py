@@ -47,6 +47,8 @@ __all__ = ["LEAN_HTTP_ENV", "LeanTransport", "lean_transport_applies"]
 
 #: Idle keep-alive connections older than this are closed instead of reused (httpx's default).
 _KEEPALIVE_EXPIRY_S = 5.0
+#: Received bytes beyond which the connection stops reading until the consumer catches up.
+_READ_HIGH_WATER = 256 * 1024
 #: httpx's default request headers (``accept-encoding`` lists the decoders we have).
 _DEFAULT_HEADERS = (
     ("accept", "*/*"),
@@ -256,6 +258,8 @@ class _Connection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self.h11 = h11.Connection(h11.CLIENT)
         self._received: list[bytes] = []
+        self._buffered = 0
+        self._reading_paused = False
         self._eof = False
         self._lost: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -273,6 +277,11 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._received.append(data)
+        self._buffered += len(data)
+        if self._buffered > _READ_HIGH_WATER and self._transport is not None:
+            # A consumer slower than the server: let TCP hold the rest, as httpx's reads do.
+            self._transport.pause_reading()
+            self._reading_paused = True
         self._wake()
 
     def eof_received(self) -> bool | None:
@@ -384,6 +393,10 @@ class _Connection(asyncio.Protocol):
         if received:
             data = received[0] if len(received) == 1 else b"".join(received)
             received.clear()
+            self._buffered = 0
+            if self._reading_paused and self._transport is not None:
+                self._reading_paused = False
+                self._transport.resume_reading()
             self.h11.receive_data(data)
             return
         if self._lost is not None:
@@ -483,7 +496,8 @@ class _LeanResponseStream:
         if connection is None:
             return
         state = connection.h11
-        if state.our_state is h11.DONE and state.their_state is h11.DONE:
+        # Bytes after the end of the response would be taken for the next one: never reuse.
+        if state.our_state is h11.DONE and state.their_state is h11.DONE and not state.trailing_data[0]:
             state.start_next_cycle()
             self._pool.release(self._key, connection)
         else:
