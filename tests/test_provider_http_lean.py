@@ -103,6 +103,18 @@ async def test_body_timeout(server: AnthropicServer, monkeypatch: pytest.MonkeyP
     assert lean.error_message == httpx.error_message == "Request timed out"
 
 
+async def test_a_short_timeout_on_a_reused_connection(server: AnthropicServer) -> None:
+    # The connection's read timer was armed for the first request's 600 s; the second must
+    # still time out after its own 0.3 s.
+    pieces = anthropic_events([{"type": "text", "text": "one two"}], chunk_size=4)
+    server.enqueue(anthropic_reply("first"), Reply(pieces=pieces[:4], hang=True))
+    assert (await ask(server.base_url)).stop_reason == "stop"
+    with anyio.fail_after(5):
+        message = await ask(server.base_url, timeout_s=0.3)
+    assert message.error_message == "Request timed out"
+    assert len(server.requests) == 2
+
+
 async def test_timeout_before_the_response(monkeypatch: pytest.MonkeyPatch) -> None:
     # The fake server always sends its headers at once; this one never answers.
     with _SilentServer(answer=False) as silent:

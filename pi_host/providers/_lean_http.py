@@ -263,6 +263,8 @@ class _Connection(asyncio.Protocol):
         self._eof = False
         self._lost: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._wait_started = 0.0
+        self._timer: asyncio.TimerHandle | None = None
         self._drained: asyncio.Future[None] | None = None
         self._writing_paused = False
         self.aborted = False
@@ -312,6 +314,18 @@ class _Connection(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def _check_timeout(self) -> None:
+        """The read timeout's timer: one per connection, re-armed rather than made per read."""
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return  # no read waiting; the next one arms the timer again
+        deadline = self._wait_started + self.read_timeout
+        if self._loop.time() >= deadline:
+            waiter.set_exception(ReadTimeout(""))
+        else:
+            self._timer = self._loop.call_at(deadline, self._check_timeout)
+
     def abort(self) -> None:
         """Wake a read in flight; it raises :class:`Aborted` (the signal's listener)."""
         self.aborted = True
@@ -324,7 +338,14 @@ class _Connection(asyncio.Protocol):
         """Idle, still open, and nothing unexpected arrived since the last response."""
         return self._transport is not None and not self._eof and not self._received
 
+    def stop_timer(self) -> None:
+        timer = self._timer
+        if timer is not None:
+            self._timer = None
+            timer.cancel()
+
     def close(self) -> None:
+        self.stop_timer()
         transport = self._transport
         if transport is not None:
             self._transport = None
@@ -380,12 +401,17 @@ class _Connection(asyncio.Protocol):
     async def _receive(self) -> None:
         """Feed h11 everything received so far, waiting for it if there is nothing yet."""
         if not self._received and not self._eof:
-            waiter = self._waiter = self._loop.create_future()
-            timer = self._loop.call_later(self.read_timeout, _expire, waiter)
+            loop = self._loop
+            waiter = self._waiter = loop.create_future()
+            started = self._wait_started = loop.time()
+            timer = self._timer
+            if timer is None or timer.when() > started + self.read_timeout:
+                if timer is not None:
+                    timer.cancel()  # armed for a longer timeout than this request's
+                self._timer = loop.call_at(started + self.read_timeout, self._check_timeout)
             try:
                 await waiter
             finally:
-                timer.cancel()
                 self._waiter = None
             if self.aborted:
                 raise Aborted
@@ -405,11 +431,6 @@ class _Connection(asyncio.Protocol):
         if self.h11.their_state is h11.SEND_RESPONSE:
             raise RemoteProtocolError("Server disconnected without sending a response.")
         self.h11.receive_data(b"")
-
-
-def _expire(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(ReadTimeout(""))
 
 
 # -- a response -----------------------------------------------------------------------------
@@ -583,6 +604,7 @@ class _Pool:
         return None
 
     def release(self, key: tuple[bool, str, int], connection: _Connection) -> None:
+        connection.stop_timer()
         connection.aborted = False
         connection.idle_since = self._loop.time()
         self._idle.setdefault(key, []).append(connection)
