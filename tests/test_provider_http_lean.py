@@ -145,6 +145,25 @@ async def test_incomplete_chunked_body(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "headers", [{"x-custom": "caf\u00e9"}, {"x-bad\n": "v"}, {"x-split": "a\r\nb"}, {"x-pad": " v "}]
+)
+async def test_illegal_request_headers(
+    server: AnthropicServer, monkeypatch: pytest.MonkeyPatch, headers: dict[str, str]
+) -> None:
+    texts = []
+    for client in CLIENTS:
+        if client == "httpx":
+            monkeypatch.setenv(LEAN_HTTP_ENV, "0")
+        server.enqueue(anthropic_reply("never"))
+        context = LlmContext(messages=[UserMessage(content="Hi")])
+        custom = model(server.base_url).model_copy(update={"headers": headers})
+        events = [event async for event in stream(custom, context, StreamOptions(api_key="key"))]
+        assert isinstance(events[-1], ErrorEvent)
+        texts.append(events[-1].error.error_message)
+    assert texts[0] == texts[1]
+
+
 async def test_gzip_bodies_are_decoded(server: AnthropicServer, monkeypatch: pytest.MonkeyPatch) -> None:
     body = gzip.compress(b"".join(anthropic_events([{"type": "text", "text": "packed"}])))
     reply = Reply(pieces=[body[:10], body[10:]], headers={"content-encoding": "gzip"})

@@ -85,6 +85,10 @@ class RemoteProtocolError(Exception):
     """The server broke HTTP/1.1 (or hung up mid-message)."""
 
 
+class LocalProtocolError(Exception):
+    """The request cannot be sent as HTTP/1.1 (an illegal header name or value)."""
+
+
 #: ``0`` sends every request through httpx (a way out should the lean client not suit a server).
 LEAN_HTTP_ENV = "PI_HOST_LEAN_HTTP"
 
@@ -183,17 +187,25 @@ _NETWORK_ERRORS = (
     ReadTimeout,
     WriteTimeout,
     RemoteProtocolError,
+    LocalProtocolError,
 )
 
 
 def _request_headers(authority: str, length: int, own: Mapping[str, str]) -> list[tuple[str, str]]:
-    """httpx's default headers, with the request's own winning over them (``user-agent``)."""
-    headers = {"host": authority, **dict(_DEFAULT_HEADERS), "content-length": str(length)}
+    """httpx's default headers, then the request's own, which replace a default of the same name.
+
+    As in httpx, the request's headers are sent as given, names that differ only in case
+    included.
+    """
+    defaults = dict(_DEFAULT_HEADERS)
+    given: list[tuple[str, str]] = []
     for name, value in own.items():
         key = name.lower()
-        if key not in ("host", "content-length"):
-            headers[key] = value
-    return list(headers.items())
+        if key in ("host", "content-length"):
+            continue  # both describe this request; ours are right
+        defaults.pop(key, None)
+        given.append((name, value))
+    return [("host", authority), *defaults.items(), ("content-length", str(length)), *given]
 
 
 def _header_dict(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -358,7 +370,10 @@ class _Connection(asyncio.Protocol):
     ) -> tuple[int, dict[str, str]]:
         """Write the request; return the response's status and headers."""
         connection = self.h11
-        data = connection.send(h11.Request(method="POST", target=target, headers=headers))
+        try:
+            data = connection.send(h11.Request(method="POST", target=target, headers=headers))
+        except h11.LocalProtocolError as exc:
+            raise LocalProtocolError(str(exc)) from exc
         data += connection.send(h11.Data(data=body))
         data += connection.send(h11.EndOfMessage())
         transport = self._transport
