@@ -5,8 +5,8 @@ Run from the repository root::
     uv run python bench/bench_provider.py            # a table
     uv run python bench/bench_provider.py --json     # machine-readable
 
-What it measures, for each transport (Anthropic over httpx, Anthropic over the official SDK,
-OpenAI-compatible over httpx):
+What it measures, for each transport (Anthropic over the lean HTTP client, over httpx, over the
+official SDK; OpenAI-compatible over the lean client and over httpx):
 
 - **first byte → first text_delta**: the server sends ``message_start`` … the first text delta
   in one TCP write; the clock starts when the transport hands the first body chunk to the
@@ -14,7 +14,10 @@ OpenAI-compatible over httpx):
   pi-host work: SSE decoding, JSON parsing, mapping, event building.
 - **per delta, end to end**: a reply of ``--deltas`` text deltas streamed over loopback from a
   fake server in a *separate process* (so its CPU does not share our GIL), divided by the
-  number of deltas.
+  number of deltas; wall time, and this thread's CPU time (the figure to trust on a busy
+  machine).
+- **warm request**: CPU time of one request on a kept-alive connection, call → ``done``, with
+  a short (5-delta) reply.
 - **per delta, pipeline only**: the same recorded SSE bytes fed to the same driver through an
   in-memory transport: the CPU cost of one delta without the network.
 - **one-shot process**: a fresh interpreter that imports the provider, streams one short reply
@@ -45,7 +48,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pi_host.messages import UserMessage  # noqa: E402
-from pi_host.providers import AbortSignal, LlmContext, Model, StreamOptions, _anthropic, _http, _openai  # noqa: E402  # noqa: E402
+from pi_host.providers import (  # noqa: E402
+    AbortSignal,
+    LlmContext,
+    Model,
+    StreamOptions,
+    _anthropic,
+    _http,
+    _lean_http,
+    _openai,
+)
 from pi_host.providers._anthropic_wire import AnthropicStreamMapper  # noqa: E402
 from pi_host.providers._builder import ReplyBuilder  # noqa: E402
 from pi_host.providers._driver import Prepared, drive_stream  # noqa: E402
@@ -62,17 +74,39 @@ class Target:
     api: str
     path_suffix: str
     stream: Callable[..., AsyncIterator[Any]]
-    transport: str | None  # PI_HOST_ANTHROPIC_TRANSPORT, for Anthropic
+    env: dict[str, str]  # PI_HOST_ANTHROPIC_TRANSPORT, PI_HOST_LEAN_HTTP
 
 
+_HTTPX_ONLY = {_lean_http.LEAN_HTTP_ENV: "0"}
 TARGETS = [
     Target(
-        "anthropic/httpx", "tests.fakeservers.anthropic", "anthropic-messages", "", _anthropic.stream, "httpx"
+        "anthropic/lean",
+        "tests.fakeservers.anthropic",
+        "anthropic-messages",
+        "",
+        _anthropic.stream,
+        {_anthropic.TRANSPORT_ENV: "httpx"},
     ),
     Target(
-        "anthropic/sdk", "tests.fakeservers.anthropic", "anthropic-messages", "", _anthropic.stream, "sdk"
+        "anthropic/httpx",
+        "tests.fakeservers.anthropic",
+        "anthropic-messages",
+        "",
+        _anthropic.stream,
+        {_anthropic.TRANSPORT_ENV: "httpx", **_HTTPX_ONLY},
     ),
-    Target("openai/httpx", "tests.fakeservers.openai", "openai-completions", "/v1", _openai.stream, None),
+    Target(
+        "anthropic/sdk",
+        "tests.fakeservers.anthropic",
+        "anthropic-messages",
+        "",
+        _anthropic.stream,
+        {_anthropic.TRANSPORT_ENV: "sdk"},
+    ),
+    Target("openai/lean", "tests.fakeservers.openai", "openai-completions", "/v1", _openai.stream, {}),
+    Target(
+        "openai/httpx", "tests.fakeservers.openai", "openai-completions", "/v1", _openai.stream, _HTTPX_ONLY
+    ),
 ]
 
 
@@ -119,7 +153,11 @@ def first_chunk_clock() -> Iterator[list[float]]:
     """Record when each response hands over its first body chunk (both transports)."""
     stamps: list[float] = []
     patched: list[tuple[type, Any]] = []
-    classes: list[type] = [_http._HttpxResponseStream, _anthropic._SdkResponseStream]
+    classes: list[type] = [
+        _http._HttpxResponseStream,
+        _lean_http._LeanResponseStream,
+        _anthropic._SdkResponseStream,
+    ]
     for cls in classes:
         original = cls.next_chunk
 
@@ -149,35 +187,56 @@ CONTEXT = LlmContext(system_prompt="bench", messages=[UserMessage(content="go")]
 async def measure_network(target: Target, deltas: int, runs: int) -> dict[str, float]:
     first_latencies: list[float] = []
     per_delta: list[float] = []
+    per_delta_cpu: list[float] = []
     to_start: list[float] = []
     with fake_server(target, sse_pieces(target.api, deltas, first_in_one_write=True)) as url:
         model = model_for(target, url)
         for run in range(runs + 1):  # the first run warms up imports and connections
             with first_chunk_clock() as stamps:
-                first_delta_at = last_delta_at = started_at = 0.0
+                first_delta_at = last_delta_at = started_at = first_cpu = last_cpu = 0.0
                 count = 0
                 called = time.perf_counter()
                 async for event in target.stream(model, CONTEXT, StreamOptions(api_key="bench-key")):
                     if event.type == "start":
                         started_at = time.perf_counter()
                     elif event.type == "text_delta":
-                        now = time.perf_counter()
+                        now, cpu = time.perf_counter(), time.thread_time()
                         count += 1
                         if count == 1:
-                            first_delta_at = now
-                        last_delta_at = now
+                            first_delta_at, first_cpu = now, cpu
+                        last_delta_at, last_cpu = now, cpu
                     elif event.type == "error":
                         raise RuntimeError(event.error.error_message)
             assert count == deltas, (count, deltas)
             if run:
                 first_latencies.append(first_delta_at - stamps[0])
                 per_delta.append((last_delta_at - first_delta_at) / (deltas - 1))
+                per_delta_cpu.append((last_cpu - first_cpu) / (deltas - 1))
                 to_start.append(started_at - called)
+    warm = await measure_warm_requests(target)
     return {
         "call_to_start_event_us": statistics.median(to_start) * 1e6,
         "first_byte_to_first_delta_us": statistics.median(first_latencies) * 1e6,
         "per_delta_loopback_us": statistics.median(per_delta) * 1e6,
+        "per_delta_loopback_cpu_us": statistics.median(per_delta_cpu) * 1e6,
+        **warm,
     }
+
+
+async def measure_warm_requests(target: Target, requests: int = 40, rounds: int = 5) -> dict[str, float]:
+    """CPU time of one warm request (pooled connection): call → ``done`` of a 5-delta reply."""
+    with fake_server(target, sse_pieces(target.api, 5, first_in_one_write=False)) as short_url:
+        model = model_for(target, short_url)
+        per_request: list[float] = []
+        for round_number in range(rounds + 1):
+            started = time.thread_time()
+            for _ in range(requests):
+                async for event in target.stream(model, CONTEXT, StreamOptions(api_key="bench-key")):
+                    if event.type == "error":
+                        raise RuntimeError(event.error.error_message)
+            if round_number:  # the first round opens the connection and warms the caches
+                per_request.append((time.thread_time() - started) / requests)
+    return {"warm_request_cpu_us": statistics.median(per_request) * 1e6}
 
 
 @dataclass
@@ -195,6 +254,9 @@ class _MemoryResponse:
             return None
         self._index += 1
         return self.chunks[self._index - 1]
+
+    def watch(self, signal: AbortSignal) -> None:
+        """Like the lean client's streams: no cancel scope per read (nothing here blocks)."""
 
     async def aclose(self) -> None:
         return None
@@ -298,11 +360,15 @@ def measure_one_shot(runs: int) -> dict[str, float]:
         results[f"{label}_s"] = _wall([sys.executable, "-c", code], _python_env(), runs)[0]
     target = TARGETS[0]
     with fake_server(target, sse_pieces(target.api, 5, first_in_one_write=False)) as url:
-        for transport in ("httpx", "sdk"):
-            env = _python_env(**{_anthropic.TRANSPORT_ENV: transport})
+        for label, extra in (
+            ("lean", {_anthropic.TRANSPORT_ENV: "httpx"}),
+            ("httpx", {_anthropic.TRANSPORT_ENV: "httpx", **_HTTPX_ONLY}),
+            ("sdk", {_anthropic.TRANSPORT_ENV: "sdk"}),
+        ):
+            env = _python_env(**extra)
             wall, outputs = _wall([sys.executable, "-c", ONE_SHOT, url], env, runs)
-            results[f"one_shot_process_{transport}_s"] = wall
-            results[f"one_shot_import_and_stream_{transport}_s"] = statistics.median(
+            results[f"one_shot_process_{label}_s"] = wall
+            results[f"one_shot_import_and_stream_{label}_s"] = statistics.median(
                 float(out) for out in outputs
             )
     return results
@@ -317,10 +383,12 @@ def main() -> None:
 
     results: dict[str, dict[str, float]] = {}
     for target in TARGETS:
-        os.environ.pop(_anthropic.TRANSPORT_ENV, None)
-        if target.transport:
-            os.environ[_anthropic.TRANSPORT_ENV] = target.transport
+        for name in (_anthropic.TRANSPORT_ENV, _lean_http.LEAN_HTTP_ENV):
+            os.environ.pop(name, None)
+        os.environ.update(target.env)
         results[target.name] = anyio.run(measure_network, target, args.deltas, args.runs)
+    for name in (_anthropic.TRANSPORT_ENV, _lean_http.LEAN_HTTP_ENV):
+        os.environ.pop(name, None)
     for api in ("anthropic-messages", "openai-completions"):
         results[f"pipeline/{api}"] = anyio.run(measure_pipeline, api, args.deltas, args.runs)
     results["one-shot"] = measure_one_shot(max(3, args.runs // 2))

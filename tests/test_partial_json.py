@@ -153,3 +153,75 @@ def test_feeding_is_linear_not_quadratic() -> None:
     elapsed = time.perf_counter() - started
     assert parser.value() == {"path": "big.txt", "content": content}
     assert elapsed < 3.0, f"{elapsed:.2f} s"
+
+
+# parse_json_with_repair tries pydantic-core's parser first; it must never disagree with the
+# json module on a text it accepts (what it refuses falls back to the json module).
+_TRICKY_TEXTS = [
+    '{"a":1,"a":2}',
+    "-0",
+    "1E2",
+    "1e400",
+    "-1e400",
+    "5e-324",
+    "1e-400",
+    "0.1e1",
+    "2.2250738585072014e-308",
+    "1.7976931348623157e308",
+    "123456789012345678901234567890",
+    '"\\ud83d\\ude00"',
+    '"\\ud800"',
+    '"\\/\\b\\f\\n\\r\\t\\u00e9"',
+    "NaN",
+    "[Infinity,-Infinity]",
+    '"a\tb"',
+    ' {"x": [1, 2.50, true, null]} \n',
+    "\ufeff{}",
+    '{"k": 1}x',
+    "[1,]",
+    "01",
+    "1.",
+    '"\\x"',
+]
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+    max_leaves=20,
+)
+
+
+def _outcome(parse: Any, text: str) -> tuple[str, Any]:
+    try:
+        return "ok", repr(parse(text))
+    except ValueError as exc:
+        return "error", str(exc)
+
+
+def _json_module_only(text: str) -> Any:
+    """parse_json_with_repair as it was before the fast parser."""
+    decode = json.JSONDecoder(strict=False).decode
+    try:
+        return decode(text)
+    except ValueError:
+        repaired = repair_json(text)
+        if repaired == text:
+            raise
+        return decode(repaired)
+
+
+@pytest.mark.parametrize("text", _TRICKY_TEXTS)
+def test_the_fast_parser_agrees_with_the_json_module(text: str) -> None:
+    from pydantic_core import from_json
+
+    fast = _outcome(from_json, text)
+    if fast[0] == "ok":
+        assert fast == _outcome(json.JSONDecoder(strict=False).decode, text)
+    # Values and error messages alike.
+    assert _outcome(parse_json_with_repair, text) == _outcome(_json_module_only, text)
+
+
+@settings(max_examples=300)
+@given(_json_values, st.booleans())
+def test_the_fast_parser_agrees_on_any_json(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert repr(parse_json_with_repair(text)) == repr(json.loads(text))

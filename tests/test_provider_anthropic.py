@@ -1,7 +1,7 @@
 """The anthropic-messages provider over real HTTP against a local Anthropic-speaking server.
 
-Every streaming test runs through both transports (the official SDK and the lean httpx one):
-they share the wire mapping and must behave identically.
+Every streaming test runs through every transport (the lean HTTP client, httpx, the official
+SDK): they share the wire mapping and must behave identically.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pi_host.providers import AbortSignal, LlmContext, Model, ModelCost, StreamO
 from pi_host.providers._anthropic import TRANSPORT_ENV, stream
 from pi_host.providers._anthropic_wire import build_request, normalize_tool_call_id
 from pi_host.providers._errors import is_context_overflow, is_retryable_error, retry_after_ms
+from pi_host.providers._lean_http import LEAN_HTTP_ENV
 from tests.fakeservers import (
     AnthropicServer,
     Reply,
@@ -45,9 +46,23 @@ API_KEY = "sk-ant-api03-SECRET-test-key-0123456789"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
 
-@pytest.fixture(params=["httpx", "sdk"])
+#: The ways a request can go: the lean HTTP client (the default), httpx, the official SDK.
+TRANSPORTS = {
+    "lean": {TRANSPORT_ENV: "httpx"},
+    "httpx": {TRANSPORT_ENV: "httpx", LEAN_HTTP_ENV: "0"},
+    "sdk": {TRANSPORT_ENV: "sdk"},
+}
+
+
+def use_transport(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.delenv(LEAN_HTTP_ENV, raising=False)
+    for variable, value in TRANSPORTS[name].items():
+        monkeypatch.setenv(variable, value)
+
+
+@pytest.fixture(params=list(TRANSPORTS))
 def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(TRANSPORT_ENV, request.param)
+    use_transport(monkeypatch, request.param)
     return str(request.param)
 
 
@@ -287,14 +302,14 @@ async def test_both_transports_emit_identical_events(
         {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "x"}},
     ]
     runs = []
-    for name in ("httpx", "sdk"):
-        monkeypatch.setenv(TRANSPORT_ENV, name)
+    for name in TRANSPORTS:
+        use_transport(monkeypatch, name)
         server.enqueue(anthropic_reply(script, stop_reason="tool_use", chunk_size=2))
         events = await collect(sonnet(server), context(tools=[READ_TOOL]))
         runs.append([_without_timestamp(e.to_json_dict()) for e in events])
-    assert runs[0] == runs[1]
-    first, second = (request.json() for request in server.requests)
-    assert first == second
+    assert runs[0] == runs[1] == runs[2]
+    first, second, third = (request.json() for request in server.requests)
+    assert first == second == third
 
 
 def _without_timestamp(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The lean HTTP transport keeps one client per event loop: connections are reused, then closed."""
+"""Both HTTP clients keep one pool per event loop: connections are reused, then closed."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from pi_host.messages import DoneEvent, UserMessage
 from pi_host.providers import LlmContext, Model, StreamOptions
 from pi_host.providers._anthropic import TRANSPORT_ENV, stream
+from pi_host.providers._lean_http import LEAN_HTTP_ENV
 from tests.fakeservers import AnthropicServer, anthropic_reply
 
 
@@ -39,9 +40,13 @@ class CountingServer(AnthropicServer):
                     self.all_closed.set()
 
 
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountingServer]:
+@pytest.fixture(params=["lean", "httpx"])
+def server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[CountingServer]:
+    """A counting server, reached through either HTTP client (both pool their connections)."""
     monkeypatch.setenv(TRANSPORT_ENV, "httpx")
+    monkeypatch.delenv(LEAN_HTTP_ENV, raising=False)
+    if request.param == "httpx":
+        monkeypatch.setenv(LEAN_HTTP_ENV, "0")
     with CountingServer() as running:
         yield running  # type: ignore[misc]
 

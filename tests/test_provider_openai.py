@@ -24,6 +24,7 @@ from pi_host.messages import (
 )
 from pi_host.providers import LlmContext, Model, ModelCost, StreamOptions, ToolSpec
 from pi_host.providers._errors import is_context_overflow, is_retryable_error, retry_after_ms
+from pi_host.providers._lean_http import LEAN_HTTP_ENV
 from pi_host.providers._openai import stream
 from pi_host.providers._openai_wire import build_request, resolve_compat
 from pi_host.providers._sse import ServerSentEvent, SSEDecoder
@@ -34,9 +35,13 @@ API_KEY = "sk-proj-SECRET-openai-key-9876543210"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(autouse=True, params=["lean", "httpx"])
+def clean_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs through both HTTP clients (the lean one, and httpx)."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv(LEAN_HTTP_ENV, raising=False)
+    if request.param == "httpx":
+        monkeypatch.setenv(LEAN_HTTP_ENV, "0")
 
 
 @pytest.fixture

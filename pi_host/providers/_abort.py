@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
 
 import anyio
@@ -21,12 +22,13 @@ class AbortSignal:
     Code that does not await can poll :attr:`aborted`.
     """
 
-    __slots__ = ("_event", "_reason", "_scopes", "aborted")
+    __slots__ = ("_event", "_listeners", "_reason", "_scopes", "aborted")
 
     def __init__(self) -> None:
         self.aborted = False
         self._reason: str | None = None
         self._scopes: set[anyio.CancelScope] = set()
+        self._listeners: list[Callable[[], None]] = []
         self._event: anyio.Event | None = None
 
     @property
@@ -42,6 +44,8 @@ class AbortSignal:
         self._reason = reason
         for scope in list(self._scopes):
             scope.cancel()
+        for listener in list(self._listeners):
+            listener()
         if self._event is not None:
             self._event.set()
 
@@ -58,6 +62,24 @@ class AbortSignal:
         if self.aborted:
             raise AbortedError(self._reason or "Operation aborted")
 
+    def on_abort(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` on abort (at once if already aborted); returns its remover.
+
+        For waits that are no anyio cancel scope, such as the lean HTTP client's body reads,
+        which wake themselves instead of paying for a scope per read.
+        """
+        if self.aborted:
+            listener()
+            return _nothing
+        listeners = self._listeners
+        listeners.append(listener)
+
+        def remove() -> None:
+            if listener in listeners:
+                listeners.remove(listener)
+
+        return remove
+
     def scope(self) -> _SignalScope:
         """Open a cancel scope that :meth:`abort` cancels (at once if already aborted).
 
@@ -65,6 +87,10 @@ class AbortSignal:
         from normal completion.
         """
         return _SignalScope(self)
+
+
+def _nothing() -> None:
+    return None
 
 
 class _SignalScope:

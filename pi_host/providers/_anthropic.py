@@ -2,18 +2,19 @@
 
 Why two transports. ``import anthropic`` (SDK 2.14) is the single largest start-up cost a
 one-shot run could pay: measured here with compiled bytecode, 1.5-2.9 s and 80 MiB peak RSS
-(the SDK builds hundreds of pydantic models at import), against 0.09 s and 23 MiB for httpx,
-which the OpenAI-compatible provider needs anyway. pi's *whole* one-shot reply takes about
-2.0 s, and pi-host must answer in a quarter of that. A one-shot process that imports this
-provider and streams one reply from a local server takes 0.39 s through httpx and 2.3 s
-through the SDK (``bench/bench_provider.py``).
+(the SDK builds hundreds of pydantic models at import), against 0.09 s and 23 MiB for httpx
+and a few milliseconds for the lean h11 client (:mod:`._lean_http`). pi's *whole* one-shot
+reply takes about 2.0 s, and pi-host must answer in a quarter of that. A one-shot process
+that imports this provider and streams one reply from a local server takes 0.30 s through
+the lean client, 0.36 s through httpx and 2.0 s through the SDK (``bench/bench_provider.py``).
 
 So the request and the response mapping are written once, in :mod:`._anthropic_wire` (no SDK,
 no I/O), and carried by either:
 
 - ``sdk``: the official SDK (``AsyncAnthropic``): its client, auth, default headers, base URL
   and error types, with its own retries off (:func:`._http.open_with_retries` retries for both);
-- ``httpx``: a plain HTTPS POST of the same JSON with the same headers.
+- ``httpx``: a plain HTTPS POST of the same JSON with the same headers, through the lean h11
+  client where it applies (asyncio, no proxy) and httpx elsewhere (:class:`._http.HttpxTransport`).
 
 Like pi, neither uses the SDK's event parsing: the raw SSE bytes go through our own decoder
 and :class:`._anthropic_wire.AnthropicStreamMapper`, so both transports produce identical
@@ -21,9 +22,8 @@ events (the tests run every scenario through both and compare them). Both pin th
 the mapping speaks (``2023-06-01``) and send API keys as ``x-api-key``, as pi does.
 
 Which one runs: ``PI_HOST_ANTHROPIC_TRANSPORT`` = ``sdk`` | ``httpx`` | ``auto`` (default).
-``auto`` uses the SDK once it is imported, and httpx before that. Long-lived modes
-(interactive, RPC) call :func:`warm_up` in a worker thread at start-up, hiding the import
-behind the user's first keystrokes; a one-shot run never pays for it.
+``auto`` uses the SDK once something imported it (:func:`warm_up` does, in a worker thread),
+and ``httpx`` before that; pi-host's own modes never import it.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ transport, create its SSE-to-events mapper); :func:`drive_stream` does the rest 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -76,8 +77,15 @@ async def drive_stream(
         yield builder.start()
         mapper = prepared.mapper
         decoder = SSEDecoder()
+        watch = getattr(response, "watch", None)
+        if watch is not None:
+            # The stream wakes its own reads on abort: no cancel scope per chunk.
+            watch(signal)
+            read = response.next_chunk
+        else:
+            read = functools.partial(_abortable_read, signal, response)
         while True:
-            chunk = await abortable(signal, response.next_chunk())
+            chunk = await read()
             if chunk is None:
                 break
             for sse in decoder.feed(chunk):
@@ -109,3 +117,7 @@ async def drive_stream(
     finally:
         if response is not None:
             await response.aclose()
+
+
+async def _abortable_read(signal: AbortSignal, response: ResponseStream) -> bytes | None:
+    return await abortable(signal, response.next_chunk())

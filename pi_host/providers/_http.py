@@ -1,21 +1,24 @@
 """What the streaming providers share below their wire formats: transports, failures, aborts.
 
 A transport sends one JSON request and hands back a :class:`ResponseStream` (status, headers,
-body chunks). :class:`HttpxTransport` is the lean one, on httpx; the Anthropic SDK transport
-lives in ``_anthropic`` and adapts the SDK to the same shape. Transports never let a network
+body chunks). :class:`HttpxTransport` is the lean one: the h11 client of :mod:`._lean_http`
+where it applies, httpx elsewhere; the Anthropic SDK transport lives in ``_anthropic`` and
+adapts the SDK to the same shape. Transports never let a network
 exception escape: an HTTP error status, a refused connection, a timeout or a connection lost
 mid-stream all become a :class:`ProviderFailure` whose message is what the user will read
 (and what :mod:`._errors` classifies).
 
 Abort: every network await runs inside ``signal.scope()`` (:func:`abortable`), one await at a
 time, never across a ``yield`` of the provider's event generator, so an abort cancels the read
-in flight and never the consumer's code between events.
+in flight and never the consumer's code between events; a stream that can ``watch`` the signal
+itself (the lean client of :mod:`._lean_http`) is spared the scope per read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +44,7 @@ __all__ = [
     "abortable",
     "describe_transport_error",
     "open_with_retries",
+    "tls_context",
     "user_agent",
 ]
 
@@ -78,7 +82,11 @@ class HttpRequest:
 
 
 class ResponseStream(Protocol):
-    """A successful (2xx) response whose body is read chunk by chunk."""
+    """A successful (2xx) response whose body is read chunk by chunk.
+
+    A stream may also offer ``watch(signal)``: after it, its reads end with :class:`Aborted`
+    when ``signal`` aborts, so the driver need not wrap each read in :func:`abortable`.
+    """
 
     status: int
     headers: Mapping[str, str]
@@ -105,12 +113,22 @@ def user_agent() -> str:
 
 
 @functools.cache
-def _tls_context() -> ssl.SSLContext:
-    # httpx loads the CA bundle for every client it creates (about 30 ms); one context serves
-    # every request of the process. Built the way httpx builds it (SSL_CERT_FILE, certifi).
-    import httpx
+def tls_context() -> ssl.SSLContext:
+    """The verifying TLS context of every https request of the process (both HTTP clients).
 
-    return httpx.create_ssl_context()
+    Loading the CA bundle takes ~30 ms, so it is done once, and only when an https URL needs
+    it. The bundle is chosen as httpx chooses it: ``SSL_CERT_FILE``, else ``SSL_CERT_DIR``,
+    else certifi's.
+    """
+    import ssl
+
+    if cafile := os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=cafile)
+    if capath := os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=capath)
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 async def abortable(signal: AbortSignal, awaitable: Awaitable[T]) -> T:
@@ -190,7 +208,7 @@ def _new_client(tls: bool) -> httpx.AsyncClient:
     return httpx.AsyncClient(
         follow_redirects=False,
         # Plain-HTTP targets (local servers) need no certificates at all.
-        verify=_tls_context() if tls else False,
+        verify=tls_context() if tls else False,
     )
 
 
@@ -253,10 +271,12 @@ class _HttpxResponseStream:
 
 
 class HttpxTransport:
-    """POST JSON with httpx and stream the body; error statuses become :class:`ProviderFailure`.
+    """POST JSON and stream the body; error statuses become :class:`ProviderFailure`.
 
-    Requests share one client per event loop (see :func:`_pooled_client`), so a warm process
-    reuses its connections to a provider, as pi's HTTP stack does.
+    The request goes through the lean h11 client (:mod:`._lean_http`) where it applies (an
+    asyncio loop, no proxy), else through httpx. Either keeps one pool of connections per
+    event loop (see :func:`_pooled_client`), so a warm process reuses its connections to a
+    provider, as pi's HTTP stack does.
 
     :param error_style: how HTTP error bodies are worded (see :func:`._errors.http_error_message`).
     """
@@ -265,6 +285,13 @@ class HttpxTransport:
         self._error_style: Literal["anthropic", "openai"] = error_style
 
     async def open(self, request: HttpRequest) -> ResponseStream:
+        from ._lean_http import LeanTransport, lean_transport_applies
+
+        if lean_transport_applies(request.url):
+            return await LeanTransport(self._error_style).open(request)
+        return await self._open_with_httpx(request)
+
+    async def _open_with_httpx(self, request: HttpRequest) -> ResponseStream:
         import httpx
         from pydantic_core import to_json
 

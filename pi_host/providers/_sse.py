@@ -12,14 +12,17 @@ an event with an ``event:`` name but no ``data:`` is still dispatched, as pi's d
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["SSEDecoder", "ServerSentEvent"]
 
 
-@dataclass(frozen=True, slots=True)
-class ServerSentEvent:
-    """One dispatched event. ``event`` is ``None`` when the server named none (``message``)."""
+class ServerSentEvent(NamedTuple):
+    """One dispatched event. ``event`` is ``None`` when the server named none (``message``).
+
+    A named tuple rather than a frozen dataclass: a long reply dispatches thousands, and a
+    tuple is built three times faster.
+    """
 
     event: str | None
     data: str
@@ -91,41 +94,61 @@ class SSEDecoder:
         if "\n" not in text:
             self._buffer += text
             return []
-        lines = (self._buffer + text).split("\n")
+        lines = (self._buffer + text).split("\n") if self._buffer else text.split("\n")
         self._buffer = lines.pop()
         events: list[ServerSentEvent] = []
+        # The common lines (data, event, the blank line) are handled inline: this loop runs
+        # three times per streamed delta.
         for line in lines:
-            event = self._line(line)
-            if event is not None:
-                events.append(event)
+            if not line:
+                if self._has_data or self._event is not None:
+                    events.append(self._dispatch_pending())
+                continue
+            field, colon, value = line.partition(":")
+            if colon and value[:1] == " ":
+                value = value[1:]
+            if field == "data":
+                self._data.append(value)
+                self._has_data = True
+            elif field == "event":
+                self._event = value
+            else:
+                self._field(field, value)
         return events
 
     def _line(self, line: str) -> ServerSentEvent | None:
         if not line:
             return self._dispatch()
-        if line[0] == ":":
-            return None
         field, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
+        if colon and value[:1] == " ":
             value = value[1:]
         if field == "data":
             self._data.append(value)
             self._has_data = True
         elif field == "event":
             self._event = value
-        elif field == "id":
+        else:
+            self._field(field, value)
+        return None
+
+    def _field(self, field: str, value: str) -> None:
+        # A line starting with ":" is a comment (an empty field name), ignored like any other
+        # field name the SSE specification does not define.
+        if field == "id":
             if "\0" not in value:
                 self._id = value
         elif field == "retry" and value.isdigit():
             self._retry = int(value)
-        # Any other field name is ignored, as the SSE specification says.
-        return None
 
     def _dispatch(self) -> ServerSentEvent | None:
         if not self._has_data and self._event is None:
             return None
+        return self._dispatch_pending()
+
+    def _dispatch_pending(self) -> ServerSentEvent:
+        data = self._data
         event = ServerSentEvent(
-            event=self._event or None, data="\n".join(self._data), id=self._id, retry=self._retry
+            self._event or None, data[0] if len(data) == 1 else "\n".join(data), self._id, self._retry
         )
         self._event = None
         self._data = []
