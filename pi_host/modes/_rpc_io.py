@@ -19,6 +19,8 @@ from anyio.from_thread import BlockingPortal
 
 from pi_host.messages import WireModel
 
+from ._jsonl import write_line
+
 __all__ = ["JsonlWriter", "RpcUI", "decode_line", "read_lines_in_thread"]
 
 
@@ -54,13 +56,12 @@ class JsonlWriter:
 
     def write(self, record: Any) -> None:
         """Write a dict (JSON-encoded) or a :class:`WireModel` (pi's camelCase JSON)."""
-        data = record.to_json_bytes() if isinstance(record, WireModel) else _dumps(record)
+        data = record if isinstance(record, WireModel) else _dumps(record)
         with self._lock:
             if self.closed:
                 return
             try:
-                self._stream.write(data + b"\n")
-                self._stream.flush()
+                write_line(self._stream, data)
             except (BrokenPipeError, ValueError):
                 # The client went away; nothing more can be said to it.
                 self.closed = True

@@ -1,0 +1,99 @@
+"""The runtime's own cost per streamed event in ``--mode json``, without a provider.
+
+Creates a session as ``pi-host --mode json`` does (default plugins, a session file), swaps
+its stream function for one that yields pre-built ``text_delta`` events whose partial reply
+grows by one character each, and writes JSON mode's lines to ``/dev/null``. What is timed
+(CPU time of this process) is everything between the provider and the file descriptor: the
+agent loop, the agent and session listeners, hook dispatch, serialisation and the write.
+
+    uv run python bench/bench_event_path.py [--deltas 5000] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.side_by_side._agents import DEFAULT_PLUGINS, MODEL, write_models_json  # noqa: E402
+
+
+async def measure(deltas: int, rounds: int) -> list[float]:
+    from pi_host.messages import AssistantMessage, DoneEvent, StartEvent, TextContent, TextDeltaEvent, Usage
+    from pi_host.modes import _print
+    from pi_host.runtime import Host, SessionOptions, create_session
+
+    session = await create_session(SessionOptions(mode="json", model=MODEL), host=Host.load())
+    fields: dict[str, Any] = {
+        "api": "anthropic-messages",
+        "provider": "bench",
+        "model": "fake-model",
+        "usage": Usage(),
+        "stop_reason": "stop",
+        "timestamp": 1,
+    }
+    partials = [AssistantMessage(content=[TextContent(text="x" * n)], **fields) for n in range(deltas + 1)]
+    events = [TextDeltaEvent(content_index=0, delta="x", partial=partials[n + 1]) for n in range(deltas)]
+
+    async def stream_events() -> AsyncIterator[Any]:
+        yield StartEvent(partial=partials[0])
+        for event in events:
+            yield event
+        yield DoneEvent(reason="stop", message=partials[-1])
+
+    session.agent.stream_fn = lambda model, context, options: stream_events()
+    results = []
+    with open(os.devnull, "w") as sink:
+        saved, sys.stdout = sys.stdout, sink
+        try:
+            session.subscribe(_print._write_json_line)
+            for _ in range(rounds):
+                start = time.process_time()
+                await session.prompt("Stream.")
+                results.append((time.process_time() - start) / deltas * 1e6)
+        finally:
+            sys.stdout = saved
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--deltas", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", help="write a cProfile of the rounds to this file")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        write_models_json(directory / "agent", "http://127.0.0.1:9")
+        os.environ["PI_HOST_DIR"] = str(directory / "agent")
+        os.environ["PI_HOST_PLUGINS"] = ",".join(DEFAULT_PLUGINS)
+        (directory / "project").mkdir()
+        os.chdir(directory / "project")
+        if args.profile:
+            import cProfile
+
+            with cProfile.Profile() as profiler:
+                results = anyio.run(measure, args.deltas, args.rounds)
+            profiler.dump_stats(args.profile)
+        else:
+            results = anyio.run(measure, args.deltas, args.rounds)
+    rounds = ", ".join(f"{r:.1f}" for r in results)
+    print(f"{args.deltas} deltas: median {statistics.median(results):.1f} µs CPU an event (rounds: {rounds})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
