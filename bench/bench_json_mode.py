@@ -83,6 +83,7 @@ def run_once(env: dict[str, str], cwd: Path, profile: str | None = None) -> tupl
     if status:
         raise SystemExit(f"pi-host exited with status {status}")
     cpu = usage.ru_utime + usage.ru_stime
+    print(f"  user {usage.ru_utime:.2f} s, system {usage.ru_stime:.2f} s", file=sys.stderr)
     return updates / max(last - first, 1e-6), cpu / max(updates, 1) * 1e6, updates, total
 
 
