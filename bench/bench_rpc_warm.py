@@ -67,7 +67,7 @@ def _start_server(script: list[dict[str, Any]], directory: Path) -> tuple[subpro
 # round trips as JSON on stderr.
 _CLIENT = r"""
 import json, sys, time
-prompts, tools = int(sys.argv[1]), int(sys.argv[2])
+prompts, tools, states = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 out, inp = sys.stdout.buffer, sys.stdin.buffer
 def send(command):
     out.write(json.dumps(command).encode() + b"\n"); out.flush(); return time.perf_counter()
@@ -92,18 +92,29 @@ if tools:
     stamps = []
     until(b"tool_execution_end", stamps)
     tool_times = [(b - a) * 1000 for a, b in zip(stamps, stamps[1:])]
-sys.stderr.write(json.dumps({"prompt_ms": times, "tool_ms": tool_times}) + "\n")
+state_times = []
+if states:
+    send({"type": "prompt", "message": "Stream slowly."})
+    until(b"message_update", stop=b'{"type":"message_update"')
+    for n in range(states):
+        sent = send({"id": f"s{n}", "type": "get_state"})
+        answered = until(b"response", stop=b'{"id":"s%d","type":"response"' % n)
+        state_times.append((answered - sent) * 1000)
+        time.sleep(0.02)
+    until(b"agent_end")
+result = {"prompt_ms": times, "tool_ms": tool_times, "get_state_ms": state_times}
+sys.stderr.write(json.dumps(result) + "\n")
 """
 
 
-async def serve(prompts: int, tools: int, profile: str | None) -> dict[str, list[float]]:
+async def serve(prompts: int, tools: int, states: int, profile: str | None) -> dict[str, list[float]]:
     from pi_host.modes._rpc import RpcServer
     from pi_host.runtime import Host, SessionOptions, create_session
 
     host = Host.load()
     session = await create_session(SessionOptions(mode="rpc", model=MODEL), host=host)
     client = subprocess.Popen(
-        [sys.executable, "-c", _CLIENT, str(prompts), str(tools)],
+        [sys.executable, "-c", _CLIENT, str(prompts), str(tools), str(states)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -138,7 +149,11 @@ async def serve(prompts: int, tools: int, profile: str | None) -> dict[str, list
     elif profiler is not None:
         profiler.disable()
         profiler.dump_stats(profile)
-    results: dict[str, list[float]] = json.loads(client.stderr.read())
+    report = client.stderr.read()
+    try:
+        results: dict[str, list[float]] = json.loads(report)
+    except ValueError:
+        raise SystemExit(f"the client failed: {report.decode(errors='replace')}") from None
     client.wait()
     ends = cpu["agent_end"][1 : 2 + prompts]  # from the second warm-up on
     results["prompt_cpu_ms"] = [b - a for a, b in itertools.pairwise(ends)]
@@ -152,6 +167,7 @@ def main() -> int:
     )
     parser.add_argument("--prompts", type=int, default=100)
     parser.add_argument("--tools", type=int, default=20, help="sequential bash tool turns in one prompt")
+    parser.add_argument("--states", type=int, default=10, help="get_state round trips while a reply streams")
     parser.add_argument(
         "--profile", help="profile the serving process: cProfile stats, or pyinstrument for a .html name"
     )
@@ -162,6 +178,9 @@ def main() -> int:
         script += [_tool_turn(n) for n in range(args.tools)] + (
             [_text("Ran the tools.")] if args.tools else []
         )
+        if args.states:  # long enough for every poll (20 ms apart) to land while it streams
+            slow = {"content": "y" * (3 * args.states + 20), "chunk_size": 1}
+            script.append({"reply": slow, "latency": 0.01})
         server, base_url = _start_server(script, directory)
         try:
             agent_dir = directory / "agent"
@@ -171,7 +190,7 @@ def main() -> int:
             project = directory / "project"
             project.mkdir()
             os.chdir(project)
-            results = anyio.run(serve, args.prompts, args.tools, args.profile)
+            results = anyio.run(serve, args.prompts, args.tools, args.states, args.profile)
         finally:
             server.terminate()
             server.wait()

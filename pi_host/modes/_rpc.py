@@ -23,7 +23,7 @@ from pi_host.messages import AssistantMessage, ImageContent, TextContent, UserMe
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.runtime import AgentSession, clamp_thinking_level
 
-from ._rpc_io import JsonlWriter, RpcUI, read_lines_in_thread
+from ._rpc_io import JsonlWriter, RpcUI, read_lines
 
 __all__ = ["RpcServer", "run_rpc_mode"]
 
@@ -133,7 +133,7 @@ class RpcServer:
                 session.bind_task_group(tg)
                 tg.start_soon(self._watch_signals)
                 await session.start("startup")
-                tg.start_soon(read_lines_in_thread, self.stdin, send)
+                tg.start_soon(read_lines, self.stdin, send)
                 tg.start_soon(self._read_commands, receive, tg)
                 await self._done.wait()
                 await self._shutdown()

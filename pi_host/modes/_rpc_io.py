@@ -8,6 +8,8 @@ characters inside JSON strings, so lines are split on the byte ``\\n`` and never
 from __future__ import annotations
 
 import json
+import os
+import stat
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,7 +23,7 @@ from pi_host.messages import WireModel
 
 from ._jsonl import write_line
 
-__all__ = ["JsonlWriter", "RpcUI", "decode_line", "read_lines_in_thread"]
+__all__ = ["JsonlWriter", "RpcUI", "decode_line", "read_lines", "read_lines_in_thread"]
 
 
 def decode_line(raw: bytes) -> str:
@@ -65,6 +67,56 @@ class JsonlWriter:
             except (BrokenPipeError, ValueError):
                 # The client went away; nothing more can be said to it.
                 self.closed = True
+
+
+async def read_lines(stream: BinaryIO, send: ObjectSendStream[str]) -> None:
+    """Feed ``send`` with the records of ``stream`` (not read from before); close it at EOF.
+
+    A pipe, socket or terminal is read on the event loop when it becomes readable: a command
+    reaches its handler without a thread hand-off (the reader thread waking, waking the loop,
+    waiting for the loop's answer), which was most of a ``get_state`` round trip. What the
+    loop cannot wait on (a regular file; an event loop without reader callbacks) is read by
+    :func:`read_lines_in_thread`.
+    """
+    fd = _pollable_fd(stream)
+    if fd is not None:
+        try:
+            await anyio.wait_readable(fd)
+        except (NotImplementedError, OSError):
+            fd = None
+    if fd is None:
+        await read_lines_in_thread(stream, send)
+        return
+    async with send:
+        pending = b""
+        while True:
+            # The descriptor is readable: the read returns what is there without blocking.
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                break
+            pending += chunk
+            if b"\n" in chunk:
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    await send.send(decode_line(line))
+            await anyio.wait_readable(fd)
+        if pending:
+            await send.send(decode_line(pending))
+
+
+_CHUNK = 1 << 16
+
+
+def _pollable_fd(stream: BinaryIO) -> int | None:
+    """``stream``'s descriptor when it is one an event loop can wait on (not a regular file)."""
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):
+        return None
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        return fd
+    return None
 
 
 async def read_lines_in_thread(stream: BinaryIO, send: ObjectSendStream[str]) -> None:
