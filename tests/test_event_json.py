@@ -101,3 +101,17 @@ def test_an_event_with_extra_fields_keeps_the_generic_field_order() -> None:
     odd = MessageUpdateEvent(message=event.message, assistant_message_event=inner)
     assert odd.to_json() == WireModel.to_json(odd)
     assert odd.json_parts() == (WireModel.to_json(odd).encode("utf-8"),)
+
+
+def test_to_json_bytes_is_to_json_encoded_also_where_a_subclass_overrides_to_json() -> None:
+    from pi_host.messages import AgentEndEvent, UserMessage
+    from pi_host.session import SessionMessageEntry
+
+    message = UserMessage(content="héllo \u2028 😀", timestamp=1)
+    event = AgentEndEvent(messages=[message])
+    assert event.to_json_bytes() == event.to_json().encode("utf-8")
+    entry = SessionMessageEntry(
+        id="a1b2c3d4", parent_id=None, timestamp="2026-01-01T00:00:00.000Z", message=message
+    )
+    assert entry.to_json_bytes() == entry.to_json().encode("utf-8")
+    assert '"parentId":null' in entry.to_json()  # the session's own serialisation, not pydantic's
