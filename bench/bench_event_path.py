@@ -7,6 +7,7 @@ grows by one character each, and writes JSON mode's lines to ``/dev/null``. What
 agent loop, the agent and session listeners, hook dispatch, serialisation and the write.
 
     uv run python bench/bench_event_path.py [--deltas 5000] [--rounds 5]
+    BENCH_PIPE=1 uv run python bench/bench_event_path.py   # lines into a drained pipe
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 
@@ -54,7 +55,7 @@ async def measure(deltas: int, rounds: int) -> list[float]:
 
     session.agent.stream_fn = lambda model, context, options: stream_events()
     results = []
-    with open(os.devnull, "w") as sink:
+    with _sink() as sink:
         saved, sys.stdout = sys.stdout, sink
         try:
             if not os.environ.get("BENCH_NO_WRITER"):
@@ -66,6 +67,21 @@ async def measure(deltas: int, rounds: int) -> list[float]:
         finally:
             sys.stdout = saved
     return results
+
+
+def _sink() -> IO[str]:
+    """Where the lines go: ``/dev/null``, or with ``BENCH_PIPE=1`` a pipe that a child process
+    drains (what a JSON-mode reader does; the child's CPU time is not counted)."""
+    if not os.environ.get("BENCH_PIPE"):
+        return open(os.devnull, "w")
+    read_fd, write_fd = os.pipe()
+    if os.fork() == 0:
+        os.close(write_fd)
+        while os.read(read_fd, 1 << 20):
+            pass
+        os._exit(0)
+    os.close(read_fd)
+    return os.fdopen(write_fd, "w")
 
 
 def main() -> int:

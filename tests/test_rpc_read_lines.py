@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+from typing import Any
 
 import anyio
 import pytest
@@ -13,14 +14,9 @@ from pi_host.modes import _rpc_io
 from pi_host.modes._rpc_io import read_lines
 
 
-async def _collect(stream: object) -> list[str]:
-    send, receive = anyio.create_memory_object_stream[str](64)
+async def _collect(stream: Any) -> list[str]:
     records: list[str] = []
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(read_lines, stream, send)
-        async with receive:
-            async for record in receive:
-                records.append(record)
+    await read_lines(stream, records.append)
     return records
 
 

@@ -127,14 +127,12 @@ class RpcServer:
         session = self.session
         session.ui = self.ui
         unsubscribe = session.subscribe(self.writer.write)
-        send, receive = anyio.create_memory_object_stream[str](64)
         try:
             async with anyio.create_task_group() as tg:
                 session.bind_task_group(tg)
                 tg.start_soon(self._watch_signals)
                 await session.start("startup")
-                tg.start_soon(read_lines, self.stdin, send)
-                tg.start_soon(self._read_commands, receive, tg)
+                tg.start_soon(self._read_commands, tg)
                 await self._done.wait()
                 await self._shutdown()
                 tg.cancel_scope.cancel()
@@ -143,10 +141,8 @@ class RpcServer:
             self.ui.cancel_all()
         return self.exit_code
 
-    async def _read_commands(self, receive: Any, tg: TaskGroup) -> None:
-        async with receive:
-            async for line in receive:
-                self.handle_line(line, tg)
+    async def _read_commands(self, tg: TaskGroup) -> None:
+        await read_lines(self.stdin, lambda line: self.handle_line(line, tg))
         self._done.set()
 
     async def _shutdown(self) -> None:

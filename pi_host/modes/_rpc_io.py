@@ -69,14 +69,14 @@ class JsonlWriter:
                 self.closed = True
 
 
-async def read_lines(stream: BinaryIO, send: ObjectSendStream[str]) -> None:
-    """Feed ``send`` with the records of ``stream`` (not read from before); close it at EOF.
+async def read_lines(stream: BinaryIO, on_line: Callable[[str], None]) -> None:
+    """Call ``on_line(record)`` for each record of ``stream`` (not read from before) until EOF.
 
-    A pipe, socket or terminal is read on the event loop when it becomes readable: a command
-    reaches its handler without a thread hand-off (the reader thread waking, waking the loop,
-    waiting for the loop's answer), which was most of a ``get_state`` round trip. What the
-    loop cannot wait on (a regular file; an event loop without reader callbacks) is read by
-    :func:`read_lines_in_thread`.
+    A pipe, socket or terminal is read on the event loop when it becomes readable, and each
+    record is handed over at once: no thread hand-off (the reader thread waking, waking the
+    loop, waiting for its answer) and no queue between reader and handler, which were most
+    of a ``get_state`` round trip. What the loop cannot wait on (a regular file; an event
+    loop without reader callbacks) is read by :func:`read_lines_in_thread`.
     """
     fd = _pollable_fd(stream)
     if fd is not None:
@@ -85,23 +85,26 @@ async def read_lines(stream: BinaryIO, send: ObjectSendStream[str]) -> None:
         except (NotImplementedError, OSError):
             fd = None
     if fd is None:
-        await read_lines_in_thread(stream, send)
+        send, receive = anyio.create_memory_object_stream[str](64)
+        async with anyio.create_task_group() as tg, receive:
+            tg.start_soon(read_lines_in_thread, stream, send)
+            async for record in receive:
+                on_line(record)
         return
-    async with send:
-        pending = b""
-        while True:
-            # The descriptor is readable: the read returns what is there without blocking.
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                break
-            pending += chunk
-            if b"\n" in chunk:
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    await send.send(decode_line(line))
-            await anyio.wait_readable(fd)
-        if pending:
-            await send.send(decode_line(pending))
+    pending = b""
+    while True:
+        # The descriptor is readable: the read returns what is there without blocking.
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            break
+        pending += chunk
+        if b"\n" in chunk:
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                on_line(decode_line(line))
+        await anyio.wait_readable(fd)
+    if pending:
+        on_line(decode_line(pending))
 
 
 _CHUNK = 1 << 16
