@@ -69,6 +69,43 @@ async def measure(deltas: int, rounds: int) -> list[float]:
     return results
 
 
+async def measure_prompts(rounds: int, prompts: int) -> list[float]:
+    """CPU µs per prompt (a three-delta reply) as RPC mode runs it, without a provider."""
+    from pi_host.messages import AssistantMessage, DoneEvent, StartEvent, TextContent, TextDeltaEvent, Usage
+    from pi_host.modes._rpc_io import JsonlWriter
+    from pi_host.runtime import Host, SessionOptions, create_session
+
+    host = Host.load()
+    fields: dict[str, Any] = {"api": "anthropic-messages", "provider": "bench", "model": "fake-model"}
+    texts = ["", "Reply ", "Reply number ", "Reply number 5."]
+
+    async def stream_events() -> AsyncIterator[Any]:
+        partials = [
+            AssistantMessage(content=[TextContent(text=t)] if t else [], usage=Usage(), **fields)
+            for t in texts
+        ]
+        yield StartEvent(partial=partials[0])
+        for n in range(1, len(texts)):
+            delta = texts[n][len(texts[n - 1]) :]
+            yield TextDeltaEvent(content_index=0, delta=delta, partial=partials[n])
+        yield DoneEvent(reason="stop", message=partials[-1])
+
+    results = []
+    with _sink() as sink:
+        for _ in range(rounds):
+            session = await create_session(SessionOptions(mode="rpc", model=MODEL), host=host)
+            session.agent.stream_fn = lambda model, context, options: stream_events()
+            session.subscribe(JsonlWriter(sink.buffer).write)
+            for _ in range(2):  # warm-up
+                await session.prompt("Warm up.")
+            start = time.process_time()
+            for _ in range(prompts):
+                await session.prompt("Say something.")
+            results.append((time.process_time() - start) / prompts * 1e6)
+            await session.shutdown("quit")
+    return results
+
+
 def _sink() -> IO[str]:
     """Where the lines go: ``/dev/null``, or with ``BENCH_PIPE=1`` a pipe that a child process
     drains (what a JSON-mode reader does; the child's CPU time is not counted)."""
@@ -91,6 +128,12 @@ def main() -> int:
     parser.add_argument("--deltas", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", help="write a cProfile of the rounds to this file")
+    parser.add_argument(
+        "--prompts",
+        type=int,
+        default=0,
+        help="instead: CPU per prompt of RPC mode, this many prompts a round",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         directory = Path(scratch)
@@ -99,6 +142,13 @@ def main() -> int:
         os.environ["PI_HOST_PLUGINS"] = ",".join(DEFAULT_PLUGINS)
         (directory / "project").mkdir()
         os.chdir(directory / "project")
+        if args.prompts:
+            results = anyio.run(measure_prompts, args.rounds, args.prompts)
+            rounds = ", ".join(f"{r:.0f}" for r in results)
+            print(
+                f"RPC prompt, no provider: median {statistics.median(results):.0f} µs CPU (rounds: {rounds})"
+            )
+            return 0
         if args.profile:
             import cProfile
 
