@@ -75,3 +75,40 @@ def test_a_write_cut_short_is_completed(monkeypatch: pytest.MonkeyPatch) -> None
     assert calls
     assert _read_all(read_fd) == WireModel.to_json(update).encode() + b"\n"
     os.close(read_fd)
+
+
+def test_rpc_writer_sends_a_burst_in_one_write_before_the_loop_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyio
+
+    from pi_host.modes._rpc_io import JsonlWriter
+
+    real = os.writev
+    calls: list[int] = []
+
+    def counting_writev(fd: int, parts: list[bytes]) -> int:
+        calls.append(len(parts))
+        return real(fd, parts)
+
+    monkeypatch.setattr(_jsonl, "_writev", counting_writev)
+    read_fd, write_fd = os.pipe()
+    stream = os.fdopen(write_fd, "wb")
+    writer = JsonlWriter(stream)
+    update = _update("z" * 100)
+
+    async def main() -> bytes:
+        writer.write(update)
+        writer.write(TurnStartEvent())
+        writer.write({"type": "response", "success": True})
+        assert calls == []  # nothing written during the step that wrote the records ...
+        await anyio.sleep(0)  # ... and all of it once the step ends, before any wait
+        assert len(calls) == 1
+        return os.read(read_fd, 1 << 16)
+
+    got = anyio.run(main)
+    assert got == (
+        WireModel.to_json(update).encode() + b'\n{"type":"turn_start"}\n{"type":"response","success":true}\n'
+    )
+    writer.write(TurnStartEvent())  # no loop running: written through at once
+    assert os.read(read_fd, 1 << 16) == b'{"type":"turn_start"}\n'
+    stream.close()
+    os.close(read_fd)

@@ -139,6 +139,7 @@ class RpcServer:
         finally:
             unsubscribe()
             self.ui.cancel_all()
+            self.writer.flush()
         return self.exit_code
 
     async def _read_commands(self, tg: TaskGroup) -> None:

@@ -7,6 +7,7 @@ characters inside JSON strings, so lines are split on the byte ``\\n`` and never
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -21,7 +22,7 @@ from anyio.from_thread import BlockingPortal
 
 from pi_host.messages import WireModel
 
-from ._jsonl import write_line
+from ._jsonl import line_parts, write_parts
 
 __all__ = ["JsonlWriter", "RpcUI", "decode_line", "read_lines", "read_lines_in_thread"]
 
@@ -45,28 +46,55 @@ def _dumps(value: Any) -> bytes:
 
 
 class JsonlWriter:
-    """Writes whole records to a binary stream, one line each, flushed at once.
+    """Writes whole records to a binary stream, one line each, in order.
 
-    Every write happens synchronously on the event loop's thread, so records of concurrent
-    tasks (events, responses, UI requests) can never interleave within a line.
+    Records written on the event loop's thread during one step of the loop (a burst such as
+    ``message_end``, ``turn_end``, ``agent_end``) are written out together, in one system
+    call, as soon as that step ends: before the loop waits for anything, so a client waiting
+    for a line gets it without delay. A record written from another thread, or with no loop
+    running, is written through at once. Lines are whole: records of concurrent tasks
+    (events, responses, UI requests) never interleave within a line.
     """
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
         self._lock = threading.Lock()
+        self._pending: list[bytes] = []
+        self._flush_scheduled = False
         self.closed = False
 
     def write(self, record: Any) -> None:
         """Write a dict (JSON-encoded) or a :class:`WireModel` (pi's camelCase JSON)."""
-        data = record if isinstance(record, WireModel) else _dumps(record)
+        data = line_parts(record if isinstance(record, WireModel) else _dumps(record))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
         with self._lock:
             if self.closed:
                 return
-            try:
-                write_line(self._stream, data)
-            except (BrokenPipeError, ValueError):
-                # The client went away; nothing more can be said to it.
-                self.closed = True
+            self._pending.extend(data)
+            if loop is None:
+                self._flush_locked()
+            elif not self._flush_scheduled:
+                self._flush_scheduled = True
+                loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write out every record not written yet (the mode also calls this when it ends)."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        self._flush_scheduled = False
+        pending, self._pending = self._pending, []
+        if not pending or self.closed:
+            return
+        try:
+            write_parts(self._stream, pending)
+        except (BrokenPipeError, ValueError):
+            # The client went away; nothing more can be said to it.
+            self.closed = True
 
 
 async def read_lines(stream: BinaryIO, on_line: Callable[[str], None]) -> None:
