@@ -76,6 +76,19 @@ def test_file_is_created_with_the_first_assistant_message(tmp_path: Path) -> Non
     assert len(lines(file)) == 5  # then one line per append
 
 
+def test_the_directory_is_made_again_if_it_went_away(tmp_path: Path) -> None:
+    manager = SessionManager.create("/w", tmp_path / "nested" / "sessions")
+    file = manager.session_file
+    assert file is not None
+    manager.append_message(user("hi"))
+    manager.append_message(assistant("hello"))
+    assert len(lines(file)) == 3
+    file.unlink()
+    file.parent.rmdir()
+    manager.append_message(user("again"))  # appends the new entry to a fresh file
+    assert [line["type"] for line in lines(file)] == ["message"]
+
+
 def test_appends_chain_onto_the_leaf(tmp_path: Path) -> None:
     manager = SessionManager.create("/w", tmp_path)
     assert manager.leaf_id is None and manager.get_leaf_entry() is None

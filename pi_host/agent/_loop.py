@@ -588,7 +588,7 @@ class _Run:
                         elif partial is not None:
                             partial = event.partial
                             messages[-1] = partial
-                            update = MessageUpdateEvent(message=partial, assistant_message_event=event)
+                            update = MessageUpdateEvent.of(partial, event)
                         else:
                             continue
                         guard.shield = True

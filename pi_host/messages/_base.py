@@ -56,6 +56,9 @@ class WireModel(BaseModel):
 
     def to_json_bytes(self) -> bytes:
         """:meth:`to_json` encoded as UTF-8, what JSON and RPC modes write."""
+        if type(self).to_json is WireModel.to_json:
+            # The serialiser's own bytes: no decoding to text and encoding back.
+            return self.__pydantic_serializer__.to_json(self, by_alias=True, exclude_none=True)
         return self.to_json().encode("utf-8")
 
 

@@ -204,29 +204,66 @@ class MessageUpdateEvent(WireModel):
     message: AgentMessage
     assistant_message_event: AssistantMessageEvent
 
+    @classmethod
+    def of(cls, message: AssistantMessage, event: AssistantMessageEvent) -> MessageUpdateEvent:
+        """The agent loop's event for one streamed delta, built without validation.
+
+        Both parts are models the provider already built and validated; validating them
+        again (two unions of model instances) was a measurable share of the per-delta cost.
+        The result equals ``cls(message=message, assistant_message_event=event)``, fields
+        set and extras included (checked by a test).
+        """
+        update = _new(cls)
+        _set(
+            update,
+            "__dict__",
+            {"type": "message_update", "message": message, "assistant_message_event": event},
+        )
+        _set(update, "__pydantic_fields_set__", _UPDATE_FIELDS_SET)
+        _set(update, "__pydantic_extra__", {})
+        _set(update, "__pydantic_private__", None)
+        return update
+
     def to_json(self) -> str:
         return self.to_json_bytes().decode("utf-8")
 
     def to_json_bytes(self) -> bytes:
-        """pi's JSON line. The streamed message and the event's ``partial`` are normally the same
-        object, so it is serialised once and written twice, as bytes straight from pydantic-core
-        (JSON and RPC modes write one of these per delta, and the message grows with the reply)."""
+        return b"".join(self.json_parts())
+
+    def json_parts(self) -> tuple[bytes, ...]:
+        """pi's JSON line in pieces that concatenate to :meth:`to_json_bytes`.
+
+        The streamed message and the event's ``partial`` are normally the same object, so it
+        is serialised once and its bytes appear twice in the pieces: JSON and RPC modes write
+        one of these lines per delta, the message grows with the reply, and a writer can hand
+        the pieces to ``os.writev`` without joining them (:mod:`pi_host.modes._jsonl`).
+        """
         event = self.assistant_message_event
-        if getattr(event, "partial", None) is not self.message or not isinstance(self.message, WireModel):
-            return WireModel.to_json(self).encode("utf-8")
-        message = _to_json(self.message)
-        head = _to_json(event, exclude={"partial"})
-        return b"".join(
-            (
-                b'{"type":"message_update","message":',
-                message,
-                b',"assistantMessageEvent":',
-                head[:-1],
-                b',"partial":',
-                message,
-                b"}}",
-            )
+        message = self.message
+        if (
+            getattr(event, "partial", None) is not message
+            or not isinstance(message, WireModel)
+            or event.__pydantic_extra__  # extras follow ``partial`` in the generic output
+            or self.__pydantic_extra__
+        ):
+            return (WireModel.to_json(self).encode("utf-8"),)
+        body = _to_json(message)
+        head = _to_json(event, exclude=_PARTIAL)
+        return (
+            b'{"type":"message_update","message":',
+            body,
+            b',"assistantMessageEvent":',
+            head[:-1],
+            b',"partial":',
+            body,
+            b"}}",
         )
+
+
+_new = object.__new__
+_set = object.__setattr__
+_UPDATE_FIELDS_SET = {"message", "assistant_message_event"}
+_PARTIAL = {"partial"}
 
 
 def _to_json(model: WireModel, exclude: set[str] | None = None) -> bytes:

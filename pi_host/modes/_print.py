@@ -17,6 +17,8 @@ from pi_host.hookspecs import StashKey
 from pi_host.messages import AssistantMessage, ImageContent, TextContent, WireModel
 from pi_host.runtime import AgentSession, SessionError
 
+from ._jsonl import write_line
+
 __all__ = ["run_print_mode"]
 
 _SIGNAL_EXIT: StashKey[int] = StashKey()
@@ -32,8 +34,7 @@ def _write_json_line(event: Any) -> None:
         # Bytes straight to the binary layer: a message_update line holds the whole reply so
         # far, twice, and going through the text layer decoded and re-encoded all of it.
         sys.stdout.flush()  # whatever was written as text goes first
-        out.write(event.to_json_bytes() + b"\n")
-        out.flush()
+        write_line(out, event)
 
 
 async def run_print_mode(

@@ -23,7 +23,7 @@ from pi_host.messages import AssistantMessage, ImageContent, TextContent, UserMe
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.runtime import AgentSession, clamp_thinking_level
 
-from ._rpc_io import JsonlWriter, RpcUI, read_lines_in_thread
+from ._rpc_io import JsonlWriter, RpcUI, read_lines
 
 __all__ = ["RpcServer", "run_rpc_mode"]
 
@@ -127,26 +127,23 @@ class RpcServer:
         session = self.session
         session.ui = self.ui
         unsubscribe = session.subscribe(self.writer.write)
-        send, receive = anyio.create_memory_object_stream[str](64)
         try:
             async with anyio.create_task_group() as tg:
                 session.bind_task_group(tg)
                 tg.start_soon(self._watch_signals)
                 await session.start("startup")
-                tg.start_soon(read_lines_in_thread, self.stdin, send)
-                tg.start_soon(self._read_commands, receive, tg)
+                tg.start_soon(self._read_commands, tg)
                 await self._done.wait()
                 await self._shutdown()
                 tg.cancel_scope.cancel()
         finally:
             unsubscribe()
             self.ui.cancel_all()
+            self.writer.flush()
         return self.exit_code
 
-    async def _read_commands(self, receive: Any, tg: TaskGroup) -> None:
-        async with receive:
-            async for line in receive:
-                self.handle_line(line, tg)
+    async def _read_commands(self, tg: TaskGroup) -> None:
+        await read_lines(self.stdin, lambda line: self.handle_line(line, tg))
         self._done.set()
 
     async def _shutdown(self) -> None:

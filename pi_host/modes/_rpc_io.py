@@ -7,7 +7,10 @@ characters inside JSON strings, so lines are split on the byte ``\\n`` and never
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import stat
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -19,7 +22,9 @@ from anyio.from_thread import BlockingPortal
 
 from pi_host.messages import WireModel
 
-__all__ = ["JsonlWriter", "RpcUI", "decode_line", "read_lines_in_thread"]
+from ._jsonl import line_parts, write_parts
+
+__all__ = ["JsonlWriter", "RpcUI", "decode_line", "read_lines", "read_lines_in_thread"]
 
 
 def decode_line(raw: bytes) -> str:
@@ -41,29 +46,108 @@ def _dumps(value: Any) -> bytes:
 
 
 class JsonlWriter:
-    """Writes whole records to a binary stream, one line each, flushed at once.
+    """Writes whole records to a binary stream, one line each, in order.
 
-    Every write happens synchronously on the event loop's thread, so records of concurrent
-    tasks (events, responses, UI requests) can never interleave within a line.
+    Records written on the event loop's thread during one step of the loop (a burst such as
+    ``message_end``, ``turn_end``, ``agent_end``) are written out together, in one system
+    call, as soon as that step ends: before the loop waits for anything, so a client waiting
+    for a line gets it without delay. A record written from another thread, or with no loop
+    running, is written through at once. Lines are whole: records of concurrent tasks
+    (events, responses, UI requests) never interleave within a line.
     """
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
         self._lock = threading.Lock()
+        self._pending: list[bytes] = []
+        self._flush_scheduled = False
         self.closed = False
 
     def write(self, record: Any) -> None:
         """Write a dict (JSON-encoded) or a :class:`WireModel` (pi's camelCase JSON)."""
-        data = record.to_json_bytes() if isinstance(record, WireModel) else _dumps(record)
+        data = line_parts(record if isinstance(record, WireModel) else _dumps(record))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
         with self._lock:
             if self.closed:
                 return
-            try:
-                self._stream.write(data + b"\n")
-                self._stream.flush()
-            except (BrokenPipeError, ValueError):
-                # The client went away; nothing more can be said to it.
-                self.closed = True
+            self._pending.extend(data)
+            if loop is None:
+                self._flush_locked()
+            elif not self._flush_scheduled:
+                self._flush_scheduled = True
+                loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write out every record not written yet (the mode also calls this when it ends)."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        self._flush_scheduled = False
+        pending, self._pending = self._pending, []
+        if not pending or self.closed:
+            return
+        try:
+            write_parts(self._stream, pending)
+        except (BrokenPipeError, ValueError):
+            # The client went away; nothing more can be said to it.
+            self.closed = True
+
+
+async def read_lines(stream: BinaryIO, on_line: Callable[[str], None]) -> None:
+    """Call ``on_line(record)`` for each record of ``stream`` (not read from before) until EOF.
+
+    A pipe, socket or terminal is read on the event loop when it becomes readable, and each
+    record is handed over at once: no thread hand-off (the reader thread waking, waking the
+    loop, waiting for its answer) and no queue between reader and handler, which were most
+    of a ``get_state`` round trip. What the loop cannot wait on (a regular file; an event
+    loop without reader callbacks) is read by :func:`read_lines_in_thread`.
+    """
+    fd = _pollable_fd(stream)
+    if fd is not None:
+        try:
+            await anyio.wait_readable(fd)
+        except (NotImplementedError, OSError):
+            fd = None
+    if fd is None:
+        send, receive = anyio.create_memory_object_stream[str](64)
+        async with anyio.create_task_group() as tg, receive:
+            tg.start_soon(read_lines_in_thread, stream, send)
+            async for record in receive:
+                on_line(record)
+        return
+    pending = b""
+    while True:
+        # The descriptor is readable: the read returns what is there without blocking.
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            break
+        pending += chunk
+        if b"\n" in chunk:
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                on_line(decode_line(line))
+        await anyio.wait_readable(fd)
+    if pending:
+        on_line(decode_line(pending))
+
+
+_CHUNK = 1 << 16
+
+
+def _pollable_fd(stream: BinaryIO) -> int | None:
+    """``stream``'s descriptor when it is one an event loop can wait on (not a regular file)."""
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):
+        return None
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        return fd
+    return None
 
 
 async def read_lines_in_thread(stream: BinaryIO, send: ObjectSendStream[str]) -> None:

@@ -761,8 +761,14 @@ class SessionManager:
         data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
         if not self._ends_with_newline:
             data = b"\n" + data  # never continue a torn line: start on a fresh one
-        self._file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+        try:
+            fd = os.open(self._file, flags, 0o644)
+        except FileNotFoundError:
+            # The directory is made when first needed (or again, if it went away), not
+            # checked before every append: that was a failing mkdir per entry.
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._file, flags, 0o644)
         try:
             view = memoryview(data)
             while view:
