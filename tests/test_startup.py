@@ -87,6 +87,19 @@ def test_help_loads_the_plugins_but_not_the_session_machinery(tmp_path: Path) ->
     assert loaded(modules, "pi_host.builtins") == []
 
 
+#: The plugins of ``pi-host[default]``: what a plain install loads.
+DEFAULT_PLUGINS = "bash,compaction,retry,tools_fs"
+
+
+def test_help_with_the_default_plugins_imports_neither_pydantic_nor_the_providers(tmp_path: Path) -> None:
+    # Each plugin's entry-point module defers its message, payload and provider imports to
+    # the hooks that use them: listing their flags builds no model class.
+    modules = imported_modules(tmp_path, "--help", plugins=DEFAULT_PLUGINS)
+    assert {"pi_bash", "pi_compaction", "pi_retry", "pi_tools_fs"} <= modules  # the check works
+    assert loaded(modules, "pydantic", "pydantic_core", "pi_host.messages", "pi_host.providers") == []
+    assert loaded(modules, "pi_host.hookspecs._results", "pi_host.hookspecs._payloads", "anyio") == []
+
+
 def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path) -> None:
     script = tmp_path / "faux.json"
     script.write_text(json.dumps([{"text": "Hello offline"}]), encoding="utf-8")
