@@ -259,3 +259,48 @@ def test_main_leaves_the_collector_as_it_found_it(
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0
     assert capsys.readouterr().out
+
+
+# -- default factories pydantic reads without tokenize ------------------------------------------
+
+
+def _pi_host_models() -> list[type[pydantic.BaseModel]]:
+    import pi_host.hookspecs._payloads
+    import pi_host.hookspecs._results
+    import pi_host.messages._events
+    import pi_host.providers._models_json
+    import pi_host.providers._types
+    import pi_host.resources._settings_models
+    import pi_host.session._entries  # noqa: F401 - the modules define the models listed below
+
+    found: list[type[pydantic.BaseModel]] = []
+    pending = [pydantic.BaseModel]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            pending.append(sub)
+            if sub.__module__.startswith("pi_host."):
+                found.append(sub)
+    return found
+
+
+def test_no_model_field_defaults_through_a_builtin_with_a_text_signature() -> None:
+    # pydantic reads each default factory's signature; a builtin's (``list``) is parsed with
+    # tokenize, whose first use compiles its regular expressions: use pi_host._factories.
+    models = _pi_host_models()
+    assert len(models) > 50  # the walk works
+    offenders = [
+        f"{model.__module__}.{model.__qualname__}.{name}"
+        for model in models
+        for name, field in model.model_fields.items()
+        if getattr(field.default_factory, "__text_signature__", None) is not None
+    ]
+    assert offenders == []
+
+
+def test_empty_list_defaults_are_fresh_empty_lists() -> None:
+    from pi_host.messages import AssistantMessage
+
+    first, second = AssistantMessage(), AssistantMessage()
+    assert first.content == [] and second.content == []
+    assert first.content is not second.content
+    assert Settings().packages == [] and Settings().packages is not Settings().packages
