@@ -304,3 +304,36 @@ def test_empty_list_defaults_are_fresh_empty_lists() -> None:
     assert first.content == [] and second.content == []
     assert first.content is not second.content
     assert Settings().packages == [] and Settings().packages is not Settings().packages
+
+
+# -- plugin names and versions read from the METADATA header -----------------------------------
+
+
+def test_plugin_origins_are_what_the_metadata_parser_reads() -> None:
+    import importlib.metadata
+
+    from pi_host.plugin._discovery import ENTRY_POINT_GROUP, _name_and_version
+
+    dists = {id(ep.dist): ep.dist for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    assert dists  # the development environment installs plugins
+    for dist in dists.values():
+        assert dist is not None
+        metadata = dist.metadata
+        assert _name_and_version(dist.read_text("METADATA")) == (metadata["Name"], metadata["Version"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Metadata-Version: 2.4\nName: pi-x\nVersion: 1.0\n\nName: body\n", ("pi-x", "1.0")),
+        ("Metadata-Version: 2.4\r\nname:  pi-x \r\nVERSION: 2\r\n", ("pi-x", "2")),
+        ("Name: pi-x\n", None),  # no version: the parser decides
+        ("Name: pi-x\nName: pi-y\nVersion: 1\n", None),  # repeated
+        ("Name:\n pi-x\nVersion: 1\n", None),  # folded
+        (None, None),  # no METADATA file
+    ],
+)
+def test_metadata_header_fields(text: str | None, expected: tuple[str, str] | None) -> None:
+    from pi_host.plugin._discovery import _name_and_version
+
+    assert _name_and_version(text) == expected
