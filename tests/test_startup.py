@@ -113,6 +113,23 @@ def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path
     assert loaded(modules, "rich", "prompt_toolkit", "difflib") == []
 
 
+def test_a_one_shot_reply_from_an_http_provider_leaves_out_the_faux_provider(tmp_path: Path) -> None:
+    from tests.fakeservers import AnthropicServer, anthropic_reply
+
+    with AnthropicServer([anthropic_reply("Hello from the local server")]) as server:
+        agent = tmp_path / "agent"
+        agent.mkdir()
+        provider = {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "local"}
+        models = {"providers": {"local": {**provider, "models": [{"id": "claude-local"}]}}}
+        (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
+        modules = imported_modules(
+            tmp_path, "--model", "local/claude-local", "-p", "hi", plugins=DEFAULT_PLUGINS
+        )
+    assert "pi_host.providers._anthropic" in modules  # the check itself works
+    # The faux builtin registers its model without the scripted provider.
+    assert loaded(modules, "pi_host.providers._faux") == []
+
+
 def test_version_imports_next_to_nothing(tmp_path: Path) -> None:
     modules = imported_modules(tmp_path, "--version", plugins=None)
     assert loaded(modules, "pydantic", "pi_host.runtime", "pi_host.plugin", "pi_host.hookspecs") == []
