@@ -87,6 +87,19 @@ def test_help_loads_the_plugins_but_not_the_session_machinery(tmp_path: Path) ->
     assert loaded(modules, "pi_host.builtins") == []
 
 
+#: The plugins of ``pi-host[default]``: what a plain install loads.
+DEFAULT_PLUGINS = "bash,compaction,retry,tools_fs"
+
+
+def test_help_with_the_default_plugins_imports_neither_pydantic_nor_the_providers(tmp_path: Path) -> None:
+    # Each plugin's entry-point module defers its message, payload and provider imports to
+    # the hooks that use them: listing their flags builds no model class.
+    modules = imported_modules(tmp_path, "--help", plugins=DEFAULT_PLUGINS)
+    assert {"pi_bash", "pi_compaction", "pi_retry", "pi_tools_fs"} <= modules  # the check works
+    assert loaded(modules, "pydantic", "pydantic_core", "pi_host.messages", "pi_host.providers") == []
+    assert loaded(modules, "pi_host.hookspecs._results", "pi_host.hookspecs._payloads", "anyio") == []
+
+
 def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path) -> None:
     script = tmp_path / "faux.json"
     script.write_text(json.dumps([{"text": "Hello offline"}]), encoding="utf-8")
@@ -98,6 +111,23 @@ def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path
     assert loaded(modules, "pi_host.plugin._info", "pi_host.session._listing") == []
     assert loaded(modules, "pi_host.resources._frontmatter") == []  # no skill or template files
     assert loaded(modules, "rich", "prompt_toolkit", "difflib") == []
+
+
+def test_a_one_shot_reply_from_an_http_provider_leaves_out_the_faux_provider(tmp_path: Path) -> None:
+    from tests.fakeservers import AnthropicServer, anthropic_reply
+
+    with AnthropicServer([anthropic_reply("Hello from the local server")]) as server:
+        agent = tmp_path / "agent"
+        agent.mkdir()
+        provider = {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "local"}
+        models = {"providers": {"local": {**provider, "models": [{"id": "claude-local"}]}}}
+        (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
+        modules = imported_modules(
+            tmp_path, "--model", "local/claude-local", "-p", "hi", plugins=DEFAULT_PLUGINS
+        )
+    assert "pi_host.providers._anthropic" in modules  # the check itself works
+    # The faux builtin registers its model without the scripted provider.
+    assert loaded(modules, "pi_host.providers._faux") == []
 
 
 def test_version_imports_next_to_nothing(tmp_path: Path) -> None:
@@ -246,3 +276,81 @@ def test_main_leaves_the_collector_as_it_found_it(
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0
     assert capsys.readouterr().out
+
+
+# -- default factories pydantic reads without tokenize ------------------------------------------
+
+
+def _pi_host_models() -> list[type[pydantic.BaseModel]]:
+    import pi_host.hookspecs._payloads
+    import pi_host.hookspecs._results
+    import pi_host.messages._events
+    import pi_host.providers._models_json
+    import pi_host.providers._types
+    import pi_host.resources._settings_models
+    import pi_host.session._entries  # noqa: F401 - the modules define the models listed below
+
+    found: list[type[pydantic.BaseModel]] = []
+    pending = [pydantic.BaseModel]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            pending.append(sub)
+            if sub.__module__.startswith("pi_host."):
+                found.append(sub)
+    return found
+
+
+def test_no_model_field_defaults_through_a_builtin_with_a_text_signature() -> None:
+    # pydantic reads each default factory's signature; a builtin's (``list``) is parsed with
+    # tokenize, whose first use compiles its regular expressions: use pi_host._factories.
+    models = _pi_host_models()
+    assert len(models) > 50  # the walk works
+    offenders = [
+        f"{model.__module__}.{model.__qualname__}.{name}"
+        for model in models
+        for name, field in model.model_fields.items()
+        if getattr(field.default_factory, "__text_signature__", None) is not None
+    ]
+    assert offenders == []
+
+
+def test_empty_list_defaults_are_fresh_empty_lists() -> None:
+    from pi_host.messages import AssistantMessage
+
+    first, second = AssistantMessage(), AssistantMessage()
+    assert first.content == [] and second.content == []
+    assert first.content is not second.content
+    assert Settings().packages == [] and Settings().packages is not Settings().packages
+
+
+# -- plugin names and versions read from the METADATA header -----------------------------------
+
+
+def test_plugin_origins_are_what_the_metadata_parser_reads() -> None:
+    import importlib.metadata
+
+    from pi_host.plugin._discovery import ENTRY_POINT_GROUP, _name_and_version
+
+    dists = {id(ep.dist): ep.dist for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    assert dists  # the development environment installs plugins
+    for dist in dists.values():
+        assert dist is not None
+        metadata = dist.metadata
+        assert _name_and_version(dist.read_text("METADATA")) == (metadata["Name"], metadata["Version"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Metadata-Version: 2.4\nName: pi-x\nVersion: 1.0\n\nName: body\n", ("pi-x", "1.0")),
+        ("Metadata-Version: 2.4\r\nname:  pi-x \r\nVERSION: 2\r\n", ("pi-x", "2")),
+        ("Name: pi-x\n", None),  # no version: the parser decides
+        ("Name: pi-x\nName: pi-y\nVersion: 1\n", None),  # repeated
+        ("Name:\n pi-x\nVersion: 1\n", None),  # folded
+        (None, None),  # no METADATA file
+    ],
+)
+def test_metadata_header_fields(text: str | None, expected: tuple[str, str] | None) -> None:
+    from pi_host.plugin._discovery import _name_and_version
+
+    assert _name_and_version(text) == expected

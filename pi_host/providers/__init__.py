@@ -6,6 +6,9 @@ imported lazily, on first use, never by ``import pi_host``.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._abort import AbortedError, AbortSignal
 from ._auth import AuthStatus, AuthStorage
 from ._catalog import builtin_models
@@ -13,20 +16,6 @@ from ._config_value import ConfigValueError
 from ._cost import calculate_cost
 from ._env_keys import env_api_key
 from ._errors import is_context_overflow, is_retryable_error, retry_after_ms
-from ._faux import (
-    FAUX_ABORTED_MESSAGE,
-    FAUX_NO_MORE_RESPONSES,
-    FauxProvider,
-    FauxReply,
-    FauxRequest,
-    FauxScriptError,
-    FauxState,
-    faux_assistant_message,
-    faux_text,
-    faux_thinking,
-    faux_tool_call,
-    load_faux_script,
-)
 from ._paths import agent_dir
 from ._registry import ModelRegistry, RequestAuth
 from ._resolve import ModelResolution, ScopedModel, format_model_list
@@ -42,6 +31,22 @@ from ._types import (
     ThinkingLevel,
     ToolSpec,
 )
+
+if TYPE_CHECKING:
+    from ._faux import (
+        FAUX_ABORTED_MESSAGE,
+        FAUX_NO_MORE_RESPONSES,
+        FauxProvider,
+        FauxReply,
+        FauxRequest,
+        FauxScriptError,
+        FauxState,
+        faux_assistant_message,
+        faux_text,
+        faux_thinking,
+        faux_tool_call,
+        load_faux_script,
+    )
 
 __all__ = [
     "FAUX_ABORTED_MESSAGE",
@@ -85,3 +90,30 @@ __all__ = [
     "retry_after_ms",
     "supported_thinking_levels",
 ]
+
+# The scripted faux provider is imported on first access (PEP 562): a run with another
+# provider never needs it (the faux builtin registers its model from _faux_models).
+_LAZY = frozenset(
+    {
+        "FAUX_ABORTED_MESSAGE",
+        "FAUX_NO_MORE_RESPONSES",
+        "FauxProvider",
+        "FauxReply",
+        "FauxRequest",
+        "FauxScriptError",
+        "FauxState",
+        "faux_assistant_message",
+        "faux_text",
+        "faux_thinking",
+        "faux_tool_call",
+        "load_faux_script",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}._faux"), name)
+    globals()[name] = value
+    return value

@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 _COMMAND_TIMEOUT_S = 10.0
-_DOLLAR = re.compile(r"\$(?:(\$)|(!)|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+# Compiled (and cached by re) by the first value with a "$" in it: most values have none.
+_DOLLAR = r"\$(?:(\$)|(!)|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
 _command_cache: dict[str, str | None] = {}
 
 
@@ -136,7 +137,7 @@ def _interpolate(value: str, env: Mapping[str, str]) -> str:
             raise _MissingVariable(name)
         return resolved
 
-    return _DOLLAR.sub(replace, value)
+    return re.sub(_DOLLAR, replace, value)
 
 
 def _run_command(command: str, cache: bool) -> str | None:

@@ -16,6 +16,7 @@ A ``Retry-After`` given by the server is kept on the failed message as the extra
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import re
 import time
@@ -37,56 +38,74 @@ __all__ = [
 
 _I = re.IGNORECASE
 
-#: Provider error texts that mean "the prompt does not fit the context window".
-OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(source, _I)
-    for source in (
-        r"prompt is too long",  # Anthropic token overflow
-        r"request_too_large",  # Anthropic request size overflow (HTTP 413)
-        r"input is too long for requested model",  # Amazon Bedrock
-        r"exceeds the context window",  # OpenAI
-        # OpenAI-compatible servers, LiteLLM
-        r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
-        r"input token count.*exceeds the maximum",  # Google
-        r"maximum prompt length is \d+",  # xAI
-        r"reduce the length of the messages",  # Groq
-        r"maximum context length is \d+ tokens",  # OpenRouter, vLLM
-        r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",  # Poolside via OpenRouter
-        r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",  # Together
-        r"exceeds the limit of \d+",  # GitHub Copilot
-        r"exceeds the available context size",  # llama.cpp
-        r"greater than the context length",  # LM Studio
-        r"context window exceeds limit",  # MiniMax
-        r"exceeded model token limit",  # Kimi For Coding
-        r"too large for model with \d+ maximum context length",  # Mistral
-        r"model_context_window_exceeded",  # z.ai
-        r"prompt too long; exceeded (?:max )?context length",  # Ollama
-        r"context[_ ]length[_ ]exceeded",  # generic
-        r"too many tokens",  # generic
-        r"token limit exceeded",  # generic
-        r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",  # Cerebras
-    )
+# The patterns are compiled on first use: only a failed reply is matched against them, and
+# compiling them all was a tenth of the providers' import.
+_OVERFLOW_SOURCES = (
+    r"prompt is too long",  # Anthropic token overflow
+    r"request_too_large",  # Anthropic request size overflow (HTTP 413)
+    r"input is too long for requested model",  # Amazon Bedrock
+    r"exceeds the context window",  # OpenAI
+    # OpenAI-compatible servers, LiteLLM
+    r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
+    r"input token count.*exceeds the maximum",  # Google
+    r"maximum prompt length is \d+",  # xAI
+    r"reduce the length of the messages",  # Groq
+    r"maximum context length is \d+ tokens",  # OpenRouter, vLLM
+    r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",  # Poolside via OpenRouter
+    r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",  # Together
+    r"exceeds the limit of \d+",  # GitHub Copilot
+    r"exceeds the available context size",  # llama.cpp
+    r"greater than the context length",  # LM Studio
+    r"context window exceeds limit",  # MiniMax
+    r"exceeded model token limit",  # Kimi For Coding
+    r"too large for model with \d+ maximum context length",  # Mistral
+    r"model_context_window_exceeded",  # z.ai
+    r"prompt too long; exceeded (?:max )?context length",  # Ollama
+    r"context[_ ]length[_ ]exceeded",  # generic
+    r"too many tokens",  # generic
+    r"token limit exceeded",  # generic
+    r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",  # Cerebras
 )
 
 # Texts that look like overflow ("too many tokens") but are throttling.
-_NOT_OVERFLOW = re.compile(r"^(?:Throttling error|Service unavailable):|rate limit|too many requests", _I)
+_NOT_OVERFLOW_SOURCE = r"^(?:Throttling error|Service unavailable):|rate limit|too many requests"
 
 # Usage limits and billing: retrying cannot help.
-_NEVER_RETRY = re.compile(
+_NEVER_RETRY_SOURCE = (
     r"GoUsageLimitError|FreeUsageLimitError|Monthly usage limit reached|available balance|"
-    r"insufficient_quota|out of budget|quota exceeded|billing",
-    _I,
+    r"insufficient_quota|out of budget|quota exceeded|billing"
 )
 
-_RETRYABLE = re.compile(
+_RETRYABLE_SOURCE = (
     r"overloaded|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|"
     r"internal.?error|provider.?returned.?error|network.?error|connection.?error|connection.?refused|"
     r"connection.?lost|other side closed|fetch failed|upstream.?connect|reset before headers|"
     r"socket hang up|timed? out|timeout|terminated|websocket.?closed|websocket.?error|ended without|"
     r"stream ended before message_stop|http2 request did not get a response|retry delay|"
-    r"you can retry your request|try your request again|please retry your request",
-    _I,
+    r"you can retry your request|try your request again|please retry your request"
 )
+
+
+@functools.cache
+def _overflow_patterns() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(source, _I) for source in _OVERFLOW_SOURCES)
+
+
+@functools.cache
+def _pattern(source: str) -> re.Pattern[str]:
+    return re.compile(source, _I)
+
+
+#: Provider error texts that mean "the prompt does not fit the context window" (compiled when
+#: first read, by the module's ``__getattr__``).
+OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...]
+
+
+def __getattr__(name: str) -> tuple[re.Pattern[str], ...]:
+    if name == "OVERFLOW_PATTERNS":
+        return _overflow_patterns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: The extra JSON field of a failed :class:`AssistantMessage` that holds the server's retry delay.
 RETRY_AFTER_FIELD = "retryAfterMs"
@@ -104,8 +123,8 @@ def is_context_overflow(message: AssistantMessage, context_window: int | None = 
     if (
         message.stop_reason == "error"
         and error
-        and not _NOT_OVERFLOW.search(error)
-        and any(pattern.search(error) for pattern in OVERFLOW_PATTERNS)
+        and not _pattern(_NOT_OVERFLOW_SOURCE).search(error)
+        and any(pattern.search(error) for pattern in _overflow_patterns())
     ):
         return True
     if context_window:
@@ -129,9 +148,9 @@ def is_retryable_error(message: AssistantMessage, context_window: int | None = N
         return False
     if is_context_overflow(message, context_window):
         return False
-    if _NEVER_RETRY.search(error):
+    if _pattern(_NEVER_RETRY_SOURCE).search(error):
         return False
-    return _RETRYABLE.search(error) is not None
+    return _pattern(_RETRYABLE_SOURCE).search(error) is not None
 
 
 def retry_after_ms(message: AssistantMessage) -> int | None:

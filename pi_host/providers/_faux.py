@@ -61,6 +61,10 @@ from pi_host.messages import (
 )
 
 from ._abort import AbortSignal
+from ._faux_models import DEFAULT_API as _DEFAULT_API
+from ._faux_models import DEFAULT_MODEL_ID as _DEFAULT_MODEL_ID
+from ._faux_models import DEFAULT_PROVIDER as _DEFAULT_PROVIDER
+from ._faux_models import faux_models
 from ._types import LlmContext, Model, Provider, StreamOptions
 
 __all__ = [
@@ -83,11 +87,6 @@ __all__ = [
 FAUX_NO_MORE_RESPONSES = "No more faux responses queued"
 FAUX_ABORTED_MESSAGE = "Request was aborted"
 
-_DEFAULT_API = "faux"
-_DEFAULT_PROVIDER = "faux"
-_DEFAULT_MODEL_ID = "faux-1"
-_DEFAULT_MODEL_NAME = "Faux Model"
-_DEFAULT_BASE_URL = "http://localhost:0"
 _DEFAULT_TOKEN_SIZE = (3, 5)
 _CHARS_PER_TOKEN = 4
 
@@ -224,21 +223,7 @@ class FauxProvider:
         self._responses: deque[FauxStep] = deque(responses)
         self._rng = random.Random(seed)
         self._prompt_cache: dict[str, str] = {}
-        definitions = list(models) if models else [{"id": _DEFAULT_MODEL_ID, "name": _DEFAULT_MODEL_NAME}]
-        self.models: tuple[Model, ...] = tuple(self._model(definition) for definition in definitions)
-
-    def _model(self, definition: Mapping[str, Any]) -> Model:
-        values: dict[str, Any] = {
-            "base_url": _DEFAULT_BASE_URL,
-            "input": ["text", "image"],
-            "context_window": 128_000,
-            "max_tokens": 16_384,
-            **definition,
-            "api": self.api,
-            "provider": self.provider,
-        }
-        values.setdefault("name", values["id"])
-        return Model.model_validate(values)
+        self.models: tuple[Model, ...] = faux_models(models, api=api, provider=provider)
 
     @property
     def model(self) -> Model:

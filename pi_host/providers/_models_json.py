@@ -26,8 +26,15 @@ _LEVEL = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 
 class _Schema(BaseModel):
     # Unknown keys are allowed (pi's schema allows them); known keys are type-checked strictly.
+    # Built on first use: validating models.json builds one validator (ModelsConfig's, with the
+    # nested models inline) instead of one per class at import.
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, strict=True, extra="allow", frozen=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        strict=True,
+        extra="allow",
+        frozen=True,
+        defer_build=True,
     )
 
 

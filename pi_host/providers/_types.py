@@ -9,6 +9,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from pydantic import Field
 
+from pi_host._factories import empty_list
 from pi_host.messages import AssistantMessageEvent, Message, WireModel
 
 from ._abort import AbortSignal
@@ -78,8 +79,8 @@ class LlmContext(WireModel):
     """One provider request's input: system prompt, provider messages and tools."""
 
     system_prompt: str = ""
-    messages: list[Message] = Field(default_factory=list)
-    tools: list[ToolSpec] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=empty_list)
+    tools: list[ToolSpec] = Field(default_factory=empty_list)
 
 
 PayloadHook: TypeAlias = Callable[[Any, Model], Awaitable[Any]]

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from pi_host._factories import empty_list
+
 from ._paths import expand_home
 from ._settings import DEFAULT_PROJECT_TRUST, DefaultProjectTrust, QueueMode, SettingsScope, ThinkingLevel
 
@@ -115,8 +117,8 @@ class WarningSettings(_Section):
 class PluginSettings(_Section):
     """``plugins`` (pi-host only): plugins to allow or disable by name, like ``-p no:NAME``."""
 
-    enable: list[str] = Field(default_factory=list)
-    disable: list[str] = Field(default_factory=list)
+    enable: list[str] = Field(default_factory=empty_list)
+    disable: list[str] = Field(default_factory=empty_list)
 
 
 class Settings(_Section):
@@ -169,11 +171,11 @@ class Settings(_Section):
     # Sessions
     session_dir: str | None = None
     # Resources
-    packages: list[str | dict[str, Any]] = Field(default_factory=list)
-    extensions: list[str] = Field(default_factory=list)
-    skills: list[str] = Field(default_factory=list)
-    prompts: list[str] = Field(default_factory=list)
-    themes: list[str] = Field(default_factory=list)
+    packages: list[str | dict[str, Any]] = Field(default_factory=empty_list)
+    extensions: list[str] = Field(default_factory=empty_list)
+    skills: list[str] = Field(default_factory=empty_list)
+    prompts: list[str] = Field(default_factory=empty_list)
+    themes: list[str] = Field(default_factory=empty_list)
     enable_skill_commands: bool = True
     # pi-host
     plugins: PluginSettings = Field(default_factory=PluginSettings.model_construct)

@@ -37,7 +37,7 @@ __all__ = [
 
 MAX_SKILL_NAME_LENGTH = 64
 MAX_SKILL_DESCRIPTION_LENGTH = 1024
-_NAME_RE = re.compile(r"[a-z0-9-]+")
+_NAME_RE = r"[a-z0-9-]+"  # compiled (and cached by re) with the first skill
 
 
 class Skill(BaseModel):
@@ -88,7 +88,7 @@ def _validate_name(name: str, parent_dir_name: str) -> list[str]:
         errors.append(f'name "{name}" does not match parent directory "{parent_dir_name}"')
     if len(name) > MAX_SKILL_NAME_LENGTH:
         errors.append(f"name exceeds {MAX_SKILL_NAME_LENGTH} characters ({len(name)})")
-    if not _NAME_RE.fullmatch(name):
+    if not re.fullmatch(_NAME_RE, name):
         errors.append("name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)")
     if name.startswith("-") or name.endswith("-"):
         errors.append("name must not start or end with a hyphen")

@@ -96,7 +96,8 @@ def parse_command_args(text: str) -> list[str]:
     return args
 
 
-_PLACEHOLDER_RE = re.compile(
+# Compiled (and cached by re) with the first template expanded.
+_PLACEHOLDER_RE = (
     r"\$\{@:(?P<start>\d+)(?::(?P<length>\d+))?\}"
     r"|\$\{(?P<default_index>\d+):-(?P<default>[^}]*)\}"
     r"|\$(?P<index>\d+)"
@@ -137,7 +138,7 @@ def substitute_args(content: str, args: Sequence[str]) -> str:
             return positional(match.group("index"))
         return all_args
 
-    return _PLACEHOLDER_RE.sub(replace, content)
+    return re.sub(_PLACEHOLDER_RE, replace, content)
 
 
 def _description_from(frontmatter: dict[str, Any], body: str) -> str:

@@ -13,6 +13,7 @@ gives short reads and warnings, not a crash.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import zlib
@@ -30,21 +31,29 @@ __all__ = ["ID", "PARENT", "ROLE", "TYPE", "FileIndex", "SessionWarning", "Slot"
 _FIRST_BLOCK = 64 * 1024
 _MAX_BLOCK = 4 * 1024 * 1024
 
+# The patterns are compiled by the first session read (_compiled): a run that only writes a new
+# session never needs them.
 # One entry line, preceded by its "\n": either pi's usual layout, type, id, parentId and
 # timestamp first (and for messages the role right after), or the layout of "custom" and
 # "custom_message", whose id, parentId and timestamp close the line.
-_LINE = re.compile(
+_LINE = (
     rb'\n(?:\{"type":"([A-Za-z_]+)","id":"([^"\\\n]*)","parentId":(?:null|"([^"\\\n]*)"),'
     rb'"timestamp":"[^"\\\n]*"(?:,"message":\{"role":"([A-Za-z]+)")?'
     rb'|\{"type":"([A-Za-z_]+)",.*"id":"([^"\\\n]*)","parentId":(?:null|"([^"\\\n]*)"),'
     rb'"timestamp":"[^"\\\n]*"\}[ \t\r]*(?=\n|\Z))'
 )
-_ENTRY_ID = re.compile(rb'"id":"([^"\\\n]*)","parentId":')
+_ENTRY_ID = rb'"id":"([^"\\\n]*)","parentId":'
 _TYPE_NAMES = {name.encode(): name for name in ENTRY_TYPES}
 _ROLE_NAMES = {
     name.encode(): name
     for name in ("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage")
 }
+
+
+@functools.cache
+def _compiled(pattern: bytes) -> re.Pattern[bytes]:
+    return re.compile(pattern)
+
 
 # A slot is what the index knows of one entry line without parsing it, as a plain tuple
 # (cheap to make by the hundred thousand): offset, length, id, parentId, type, message role.
@@ -215,7 +224,7 @@ class FileIndex:
         types = _TYPE_NAMES
         roles = _ROLE_NAMES
         expected = 1  # where the next line starts
-        for match in _LINE.finditer(buf):
+        for match in _compiled(_LINE).finditer(buf):
             line_start = match.start() + 1
             if line_start != expected:
                 self._index_odd_lines(buf, expected, line_start - 1, origin, records)
@@ -357,7 +366,7 @@ class FileIndex:
                 if cut < 0:
                     carry = data
                     continue
-                ids.update(_ENTRY_ID.findall(data, 0, cut))
+                ids.update(_compiled(_ENTRY_ID).findall(data, 0, cut))
                 carry = data[cut:]
         return ids
 

@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pi_host import AssistantMessage, Command, ContinueRun, StashKey, hookimpl
-from pi_host.hookspecs import CompactionSettings, NextTurnUpdate
-from pi_host.messages import context_tokens, estimate_context_tokens
+from pi_host import Command, StashKey, hookimpl
 
 from ._trigger import entry_ms, should_compact
 
@@ -31,15 +29,19 @@ if TYPE_CHECKING:
         CommandContext,
         CompactionPreparation,
         CompactionResult,
+        CompactionSettings,
+        ContinueRun,
         EntryView,
+        NextTurnUpdate,
         PluginContext,
     )
-    from pi_host.messages import AgentMessage, Message, ToolResultMessage
+    from pi_host.messages import AgentMessage, AssistantMessage, Message, ToolResultMessage
 
     from ._summarize import Summarize
 
-# Loading the plugin (as --help does, for flags) imports neither the runtime nor the
-# preparation and summary modules: the hooks import them when a compaction happens.
+# Loading the plugin (as --help does, for flags) imports neither the runtime, nor pydantic and
+# the message models, nor the preparation and summary modules: the hooks import what they
+# use when they first run.
 
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
@@ -67,6 +69,8 @@ _OVERFLOW_ATTEMPTED: StashKey[bool] = StashKey()
 
 def compaction_settings(ctx: Any) -> CompactionSettings:
     """The session's ``compaction`` settings as the hook payload model."""
+    from pi_host.hookspecs import CompactionSettings
+
     section = getattr(getattr(ctx, "settings", None), "compaction", None)
     if section is None:
         return CompactionSettings()
@@ -144,6 +148,8 @@ async def pi_summarize_branch(
     ctx: PluginContext,
 ) -> BranchSummary | None:
     """Summarise the branch left during tree navigation (pi's ``generateBranchSummary``)."""
+    from pi_host.hookspecs import CompactionSettings
+
     from ._summarize import SummaryAborted, summarize_branch
 
     model = ctx.model
@@ -199,6 +205,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
         return False
     if _predates_compaction(message, ctx):
         return False
+    from pi_host.messages import context_tokens
     from pi_host.providers import is_context_overflow
 
     window = model.context_window or 0
@@ -232,6 +239,8 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
 def _estimate_after_error(ctx: PluginContext) -> int | None:
     """Context size from the last successful usage (``None`` without one, or when it predates
     the latest compaction and so measured a context that no longer exists)."""
+    from pi_host.messages import AssistantMessage, context_tokens, estimate_context_tokens
+
     messages = ctx.messages
     for message in reversed(messages):
         if (
@@ -247,6 +256,8 @@ def _estimate_after_error(ctx: PluginContext) -> int | None:
 
 def _without_failed_reply(messages: list[AgentMessage], failed: AssistantMessage) -> tuple[AgentMessage, ...]:
     """The context to retry with: the failed reply leaves it (the session file keeps it)."""
+    from pi_host.messages import AssistantMessage
+
     kept = [m for m in messages if m is not failed]
     if kept and isinstance(kept[-1], AssistantMessage) and kept[-1].stop_reason == "error":
         kept = kept[:-1]
@@ -258,6 +269,8 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> C
     """After a run: compact-and-retry an overflow, or compact past the threshold."""
     if not await _check(message, ctx, before_prompt=False):
         return None
+    from pi_host.hookspecs import ContinueRun
+
     if message.stop_reason == "error":
         return ContinueRun(messages=_without_failed_reply(ctx.messages, message))
     return ContinueRun()
@@ -287,6 +300,9 @@ async def pi_prepare_next_turn(
     model = ctx.model
     if not settings.enabled or model is None or not model.context_window or not tool_results:
         return None
+    from pi_host.hookspecs import NextTurnUpdate
+    from pi_host.messages import estimate_context_tokens
+
     if not should_compact(estimate_context_tokens(messages), model.context_window, settings):
         return None
     from ._prepare import prepare_compaction
@@ -310,6 +326,8 @@ def pi_message_start(message: AgentMessage, ctx: PluginContext) -> None:
 @hookimpl
 def pi_message_end(message: AgentMessage, ctx: PluginContext) -> None:
     """A reply that did not fail ends an overflow recovery."""
+    from pi_host.messages import AssistantMessage
+
     if isinstance(message, AssistantMessage) and message.stop_reason != "error":
         ctx.stash[_OVERFLOW_ATTEMPTED] = False
 

@@ -16,18 +16,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from pi_host import AbortSignal, AssistantMessage, ContinueRun, StashKey, hookimpl
-from pi_host.providers import is_context_overflow, is_retryable_error, retry_after_ms
+from pi_host import StashKey, hookimpl
 
 if TYPE_CHECKING:
-    from pi_host.hookspecs import PluginContext
-    from pi_host.messages import AgentMessage
+    from pi_host import AbortSignal
+    from pi_host.hookspecs import ContinueRun, PluginContext
+    from pi_host.messages import AgentMessage, AssistantMessage
     from pi_host.resources import RetrySettings
 
-# Loading the plugin (as --help does, for flags) must not import the runtime or the settings
-# models: the hooks import them when they run, by which time the session has loaded them.
+# Loading the plugin (as --help does, for flags) must not import the runtime, the settings
+# models, the providers or pydantic: the hooks import them when they run, by which time the
+# session has loaded them.
 
 __all__ = [
     "RETRY_CANCELLED",
@@ -62,6 +61,8 @@ def _context_window(ctx: PluginContext) -> int | None:
 
 
 def _retryable(message: AssistantMessage, ctx: PluginContext) -> bool:
+    from pi_host.providers import is_context_overflow, is_retryable_error
+
     window = _context_window(ctx)
     return not is_context_overflow(message, window) and is_retryable_error(message, window)
 
@@ -73,6 +74,8 @@ def retry_delay_ms(message: AssistantMessage, attempt: int, settings: RetrySetti
     (``Retry-After``, kept on the failed reply) is honoured when longer, but never beyond
     ``settings.provider.max_retry_delay_ms``.
     """
+    from pi_host.providers import retry_after_ms
+
     delay = int(settings.base_delay_ms * 2 ** (attempt - 1))
     requested = retry_after_ms(message)
     if requested is not None and requested > delay:
@@ -111,6 +114,10 @@ async def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> C
     settings = _settings(ctx)
     if not settings.enabled or not _retryable(message, ctx):
         return None
+    import anyio
+
+    from pi_host.hookspecs import ContinueRun
+    from pi_host.messages import AssistantMessage
     from pi_host.runtime import ABORT_REQUESTED, RETRY_ATTEMPT, AutoRetryEndEvent, AutoRetryStartEvent
 
     attempt = ctx.stash.get(RETRY_ATTEMPT, 0) + 1
