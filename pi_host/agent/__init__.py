@@ -6,6 +6,9 @@ through the loop's callbacks.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._agent import (
     UNKNOWN_MODEL,
     Agent,
@@ -15,6 +18,7 @@ from ._agent import (
     Listener,
     PromptInput,
 )
+from ._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from ._loop import (
     ABORTED_MESSAGE,
     AfterToolCall,
@@ -40,16 +44,16 @@ from ._loop import (
 )
 from ._queue import MessageQueue, QueueMode
 from ._tools import Tool, ToolArgumentsError, ToolCallContext, ToolExecutionMode
-from ._truncate import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    TruncatedBy,
-    TruncationResult,
-    format_size,
-    truncate_head,
-    truncate_line,
-    truncate_tail,
-)
+
+if TYPE_CHECKING:
+    from ._truncate import (
+        TruncatedBy,
+        TruncationResult,
+        format_size,
+        truncate_head,
+        truncate_line,
+        truncate_tail,
+    )
 
 __all__ = [
     "ABORTED_MESSAGE",
@@ -95,3 +99,27 @@ __all__ = [
     "truncate_line",
     "truncate_tail",
 ]
+
+#: Names imported on first access: a run whose tools cut no output never loads the
+#: truncation code (its limits are in :mod:`._limits`).
+_LAZY: dict[str, str] = {
+    "TruncatedBy": "_truncate",
+    "TruncationResult": "_truncate",
+    "format_size": "_truncate",
+    "truncate_head": "_truncate",
+    "truncate_line": "_truncate",
+    "truncate_tail": "_truncate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
