@@ -112,7 +112,12 @@ def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path
 
 #: Modules whose classes a one-shot reply without tool calls never uses: each is imported
 #: where it is first needed.
-ONE_SHOT_LEAVES_OUT = ("pi_host.plugin._trace", "pi_host.runtime._events", "pi_host.agent._truncate")
+ONE_SHOT_LEAVES_OUT = (
+    "pi_host.plugin._trace",
+    "pi_host.runtime._events",
+    "pi_host.agent._truncate",
+    "pi_host.agent._tool_hooks",
+)
 
 
 def test_a_one_shot_reply_with_the_default_plugins_leaves_out_unused_classes(tmp_path: Path) -> None:

@@ -21,14 +21,8 @@ from ._agent import (
 from ._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from ._loop import (
     ABORTED_MESSAGE,
-    AfterToolCall,
-    AfterToolCallContext,
-    AfterToolCallResult,
     AgentContext,
     AgentLoopConfig,
-    BeforeToolCall,
-    BeforeToolCallContext,
-    BeforeToolCallResult,
     ConvertToLlm,
     Emit,
     GetApiKey,
@@ -46,6 +40,14 @@ from ._queue import MessageQueue, QueueMode
 from ._tools import Tool, ToolArgumentsError, ToolCallContext, ToolExecutionMode
 
 if TYPE_CHECKING:
+    from ._tool_hooks import (
+        AfterToolCall,
+        AfterToolCallContext,
+        AfterToolCallResult,
+        BeforeToolCall,
+        BeforeToolCallContext,
+        BeforeToolCallResult,
+    )
     from ._truncate import (
         TruncatedBy,
         TruncationResult,
@@ -100,9 +102,16 @@ __all__ = [
     "truncate_tail",
 ]
 
-#: Names imported on first access: a run whose tools cut no output never loads the
-#: truncation code (its limits are in :mod:`._limits`).
+#: Names imported on first access: a run that calls no tool never creates the tool-call
+#: callback classes, and one whose tools cut no output never loads the truncation code (its
+#: limits are in :mod:`._limits`).
 _LAZY: dict[str, str] = {
+    "AfterToolCall": "_tool_hooks",
+    "AfterToolCallContext": "_tool_hooks",
+    "AfterToolCallResult": "_tool_hooks",
+    "BeforeToolCall": "_tool_hooks",
+    "BeforeToolCallContext": "_tool_hooks",
+    "BeforeToolCallResult": "_tool_hooks",
     "TruncatedBy": "_truncate",
     "TruncationResult": "_truncate",
     "format_size": "_truncate",

@@ -19,12 +19,8 @@ import anyio
 from anyio.abc import TaskGroup
 
 from pi_host.agent import (
-    AfterToolCallContext,
-    AfterToolCallResult,
     Agent,
     AgentContext,
-    BeforeToolCallContext,
-    BeforeToolCallResult,
     Tool,
     TurnContext,
     TurnUpdate,
@@ -76,6 +72,12 @@ from ._host import Host
 from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
 
 if TYPE_CHECKING:
+    from pi_host.agent import (
+        AfterToolCallContext,
+        AfterToolCallResult,
+        BeforeToolCallContext,
+        BeforeToolCallResult,
+    )
     from pi_host.plugin import ExtensionError
     from pi_host.resources import PromptTemplate, Settings, Skill
     from pi_host.session import SessionManager
@@ -207,6 +209,8 @@ class AgentSession:
         ) -> BeforeToolCallResult | None:
             if not dispatcher.has_implementations("pi_tool_call"):
                 return None
+            from pi_host.agent import BeforeToolCallResult
+
             raw = call.args.model_dump(mode="json", by_alias=True, exclude_unset=False)
             verdict = await dispatcher.tool_call(
                 tool_call_id=call.tool_call.id, tool_name=call.tool_call.name, input=raw, ctx=ctx
@@ -239,6 +243,8 @@ class AgentSession:
             )
             if patch is None:
                 return None
+            from pi_host.agent import AfterToolCallResult
+
             fields = patch.model_fields_set
             return AfterToolCallResult(
                 content=list(patch.content) if "content" in fields and patch.content is not None else None,
