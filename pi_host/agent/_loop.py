@@ -33,7 +33,7 @@ import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 import anyio
 from pydantic import BaseModel
@@ -270,15 +270,13 @@ async def run_agent_loop_continue(
 # -- the run --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Prepared:
+class _Prepared(NamedTuple):
     call: ToolCall
     tool: Tool[Any]
     args: BaseModel
 
 
-@dataclass(frozen=True, slots=True)
-class _Finalized:
+class _Finalized(NamedTuple):
     call: ToolCall
     result: ToolResult
     is_error: bool
