@@ -117,6 +117,7 @@ ONE_SHOT_LEAVES_OUT = (
     "pi_host.runtime._events",
     "pi_host.agent._truncate",
     "pi_host.agent._tool_hooks",
+    "pi_host.resources._diagnostic_models",
 )
 
 
