@@ -17,7 +17,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO, cast
 
 from pi_host.errors import HookError
 from pi_host.hookspecs import Strategy, get_contract
@@ -91,16 +91,14 @@ class ExtensionError:
 ErrorListener = Callable[[ExtensionError], "Awaitable[None] | None"]
 
 
-@dataclass(frozen=True, slots=True)
-class _Impl:
+class _Impl(NamedTuple):
     plugin: str
     function: Callable[..., Any]
     argnames: tuple[str, ...]
     is_async: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Hook:
+class _Hook(NamedTuple):
     name: str
     strategy: Strategy
     reducer: Reducer[Any, Any]
