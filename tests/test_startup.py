@@ -118,6 +118,7 @@ ONE_SHOT_LEAVES_OUT = (
     "pi_host.agent._truncate",
     "pi_host.agent._tool_hooks",
     "pi_host.resources._diagnostic_models",
+    "pi_host.session._index",
 )
 
 
