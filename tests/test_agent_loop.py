@@ -1331,3 +1331,12 @@ async def test_stream_partial_is_in_context_while_streaming() -> None:
     assert seen == [["user"]]
     final = recorder.of(MessageEndEvent)[-1].message
     assert text_of(final) == "hello there"
+
+
+def test_the_tool_call_callback_types_resolve_lazily_to_one_set_of_classes() -> None:
+    import pi_host.agent
+    from pi_host.agent import _tool_hooks
+
+    for name in _tool_hooks.__all__:
+        assert getattr(pi_host.agent, name) is getattr(_tool_hooks, name)
+        assert name in pi_host.agent.__all__

@@ -611,6 +611,12 @@ async def test_trace_follows_the_environment_and_writes_to_stderr(
     assert "[pi-host]" not in capsys.readouterr().err
 
 
+def test_the_dispatchers_copy_of_the_trace_variable_is_the_tracers() -> None:
+    from pi_host.plugin import _dispatch, _trace
+
+    assert _dispatch._TRACE_ENV == _trace.TRACE_ENV
+
+
 # -- the typed façade --------------------------------------------------------------------------------
 
 

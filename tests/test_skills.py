@@ -578,3 +578,19 @@ class TestExpandSkillCommand:
             expand_skill_command("/skill:brave", [skill])
         assert info.value.skill == skill
         assert skill.file_path in str(info.value)
+
+
+def test_the_diagnostic_models_resolve_lazily_to_one_set_of_classes() -> None:
+    import pi_host
+    import pi_host.resources
+    from pi_host.resources import _diagnostic_models, _diagnostics
+
+    for name in ("ResourceCollision", "ResourceDiagnostic"):
+        model = getattr(_diagnostic_models, name)
+        assert getattr(_diagnostics, name) is model
+        assert getattr(pi_host.resources, name) is model
+    assert pi_host.ResourceDiagnostic is _diagnostic_models.ResourceDiagnostic
+    found = _diagnostics.diagnostic("warning", "unreadable", Path("a") / "b.md")
+    assert found == _diagnostic_models.ResourceDiagnostic(
+        type="warning", message="unreadable", path=str(Path("a") / "b.md")
+    )

@@ -108,6 +108,34 @@ def test_a_one_shot_reply_leaves_out_the_other_modes_and_listings(tmp_path: Path
     )
     assert "pi_host.runtime._session" in modules  # the check itself works
     assert loaded(modules, "pi_host.modes._rpc", "pi_host.modes._interactive", "pi_host.modes._export") == []
+
+
+#: Modules whose classes a one-shot reply without tool calls never uses: each is imported
+#: where it is first needed.
+ONE_SHOT_LEAVES_OUT = (
+    "pi_host.plugin._trace",
+    "pi_host.runtime._events",
+    "pi_host.agent._truncate",
+    "pi_host.agent._tool_hooks",
+    "pi_host.resources._diagnostic_models",
+    "pi_host.session._index",
+)
+
+
+def test_a_one_shot_reply_with_the_default_plugins_leaves_out_unused_classes(tmp_path: Path) -> None:
+    script = tmp_path / "faux.json"
+    script.write_text(json.dumps([{"text": "Hello offline"}]), encoding="utf-8")
+    modules = imported_modules(
+        tmp_path,
+        "--provider",
+        "faux",
+        "-p",
+        "hi",
+        plugins=DEFAULT_PLUGINS,
+        env={"PI_HOST_FAUX_SCRIPT": str(script)},
+    )
+    assert "pi_host.plugin._dispatch" in modules  # the check itself works
+    assert loaded(modules, *ONE_SHOT_LEAVES_OUT) == []
     assert loaded(modules, "pi_host.plugin._info", "pi_host.session._listing") == []
     assert loaded(modules, "pi_host.resources._frontmatter") == []  # no skill or template files
     assert loaded(modules, "rich", "prompt_toolkit", "difflib") == []

@@ -174,3 +174,19 @@ def test_truncate_tail_agrees_with_the_simple_rule(content: str, max_lines: int,
     assert result.output_bytes == len(result.content.encode())
     assert result.total_lines == content.count("\n") + 1
     assert result.total_bytes == len(content.encode())
+
+
+def test_the_packages_limits_are_the_truncation_defaults() -> None:
+    import pi_host
+    import pi_host.agent
+    from pi_host.agent import _limits, _truncate
+
+    assert (_truncate.DEFAULT_MAX_BYTES, _truncate.DEFAULT_MAX_LINES) == (
+        _limits.DEFAULT_MAX_BYTES,
+        _limits.DEFAULT_MAX_LINES,
+    )
+    assert pi_host.DEFAULT_MAX_BYTES == pi_host.agent.DEFAULT_MAX_BYTES == 50 * 1024
+    # The lazy names resolve to the truncation module's objects.
+    assert pi_host.agent.truncate_head is _truncate.truncate_head
+    assert pi_host.truncate_tail is _truncate.truncate_tail
+    assert pi_host.agent.TruncationResult is _truncate.TruncationResult

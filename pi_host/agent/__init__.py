@@ -6,6 +6,9 @@ through the loop's callbacks.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._agent import (
     UNKNOWN_MODEL,
     Agent,
@@ -15,16 +18,11 @@ from ._agent import (
     Listener,
     PromptInput,
 )
+from ._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from ._loop import (
     ABORTED_MESSAGE,
-    AfterToolCall,
-    AfterToolCallContext,
-    AfterToolCallResult,
     AgentContext,
     AgentLoopConfig,
-    BeforeToolCall,
-    BeforeToolCallContext,
-    BeforeToolCallResult,
     ConvertToLlm,
     Emit,
     GetApiKey,
@@ -40,16 +38,24 @@ from ._loop import (
 )
 from ._queue import MessageQueue, QueueMode
 from ._tools import Tool, ToolArgumentsError, ToolCallContext, ToolExecutionMode
-from ._truncate import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    TruncatedBy,
-    TruncationResult,
-    format_size,
-    truncate_head,
-    truncate_line,
-    truncate_tail,
-)
+
+if TYPE_CHECKING:
+    from ._tool_hooks import (
+        AfterToolCall,
+        AfterToolCallContext,
+        AfterToolCallResult,
+        BeforeToolCall,
+        BeforeToolCallContext,
+        BeforeToolCallResult,
+    )
+    from ._truncate import (
+        TruncatedBy,
+        TruncationResult,
+        format_size,
+        truncate_head,
+        truncate_line,
+        truncate_tail,
+    )
 
 __all__ = [
     "ABORTED_MESSAGE",
@@ -95,3 +101,34 @@ __all__ = [
     "truncate_line",
     "truncate_tail",
 ]
+
+#: Names imported on first access: a run that calls no tool never creates the tool-call
+#: callback classes, and one whose tools cut no output never loads the truncation code (its
+#: limits are in :mod:`._limits`).
+_LAZY: dict[str, str] = {
+    "AfterToolCall": "_tool_hooks",
+    "AfterToolCallContext": "_tool_hooks",
+    "AfterToolCallResult": "_tool_hooks",
+    "BeforeToolCall": "_tool_hooks",
+    "BeforeToolCallContext": "_tool_hooks",
+    "BeforeToolCallResult": "_tool_hooks",
+    "TruncatedBy": "_truncate",
+    "TruncationResult": "_truncate",
+    "format_size": "_truncate",
+    "truncate_head": "_truncate",
+    "truncate_line": "_truncate",
+    "truncate_tail": "_truncate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

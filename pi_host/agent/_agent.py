@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import anyio
 
@@ -34,10 +34,8 @@ from pi_host.messages import (
 from pi_host.providers import AbortSignal, Model, StreamFn, StreamOptions, ThinkingLevel
 
 from ._loop import (
-    AfterToolCall,
     AgentContext,
     AgentLoopConfig,
-    BeforeToolCall,
     ConvertToLlm,
     GetApiKey,
     PrepareNextTurn,
@@ -49,6 +47,9 @@ from ._loop import (
 )
 from ._queue import MessageQueue, QueueMode
 from ._tools import Tool, ToolExecutionMode
+
+if TYPE_CHECKING:
+    from ._tool_hooks import AfterToolCall, BeforeToolCall
 
 __all__ = [
     "UNKNOWN_MODEL",

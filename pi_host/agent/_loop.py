@@ -33,7 +33,7 @@ import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 import anyio
 from pydantic import BaseModel
@@ -44,7 +44,6 @@ from pi_host.messages import (
     AgentMessage,
     AgentStartEvent,
     AssistantMessage,
-    ImageContent,
     Message,
     MessageEndEvent,
     MessageStartEvent,
@@ -68,16 +67,13 @@ from pi_host.providers import AbortSignal, LlmContext, Model, StreamFn, StreamOp
 
 from ._tools import Tool, ToolCallContext, ToolExecutionMode
 
+if TYPE_CHECKING:
+    from ._tool_hooks import AfterToolCall, AfterToolCallResult, BeforeToolCall, BeforeToolCallResult
+
 __all__ = [
     "ABORTED_MESSAGE",
-    "AfterToolCall",
-    "AfterToolCallContext",
-    "AfterToolCallResult",
     "AgentContext",
     "AgentLoopConfig",
-    "BeforeToolCall",
-    "BeforeToolCallContext",
-    "BeforeToolCallResult",
     "ConvertToLlm",
     "Emit",
     "GetApiKey",
@@ -115,54 +111,6 @@ class AgentContext:
 
 
 @dataclass(frozen=True)
-class BeforeToolCallContext:
-    """What ``before_tool_call`` sees: the call and its validated arguments.
-
-    :ivar args: the validated parameters model. Return replaced ``args`` in
-        :class:`BeforeToolCallResult` (or mutate this one) to change what the tool receives;
-        replacements are not validated again.
-    """
-
-    assistant_message: AssistantMessage
-    tool_call: ToolCall
-    args: BaseModel
-    context: AgentContext
-
-
-@dataclass(frozen=True)
-class BeforeToolCallResult:
-    """``before_tool_call``'s verdict: block the call (``reason`` is what the model reads) or
-    replace its arguments."""
-
-    block: bool = False
-    reason: str | None = None
-    args: BaseModel | None = None
-
-
-@dataclass(frozen=True)
-class AfterToolCallContext:
-    """What ``after_tool_call`` sees: the call, its arguments and its result so far."""
-
-    assistant_message: AssistantMessage
-    tool_call: ToolCall
-    args: BaseModel
-    result: ToolResult
-    is_error: bool
-    context: AgentContext
-
-
-@dataclass(frozen=True)
-class AfterToolCallResult:
-    """Overrides for a tool's result. Each field given replaces the result's field whole
-    (no deep merge); ``None`` keeps it."""
-
-    content: list[TextContent | ImageContent] | None = None
-    details: Any = None
-    is_error: bool | None = None
-    terminate: bool | None = None
-
-
-@dataclass(frozen=True)
 class TurnContext:
     """What ``prepare_next_turn`` and ``should_stop_after_turn`` see after a turn.
 
@@ -195,12 +143,6 @@ ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], Awaitable[list[Message]
 TransformContext: TypeAlias = Callable[[list[AgentMessage], AbortSignal], Awaitable[list[AgentMessage]]]
 GetApiKey: TypeAlias = Callable[[str], Awaitable[str | None]]
 MessageSource: TypeAlias = Callable[[], Awaitable[list[AgentMessage]]]
-BeforeToolCall: TypeAlias = Callable[
-    [BeforeToolCallContext, AbortSignal], Awaitable[BeforeToolCallResult | None]
-]
-AfterToolCall: TypeAlias = Callable[
-    [AfterToolCallContext, AbortSignal], Awaitable[AfterToolCallResult | None]
-]
 ShouldStopAfterTurn: TypeAlias = Callable[[TurnContext, AbortSignal], Awaitable[bool]]
 PrepareNextTurn: TypeAlias = Callable[[TurnContext, AbortSignal], Awaitable[TurnUpdate | None]]
 _PayloadHook: TypeAlias = Callable[[Any, Model], Awaitable[Any]]
@@ -328,15 +270,13 @@ async def run_agent_loop_continue(
 # -- the run --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Prepared:
+class _Prepared(NamedTuple):
     call: ToolCall
     tool: Tool[Any]
     args: BaseModel
 
 
-@dataclass(frozen=True, slots=True)
-class _Finalized:
+class _Finalized(NamedTuple):
     call: ToolCall
     result: ToolResult
     is_error: bool
@@ -708,6 +648,8 @@ class _Run:
                 raw = tool.prepare_arguments(raw)
             args: BaseModel = tool.validate_arguments(raw)
             if config.before_tool_call is not None:
+                from ._tool_hooks import BeforeToolCallContext
+
                 verdict: BeforeToolCallResult | None = None
                 with signal.scope():
                     verdict = await config.before_tool_call(
@@ -772,6 +714,8 @@ class _Run:
             result, is_error = outcome, False
 
         if config.after_tool_call is not None:
+            from ._tool_hooks import AfterToolCallContext
+
             override: AfterToolCallResult | None = None
             completed = False
             try:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
+from ._limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
@@ -24,8 +26,6 @@ __all__ = [
     "truncate_tail",
 ]
 
-DEFAULT_MAX_LINES = 2000
-DEFAULT_MAX_BYTES = 50 * 1024
 _MAX_LINE_CHARS = 500
 """pi's ``GREP_MAX_LINE_LENGTH``: the default cut of :func:`truncate_line`."""
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO, cast
 
 from pi_host.errors import HookError
 from pi_host.hookspecs import Strategy, get_contract
 
 from ._manager import PluginManager
 from ._strategies import Reducer, ResultRejected, reducer_for
-from ._trace import DispatchTrace, ImplTrace, Tracer, summarize
 
 if TYPE_CHECKING:
     from pi_host.hookspecs import (
@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     )
     from pi_host.providers import AbortSignal, Model, ThinkingLevel
 
+    from ._trace import ImplTrace, Tracer
+
 __all__ = ["Dispatcher", "ErrorListener", "ExtensionError"]
 
 logger = logging.getLogger("pi_host.plugin")
@@ -89,16 +91,14 @@ class ExtensionError:
 ErrorListener = Callable[[ExtensionError], "Awaitable[None] | None"]
 
 
-@dataclass(frozen=True, slots=True)
-class _Impl:
+class _Impl(NamedTuple):
     plugin: str
     function: Callable[..., Any]
     argnames: tuple[str, ...]
     is_async: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Hook:
+class _Hook(NamedTuple):
     name: str
     strategy: Strategy
     reducer: Reducer[Any, Any]
@@ -126,11 +126,14 @@ class Dispatcher:
         self._hooks: dict[str, _Hook] = {}
         self._listeners: list[ErrorListener] = [] if on_error is None else [on_error]
         self._argument_listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
+        self._tracer: Tracer | None
         if trace is None:
-            self._tracer = Tracer.from_environ()
+            self._tracer = _tracer_from_environ()
         elif trace is False:
             self._tracer = None
         else:
+            from ._trace import Tracer
+
             self._tracer = Tracer(None if trace is True else trace)
         self._detach = pm.add_change_listener(self._hooks.clear)
 
@@ -296,7 +299,7 @@ class Dispatcher:
                 continue
             state = step.state
             if traces is not None:
-                traces.append(_trace(impl, "result", summarize(result), impl_started, step.stop))
+                traces.append(_trace(impl, "result", result, impl_started, step.stop))
             if step.stop:
                 break
             if reducer.threads:
@@ -305,6 +308,8 @@ class Dispatcher:
                     argument_listener(hook.name, args)
         outcome = reducer.finish(state)
         if traces is not None and self._tracer is not None:
+            from ._trace import DispatchTrace, ImplTrace
+
             for impl in hook.impls[reached:]:
                 traces.append(ImplTrace(impl.plugin, impl.is_async, "not reached"))
             self._tracer.write(
@@ -791,5 +796,23 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _trace(impl: _Impl, outcome: str, detail: str, started: float, stopped: bool) -> ImplTrace:
-    return ImplTrace(impl.plugin, impl.is_async, outcome, detail, time.perf_counter() - started, stopped)
+#: ``_trace.TRACE_ENV``, repeated here so that an untraced run never imports the tracer's
+#: module (tests/test_dispatch.py checks the two agree).
+_TRACE_ENV = "PI_HOST_TRACE_HOOKS"
+
+
+def _tracer_from_environ() -> Tracer | None:
+    """``Tracer.from_environ()``, importing the tracer only when the variable is set at all."""
+    if not os.environ.get(_TRACE_ENV):
+        return None
+    from ._trace import Tracer
+
+    return Tracer.from_environ()
+
+
+def _trace(impl: _Impl, outcome: str, detail: object, started: float, stopped: bool) -> ImplTrace:
+    """One implementation's trace; *detail* is a message, or the result (summarised here)."""
+    from ._trace import ImplTrace, summarize
+
+    text = summarize(detail) if outcome == "result" else str(detail)
+    return ImplTrace(impl.plugin, impl.is_async, outcome, text, time.perf_counter() - started, stopped)

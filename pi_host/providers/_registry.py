@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._auth import AuthStatus, AuthStorage
 from ._catalog import builtin_models
@@ -62,8 +62,7 @@ class RequestAuth:
     headers: dict[str, str] | None
 
 
-@dataclass(frozen=True)
-class _RequestConfig:
+class _RequestConfig(NamedTuple):
     api_key: str | None
     headers: dict[str, str] | None
     auth_header: bool

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeGuard
+from typing import NamedTuple, TypeGuard
 
 from ._catalog import DEFAULT_MODEL_PER_PROVIDER
 from ._types import THINKING_LEVELS, Model, ThinkingLevel
@@ -63,8 +63,7 @@ class ScopedModel:
     thinking_level: ThinkingLevel | None = None
 
 
-@dataclass(frozen=True)
-class _PatternMatch:
+class _PatternMatch(NamedTuple):
     model: Model | None
     thinking_level: ThinkingLevel | None = None
     warning: str | None = None

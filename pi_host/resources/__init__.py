@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._context_files import CONTEXT_FILE_NAMES, ContextFile, ContextFilesResult, load_context_files
-    from ._diagnostics import ResourceCollision, ResourceDiagnostic
+    from ._diagnostic_models import ResourceCollision, ResourceDiagnostic
     from ._discovery import ResourceScope
     from ._frontmatter import Frontmatter, FrontmatterError, parse_frontmatter, strip_frontmatter
     from ._loader import ResourceOptions, Resources, load_resources
@@ -181,8 +181,8 @@ _EXPORTS: dict[str, str] = {
     "PromptTool": "_system_prompt",
     "ProviderRetrySettings": "_settings_models",
     "QueueMode": "_settings",
-    "ResourceCollision": "_diagnostics",
-    "ResourceDiagnostic": "_diagnostics",
+    "ResourceCollision": "_diagnostic_models",
+    "ResourceDiagnostic": "_diagnostic_models",
     "ResourceOptions": "_loader",
     "ResourceScope": "_discovery",
     "Resources": "_loader",

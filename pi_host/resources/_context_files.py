@@ -10,11 +10,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from ._diagnostics import ResourceDiagnostic
+from ._diagnostics import diagnostic
 from ._paths import exists
+
+if TYPE_CHECKING:
+    from ._diagnostic_models import ResourceDiagnostic
 
 __all__ = ["CONTEXT_FILE_NAMES", "ContextFile", "ContextFilesResult", "load_context_files"]
 
@@ -48,9 +52,7 @@ def _load_from_dir(directory: Path, diagnostics: list[ResourceDiagnostic]) -> Co
             # Invalid UTF-8 becomes U+FFFD rather than losing the whole file.
             content = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            diagnostics.append(
-                ResourceDiagnostic(type="warning", message=f"Could not read {path}: {exc}", path=str(path))
-            )
+            diagnostics.append(diagnostic("warning", f"Could not read {path}: {exc}", path))
             continue
         return ContextFile(path=str(path), content=content)
     return None

@@ -1,53 +1,27 @@
-"""Problems found while loading resources, reported instead of raised."""
+"""Problems found while loading resources, reported instead of raised.
+
+The models live in :mod:`._diagnostic_models`, imported by the first problem reported: a
+start-up whose resources load cleanly creates neither class.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+if TYPE_CHECKING:
+    from ._diagnostic_models import ResourceCollision, ResourceDiagnostic
 
 __all__ = ["ResourceCollision", "ResourceDiagnostic", "collision_diagnostic", "diagnostic"]
-
-
-class ResourceCollision(BaseModel):
-    """Two resources claimed one name; the first found wins (pi's precedence order)."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    resource_type: Literal["skill", "prompt"]
-    name: str
-    winner_path: str
-    loser_path: str
-
-
-class ResourceDiagnostic(BaseModel):
-    """A warning or error about one resource file, or a name collision between two.
-
-    Loading never stops at a bad file: it is skipped (or loaded with a warning, as pi does for
-    lenient skill validation) and described here, for the user interface to show.
-
-    :ivar type: ``"warning"`` (loaded anyway or skipped), ``"error"`` (a configured path is
-        missing) or ``"collision"``.
-    :ivar message: what is wrong, in pi's words where pi has them.
-    :ivar path: the file or directory concerned.
-    """
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    type: Literal["warning", "error", "collision"]
-    message: str
-    path: str
-    collision: ResourceCollision | None = None
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
 
 
 def diagnostic(
     type: Literal["warning", "error"], message: str, path: str | os.PathLike[str]
 ) -> ResourceDiagnostic:
     """A warning or error about ``path``."""
+    from ._diagnostic_models import ResourceDiagnostic
+
     return ResourceDiagnostic(type=type, message=message, path=os.fspath(path))
 
 
@@ -63,6 +37,8 @@ def collision_diagnostic(
 
     :param shown_as: the name as pi's message spells it (``"/review"`` for a prompt).
     """
+    from ._diagnostic_models import ResourceCollision, ResourceDiagnostic
+
     return ResourceDiagnostic(
         type="collision",
         message=f'name "{shown_as or name}" collision',
@@ -71,3 +47,9 @@ def collision_diagnostic(
             resource_type=resource_type, name=name, winner_path=winner_path, loser_path=loser_path
         ),
     )
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ResourceCollision", "ResourceDiagnostic"):
+        return getattr(importlib.import_module(f"{__package__}._diagnostic_models"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._context_files import ContextFile, load_context_files
-from ._diagnostics import ResourceDiagnostic
 from ._settings import SettingsManager
 from ._skills import Skill, discover_skills, expand_skill_command
 from ._system_prompt import (
@@ -24,6 +24,9 @@ from ._system_prompt import (
     load_system_prompt_sources,
 )
 from ._templates import PromptTemplate, discover_prompt_templates, expand_prompt_template
+
+if TYPE_CHECKING:
+    from ._diagnostic_models import ResourceDiagnostic
 
 __all__ = ["ResourceOptions", "Resources", "load_resources"]
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 __all__ = [
     "IGNORE_FILE_NAMES",
@@ -87,8 +88,7 @@ def glob_match(path: str, pattern: str) -> bool:
     return _compiled_glob(pattern).fullmatch(path) is not None
 
 
-@dataclass(frozen=True)
-class _IgnoreRule:
+class _IgnoreRule(NamedTuple):
     regex: re.Pattern[str]
     negated: bool
     directory_only: bool

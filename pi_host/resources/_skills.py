@@ -13,13 +13,16 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ._diagnostics import ResourceDiagnostic, collision_diagnostic, diagnostic
+from ._diagnostics import collision_diagnostic, diagnostic
 from ._discovery import ResourceScope, collect_skill_files, resolve_resource_files
 from ._paths import canonical_path, exists, is_dir, is_file, resolve_user_path
+
+if TYPE_CHECKING:
+    from ._diagnostic_models import ResourceDiagnostic
 
 __all__ = [
     "MAX_SKILL_DESCRIPTION_LENGTH",

@@ -17,12 +17,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ._context_files import ContextFile
-from ._diagnostics import ResourceDiagnostic
+from ._diagnostics import diagnostic
 from ._paths import exists, project_config_dir
 from ._skills import Skill, format_skills_for_prompt
+
+if TYPE_CHECKING:
+    from ._diagnostic_models import ResourceDiagnostic
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -285,11 +288,7 @@ def load_system_prompt_sources(
         try:
             return resolve_prompt_input(value, cwd=cwd_path)
         except OSError as exc:
-            diagnostics.append(
-                ResourceDiagnostic(
-                    type="warning", message=f"Could not read {what} file {value}: {exc}", path=value
-                )
-            )
+            diagnostics.append(diagnostic("warning", f"Could not read {what} file {value}: {exc}", value))
             return value
 
     custom: str | None = None

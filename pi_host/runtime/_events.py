@@ -1,12 +1,16 @@
-"""Session-level events: what an AgentSession adds to the agent loop's events (pi's AgentSessionEvent)."""
+"""Session-level events: what an AgentSession adds to the agent loop's events (pi's AgentSessionEvent).
+
+Every run emits :class:`SessionAgentEndEvent`, which lives in :mod:`._agent_end` so that a plain
+reply creates none of the other event classes; the session imports each where it emits it.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from pydantic import Field
+from pi_host.messages import AgentEvent, WireModel
 
-from pi_host.messages import AgentEvent, AgentMessage, WireModel
+from ._agent_end import SessionAgentEndEvent
 
 __all__ = [
     "AutoRetryEndEvent",
@@ -23,18 +27,6 @@ __all__ = [
 ]
 
 CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
-
-
-class SessionAgentEndEvent(WireModel):
-    """``agent_end`` as sessions emit it: with ``will_retry`` set when auto-retry follows.
-
-    ``will_retry`` is for Python subscribers only: pi 0.73's JSON and RPC ``agent_end`` is
-    ``{type, messages}``, so the field is left out of the JSON.
-    """
-
-    type: Literal["agent_end"] = "agent_end"
-    messages: list[AgentMessage]
-    will_retry: bool = Field(default=False, exclude=True)
 
 
 class QueueUpdateEvent(WireModel):

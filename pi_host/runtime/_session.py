@@ -19,12 +19,8 @@ import anyio
 from anyio.abc import TaskGroup
 
 from pi_host.agent import (
-    AfterToolCallContext,
-    AfterToolCallResult,
     Agent,
     AgentContext,
-    BeforeToolCallContext,
-    BeforeToolCallResult,
     Tool,
     TurnContext,
     TurnUpdate,
@@ -70,21 +66,18 @@ from pi_host.messages import (
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 from pi_host.providers import clamp_thinking_level as _clamp_for_model
 
+from ._agent_end import SessionAgentEndEvent
 from ._context import NullUI, SessionPluginContext
-from ._events import (
-    AutoRetryEndEvent,
-    CompactionEndEvent,
-    CompactionStartEvent,
-    ExtensionErrorEvent,
-    QueueUpdateEvent,
-    SessionAgentEndEvent,
-    SessionInfoChangedEvent,
-    ThinkingLevelChangedEvent,
-)
 from ._host import Host
 from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
 
 if TYPE_CHECKING:
+    from pi_host.agent import (
+        AfterToolCallContext,
+        AfterToolCallResult,
+        BeforeToolCallContext,
+        BeforeToolCallResult,
+    )
     from pi_host.plugin import ExtensionError
     from pi_host.resources import PromptTemplate, Settings, Skill
     from pi_host.session import SessionManager
@@ -216,6 +209,8 @@ class AgentSession:
         ) -> BeforeToolCallResult | None:
             if not dispatcher.has_implementations("pi_tool_call"):
                 return None
+            from pi_host.agent import BeforeToolCallResult
+
             raw = call.args.model_dump(mode="json", by_alias=True, exclude_unset=False)
             verdict = await dispatcher.tool_call(
                 tool_call_id=call.tool_call.id, tool_name=call.tool_call.name, input=raw, ctx=ctx
@@ -248,6 +243,8 @@ class AgentSession:
             )
             if patch is None:
                 return None
+            from pi_host.agent import AfterToolCallResult
+
             fields = patch.model_fields_set
             return AfterToolCallResult(
                 content=list(patch.content) if "content" in fields and patch.content is not None else None,
@@ -309,11 +306,15 @@ class AgentSession:
                 await result
 
     async def _on_extension_error(self, error: ExtensionError) -> None:
+        from ._events import ExtensionErrorEvent
+
         await self._emit(
             ExtensionErrorEvent(extension_path=error.plugin, event=error.hook, error=error.message)
         )
 
     def _emit_queue_update(self) -> None:
+        from ._events import QueueUpdateEvent
+
         self.emit_event(
             QueueUpdateEvent(steering=list(self._steering_texts), follow_up=list(self._follow_up_texts))
         )
@@ -403,6 +404,8 @@ class AgentSession:
     def _note_success(self) -> None:
         retry_attempt = self.stash.get(RETRY_ATTEMPT, 0)
         if retry_attempt:
+            from ._events import AutoRetryEndEvent
+
             self.stash[RETRY_ATTEMPT] = 0
             self.emit_event(AutoRetryEndEvent(success=True, attempt=retry_attempt))
 
@@ -652,6 +655,8 @@ class AgentSession:
             raise SessionError(self.model_resolver.missing_auth_message(model))
 
     async def _try_command(self, text: str) -> bool:
+        from ._events import ExtensionErrorEvent
+
         name, _, args = text[1:].partition(" ")
         command = self.host.commands.get(name)
         if command is None:
@@ -673,6 +678,8 @@ class AgentSession:
             try:
                 text = expand_skill_command(text, self.skills)
             except Exception as exc:  # a skill file vanished or is unreadable
+                from ._events import ExtensionErrorEvent
+
                 self.emit_event(
                     ExtensionErrorEvent(extension_path="skill", event="skill_expansion", error=str(exc))
                 )
@@ -902,6 +909,8 @@ class AgentSession:
             return None
         self.agent.state.thinking_level = level
         self.session_manager.append_thinking_level_change(level)
+        from ._events import ThinkingLevelChangedEvent
+
         self.emit_event(ThinkingLevelChangedEvent(level=level))
         return previous
 
@@ -910,6 +919,8 @@ class AgentSession:
         return configured or "medium"
 
     def set_session_name(self, name: str) -> None:
+        from ._events import SessionInfoChangedEvent
+
         name = " ".join(name.split())
         self.session_manager.append_session_info(name)
         self.emit_event(SessionInfoChangedEvent(name=name))
@@ -935,6 +946,8 @@ class AgentSession:
         summary (its ``trylast`` ``pi_session_before_compact``); other plugins may cancel or
         supply the summary first.
         """
+        from ._events import CompactionEndEvent, CompactionStartEvent
+
         dispatcher, ctx = self.host.dispatcher, self.ctx
         self._compacting = True
         self._compaction_done = done = anyio.Event()
@@ -1146,6 +1159,8 @@ class AgentSession:
         if not found.skill_paths and not found.prompt_paths:
             return
         from pi_host.resources import load_prompt_templates, load_skills
+
+        from ._events import ExtensionErrorEvent
 
         skills = load_skills([entry.path for entry in found.skill_paths], cwd=self.cwd)
         templates = load_prompt_templates([entry.path for entry in found.prompt_paths], cwd=self.cwd)

@@ -33,11 +33,11 @@ from ._entries import (
     iso_now,
     iso_to_ms,
 )
-from ._index import ID, PARENT, ROLE, TYPE, FileIndex, SessionWarning, read_header
 from ._jsjson import js_dumps
 from ._migrate import migrate_entries, new_entry_id
 
 if TYPE_CHECKING:
+    from ._index import FileIndex, SessionWarning
     from ._listing import SessionInfo
 from ._paths import agent_dir, default_session_dir, new_session_id, session_file_name, validate_session_id
 
@@ -322,6 +322,10 @@ class SessionManager:
             self._start_new()
             self._file = file
             return
+        # The file index (and its module) is only needed once a session is read from disk:
+        # a new session, the -p default, never loads it.
+        from ._index import FileIndex, read_header
+
         ends_with_newline = True
         with open(file, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -434,6 +438,8 @@ class SessionManager:
         return self._file_name if isinstance(self._file_name, str) else None
 
     def _warn(self, message: str, offset: int | None, file: Path | None = None) -> None:
+        from ._index import SessionWarning
+
         where = file or self._file
         warning = SessionWarning(message, os.fspath(where) if where else None, offset)
         if warning in self._warning_set:
@@ -511,6 +517,8 @@ class SessionManager:
         """The entries whose parent is ``parent_id``, in file order. Reads the whole file."""
         children: builtins.list[SessionEntry] = []
         if self._index is not None:
+            from ._index import PARENT
+
             with self._reading():
                 for slot in self._index.slots_in_file_order():
                     if slot[PARENT] == parent_id:
@@ -529,6 +537,8 @@ class SessionManager:
         if self._labels is None:
             labels: dict[str, tuple[str, str]] = {}
             if self._index is not None:
+                from ._index import TYPE
+
                 with self._reading():
                     for slot in self._index.slots_in_file_order():
                         if slot[TYPE] == "label":
@@ -647,6 +657,8 @@ class SessionManager:
         settings are saved as checkpoints once known. The walk stops as soon as the leaf's
         settings are known, at a compaction with a checkpoint, or where the path ends.
         """
+        from ._index import ID, PARENT, ROLE, TYPE
+
         checkpoints = self._checkpoints
         first = trackers[0]
         for tracker in trackers[1:]:

@@ -13,7 +13,7 @@ import fnmatch
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -251,13 +251,12 @@ class RecordingDispatcher(Dispatcher):
     def _prepare(self, name: str) -> _Hook:
         hook = super()._prepare(name)
         impls = tuple(
-            replace(
-                impl,
+            impl._replace(
                 function=self.recorder._wrap(name, impl.plugin, impl.function, impl.argnames, impl.is_async),
             )
             for impl in hook.impls
         )
-        wrapped = replace(hook, impls=impls)
+        wrapped = hook._replace(impls=impls)
         self._hooks[name] = wrapped
         return wrapped
 

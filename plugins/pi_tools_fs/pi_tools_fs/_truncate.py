@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
-from pi_host import DEFAULT_MAX_BYTES, ToolResult, format_size, truncate_head
+from pi_host import DEFAULT_MAX_BYTES, ToolResult
 
 __all__ = ["GREP_MAX_LINE_LENGTH", "NO_LINE_LIMIT", "Notice", "capped_listing"]
 
@@ -28,6 +28,10 @@ def capped_listing(
     Notices and ``details`` keys come in pi's order: ``limit`` (the tool's result limit was
     reached), the byte limit, ``lines_cut`` (grep shortened long lines).
     """
+    # Imported here: the tool definitions read this module's limits when a process starts,
+    # and pi_host's truncation code loads only with the first listing it cuts.
+    from pi_host import format_size, truncate_head
+
     truncation = truncate_head("\n".join(lines), max_lines=NO_LINE_LIMIT)
     notices: list[str] = []
     details: dict[str, Any] = {}
