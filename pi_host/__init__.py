@@ -8,8 +8,9 @@ Names are imported lazily on first access (PEP 562), so ``import pi_host`` and t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_host._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -287,14 +288,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pi_host' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

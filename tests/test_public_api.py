@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
+import pytest
+
 import pi_host
+from pi_host._lazy import lazy_exports
 
 
 def test_all_lists_every_export_and_each_resolves() -> None:
@@ -32,3 +36,12 @@ def test_import_pi_host_loads_no_provider_sdk_or_pydantic() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_lazy_exports_cache_the_name_and_refuse_unknown_ones() -> None:
+    getattr_, dir_ = lazy_exports("pi_host.session", {"SessionManager": "_store"}, ["SessionManager"])
+    assert getattr_("SessionManager") is importlib.import_module("pi_host.session._store").SessionManager
+    assert vars(sys.modules["pi_host.session"])["SessionManager"] is getattr_("SessionManager")
+    assert dir_() == ["SessionManager"]
+    with pytest.raises(AttributeError, match=r"module 'pi_host\.session' has no attribute 'Nope'"):
+        getattr_("Nope")

@@ -9,8 +9,9 @@ file: problems come back as diagnostics for the user interface to show.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_host._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._context_files import CONTEXT_FILE_NAMES, ContextFile, ContextFilesResult, load_context_files
@@ -232,14 +233,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -7,8 +7,9 @@ model is sent at a leaf. Files are byte-compatible with pi 0.73 in both directio
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pi_host._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._context import ModelRef, SessionContext, build_session_context, entry_to_message
@@ -127,14 +128,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
