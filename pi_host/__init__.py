@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_host._lazy import lazy_exports
+from pi_host import _lazy
 
 __version__ = "0.1.0"
 
@@ -288,4 +288,4 @@ if TYPE_CHECKING:
     )
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS, __all__)

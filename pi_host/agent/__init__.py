@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_host._lazy import lazy_exports
+from pi_host import _lazy
 
 from ._agent import (
     UNKNOWN_MODEL,
@@ -122,4 +122,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _LAZY, __all__)

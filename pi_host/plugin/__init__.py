@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_host._lazy import lazy_exports
+from pi_host import _lazy
 
 if TYPE_CHECKING:
     from ._discovery import ENTRY_POINT_GROUP, InstalledPlugin, installed_plugins, load_entrypoint_plugins
@@ -84,4 +84,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS, __all__)
