@@ -19,16 +19,7 @@ def test_message_update_json_equals_the_generic_serialisation() -> None:
             faux_tool_call("read", {"path": "a"}),
         ]
     )
-    faux = FauxProvider([reply])
-    agent = Agent(stream_fn=faux.stream, model=faux.models[0])
-    updates: list[MessageUpdateEvent] = []
-
-    async def listen(event: object, signal: object) -> None:
-        if isinstance(event, MessageUpdateEvent):
-            updates.append(event)
-
-    agent.subscribe(listen)
-    anyio.run(agent.prompt, "hi")
+    updates = _streamed_updates(reply)
     assert len(updates) > 5
     kinds = set()
     for event in updates:
@@ -41,17 +32,7 @@ def test_message_update_json_equals_the_generic_serialisation() -> None:
 
 
 def test_message_update_with_a_different_partial_uses_the_generic_path() -> None:
-    faux = FauxProvider([faux_assistant_message([faux_text("x")])])
-    agent = Agent(stream_fn=faux.stream, model=faux.models[0])
-    updates: list[MessageUpdateEvent] = []
-
-    async def listen(event: object, signal: object) -> None:
-        if isinstance(event, MessageUpdateEvent):
-            updates.append(event)
-
-    agent.subscribe(listen)
-    anyio.run(agent.prompt, "hi")
-    event = updates[-1]
+    event = _streamed_updates(faux_assistant_message([faux_text("x")]))[-1]
     other = event.model_copy(update={"message": event.message.model_copy()})
     assert other.to_json() == WireModel.to_json(other)
 
