@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from pathlib import Path
 
 __all__ = [
@@ -62,6 +61,7 @@ def new_session_id() -> str:
     # uuid.uuid7 arrives in Python 3.14; build the RFC 9562 layout by hand until then.
     import secrets
     import time
+    import uuid
 
     millis = time.time_ns() // 1_000_000
     rand_a = secrets.randbits(12)
