@@ -66,10 +66,11 @@ class CompileCache:
         key = (mode, source)
         blob = self._used.get(key) or self._stored.get(key)
         if blob is not None:
-            self.hits += 1
-            self._used[key] = blob
-            code: CodeType = marshal.loads(blob)
-            return code
+            cached = _load_code(blob)
+            if cached is not None:
+                self.hits += 1
+                self._used[key] = blob
+                return cached
         code = builtins.compile(source, "<string>", mode, dont_inherit=True)
         self.misses += 1
         self._unsaved = True
@@ -100,6 +101,15 @@ class CompileCache:
             return False
         self._stored, self._unsaved = entries, False
         return True
+
+
+def _load_code(blob: object) -> CodeType | None:
+    """The code object marshalled in ``blob``; ``None`` for anything else a damaged file holds."""
+    try:
+        code = marshal.loads(blob)  # type: ignore[arg-type]
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, CodeType) else None
 
 
 def _read(path: Path) -> dict[tuple[str, str], bytes]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import inspect
+import marshal
 import os
 import subprocess
 import sys
@@ -131,7 +132,7 @@ def test_not_written_when_bytecode_is_not(tmp_path: Path, monkeypatch: pytest.Mo
         b"not a cache at all",
         _compile_cache._HEADER.replace(b"cache 1", b"cache 0") + b"\x00",
         _compile_cache._HEADER + b"\xff\x00 truncated",
-        _compile_cache._HEADER + __import__("marshal").dumps(["a list, not a table"]),
+        _compile_cache._HEADER + marshal.dumps(["a list, not a table"]),
     ],
     ids=["empty", "garbage", "other-version", "truncated", "wrong-type"],
 )
@@ -146,6 +147,23 @@ def test_a_malformed_file_is_ignored_and_replaced(tmp_path: Path, content: bytes
     namespace: dict[str, object] = {}
     exec(again.compile("y = 2", "exec"), namespace)
     assert namespace["y"] == 2 and again.hits == 1
+
+
+def test_a_damaged_entry_is_compiled_again(tmp_path: Path) -> None:
+    path = tmp_path / "cache.bin"
+    damaged = {("exec", "a = 1"): b"\xff not marshal", ("exec", "b = 2"): 42, ("exec", "c = 3"): b"N"}
+    path.write_bytes(_compile_cache._HEADER + marshal.dumps(damaged))
+    cache = CompileCache(path)
+    for source in ("a = 1", "b = 2", "c = 3"):
+        namespace: dict[str, object] = {}
+        exec(cache.compile(source, "exec"), namespace)
+        assert namespace[source[0]] == int(source[-1])
+    assert (cache.hits, cache.misses) == (0, 3)
+    assert cache.save() is True
+    again = CompileCache(path)
+    for source in ("a = 1", "b = 2", "c = 3"):
+        again.compile(source, "exec")
+    assert (again.hits, again.misses) == (3, 0)
 
 
 def test_a_syntax_error_is_raised_and_not_cached(tmp_path: Path) -> None:
