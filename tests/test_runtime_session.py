@@ -128,12 +128,13 @@ async def test_new_session_fires_before_switch_shutdown_start(tmp_path: Path) ->
         hooks.calls.clear()
         assert await rig.session.new_session() is False
         new_id = rig.session.session_manager.session_id
-        assert new_id != old_id
-        # pi names the new file as shutdown's target; pi-host's SessionManager only knows the
-        # next file once it switched to it, so the target of a `new` shutdown is None.
+        new_file = str(rig.session.session_manager.session_file)
+        assert new_id != old_id and new_file != old_file and new_id in new_file
+        # As in pi, shutdown names the file the next session goes to, while the old one is
+        # still the session that hooks see.
         assert hooks.calls == [
             ("before_switch", "new", None),
-            ("shutdown", "new", None, old_id),
+            ("shutdown", "new", new_file, old_id),
             ("start", "new", old_file, new_id),
         ]
         assert rig.session.messages == []
@@ -219,11 +220,9 @@ async def test_fork_before_a_user_message(tmp_path: Path) -> None:
         assert await rig.session.fork(second) is False
         new_id = manager.session_id
         assert new_id != old_id
-        # pi names the forked file as shutdown's target; pi-host forks after the shutdown hook
-        # (the manager switches files in place), so the target is None.
         assert hooks.calls == [
             ("before_fork", second, "before"),
-            ("shutdown", "fork", None, old_id),
+            ("shutdown", "fork", str(manager.session_file), old_id),
             ("start", "fork", old_file, new_id),
         ]
         assert [_text(m) for m in rig.session.messages] == ["first", "one"]
@@ -247,13 +246,16 @@ async def test_fork_cancelled(tmp_path: Path) -> None:
 
 
 async def test_fork_from_the_first_message_starts_an_empty_child(tmp_path: Path) -> None:
-    async with open_session(tmp_path, persist=True) as rig:
+    hooks = SessionHooks()
+    async with open_session(tmp_path, plugins=[hooks], persist=True) as rig:
         await two_turns(rig)
         manager = rig.session.session_manager
         old_file = str(manager.session_file)
+        hooks.calls.clear()
         assert await rig.session.fork(user_entry_ids(manager)[0]) is False
         assert rig.session.messages == []
         assert manager.header.parent_session == old_file
+        assert ("shutdown", "fork", str(manager.session_file)) == hooks.calls[1][:3]
 
 
 @pytest.mark.parametrize("persist", [True, False])
@@ -269,6 +271,9 @@ async def test_clone_duplicates_the_active_branch(tmp_path: Path, persist: bool)
         hooks.calls.clear()
         assert await rig.session.fork(leaf, position="at") is False
         assert hooks.calls[0] == ("before_fork", leaf, "at")
+        # The clone's file, or None for a session kept in memory (pi's undefined).
+        target = str(manager.session_file) if persist else None
+        assert hooks.calls[1] == ("shutdown", "fork", target, old_id)
         assert manager.session_id != old_id
         assert [_text(m) for m in rig.session.messages] == before
         if persist:

@@ -243,6 +243,26 @@ def test_new_session_and_parent_session(tmp_path: Path) -> None:
     assert lines(new)[0]["parentSession"] == str(old)  # type: ignore[arg-type]
 
 
+def test_next_session_is_chosen_before_switching_to_it(tmp_path: Path) -> None:
+    manager = SessionManager.create("/w", tmp_path)
+    manager.append_message(user("a"))
+    manager.append_message(assistant("b"))
+    current = (manager.session_id, manager.session_file)
+    planned = manager.next_session()
+    assert (manager.session_id, manager.session_file) == current  # nothing switched yet
+    assert planned.file is not None and planned.file.parent == tmp_path and planned.id in planned.file.name
+    assert manager.new_session(planned=planned) == planned.file
+    assert (manager.session_id, manager.header.timestamp) == (planned.id, planned.timestamp)
+    manager.append_message(user("c"))
+    manager.append_message(assistant("d"))
+    branched = manager.next_session()
+    assert manager.create_branched_session(manager.get_entries()[0].id, planned=branched) == branched.file
+    assert manager.session_id == branched.id and manager.session_file == branched.file
+    assert SessionManager.in_memory("/w").next_session().file is None
+    with pytest.raises(ValueError, match="Invalid session id"):
+        manager.next_session("a/b")
+
+
 def test_in_memory_sessions_never_touch_disk(tmp_path: Path, agent_dir: Path) -> None:
     manager = SessionManager.in_memory("/w")
     assert not manager.is_persisted and manager.session_file is None and manager.session_dir is None

@@ -72,6 +72,8 @@ from ._host import Host
 from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pi_host.agent import (
         AfterToolCallContext,
         AfterToolCallResult,
@@ -1227,8 +1229,10 @@ class AgentSession:
         ) is not None:
             return True
         previous = self._session_file_text()
-        await self.shutdown("new")
-        self.session_manager.new_session(parent_session=parent_session)
+        # The next session is chosen first so that shutdown hooks can name its file, as pi's do.
+        planned = self.session_manager.next_session()
+        await self.shutdown("new", _file_text(planned.file))
+        self.session_manager.new_session(parent_session=parent_session, planned=planned)
         self._restore_from_session()
         model = self.model
         if model is not None:
@@ -1268,12 +1272,13 @@ class AgentSession:
         if isinstance(decision, Cancel):
             return True
         previous = self._session_file_text()
-        await self.shutdown("fork")
+        planned = manager.next_session()
+        await self.shutdown("fork", _file_text(planned.file))
         leaf = entry.parent_id if position == "before" else entry.id
         if leaf is None:
-            manager.new_session(parent_session=previous)
+            manager.new_session(parent_session=previous, planned=planned)
         else:
-            manager.create_branched_session(leaf)
+            manager.create_branched_session(leaf, planned=planned)
         replaced = self._restore_from_session()
         await self.start("fork", previous)
         await self._announce_restored_model(replaced)
@@ -1386,8 +1391,11 @@ class AgentSession:
         await self.start("reload")
 
     def _session_file_text(self) -> str | None:
-        file = self.session_manager.session_file
-        return None if file is None else str(file)
+        return _file_text(self.session_manager.session_file)
+
+
+def _file_text(file: Path | None) -> str | None:
+    return None if file is None else str(file)
 
 
 # -- helpers shared with plugins through the stash ----------------------------------------------

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         session_file_name,
         validate_session_id,
     )
-    from ._store import EntryNotFoundError, SessionManager, SessionTreeNode
+    from ._store import EntryNotFoundError, NextSession, SessionManager, SessionTreeNode
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -61,6 +61,7 @@ __all__ = [
     "LabelEntry",
     "ModelChangeEntry",
     "ModelRef",
+    "NextSession",
     "SessionContext",
     "SessionEntry",
     "SessionHeader",
@@ -100,6 +101,7 @@ _EXPORTS: dict[str, str] = {
     "LabelEntry": "_entries",
     "ModelChangeEntry": "_entries",
     "ModelRef": "_context",
+    "NextSession": "_store",
     "SESSION_ID_PATTERN": "_paths",
     "SessionContext": "_context",
     "SessionEntry": "_entries",

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ._listing import SessionInfo
 from ._paths import agent_dir, default_session_dir, new_session_id, session_file_name, validate_session_id
 
-__all__ = ["EntryNotFoundError", "SessionManager", "SessionTreeNode"]
+__all__ = ["EntryNotFoundError", "NextSession", "SessionManager", "SessionTreeNode"]
 
 logger = logging.getLogger("pi_host.session")
 
@@ -68,6 +68,23 @@ class SessionTreeNode:
     children: list[SessionTreeNode] = field(default_factory=list)
     label: str | None = None
     label_timestamp: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NextSession:
+    """The identity of a session not started yet (:meth:`SessionManager.next_session`).
+
+    Chosen before the switch, so that what runs first (the ``session_shutdown`` hook) can name
+    the file the session will be written to.
+
+    :ivar id: the session id.
+    :ivar timestamp: the header's timestamp, also part of the file name.
+    :ivar file: the session file (``None`` in memory).
+    """
+
+    id: str
+    timestamp: str
+    file: Path | None
 
 
 class _Found:
@@ -154,7 +171,7 @@ class SessionManager:
         if session_file is not None:
             self.set_session_file(session_file)
         else:
-            self._start_new(session_id, parent_session)
+            self._start_new(self.next_session(session_id), parent_session)
 
     def _init_state(self, header: SessionHeader, file: Path | None) -> None:
         self._header = header
@@ -289,29 +306,49 @@ class SessionManager:
 
     # -- files -------------------------------------------------------------------------
 
-    def new_session(self, *, id: str | None = None, parent_session: PathArg | None = None) -> Path | None:
+    def next_session(self, id: str | None = None) -> NextSession:
+        """Choose the id, timestamp and file of a session to start later in this manager.
+
+        Pass the result to :meth:`new_session` or :meth:`create_branched_session`.
+
+        :raises ValueError: when ``id`` is not a valid session id.
+        """
+        session_id = validate_session_id(id) if id is not None else new_session_id()
+        timestamp = iso_now()
+        file = None
+        if self._persist and self._session_dir is not None:
+            file = self._session_dir / session_file_name(timestamp, session_id)
+        return NextSession(session_id, timestamp, file)
+
+    def new_session(
+        self,
+        *,
+        id: str | None = None,
+        parent_session: PathArg | None = None,
+        planned: NextSession | None = None,
+    ) -> Path | None:
         """Start a fresh, empty session in this manager; returns its future file (None in memory).
 
+        :param planned: the session chosen beforehand by :meth:`next_session` (``id`` is then
+            ignored).
         :raises ValueError: when ``id`` is not a valid session id.
         """
         self._warnings.clear()
         self._warning_set.clear()
-        return self._start_new(id, parent_session)
+        return self._start_new(planned or self.next_session(id), parent_session)
 
-    def _start_new(self, id: str | None = None, parent_session: PathArg | None = None) -> Path | None:
-        session_id = validate_session_id(id) if id is not None else new_session_id()
-        timestamp = iso_now()
+    def _start_new(
+        self, planned: NextSession | None = None, parent_session: PathArg | None = None
+    ) -> Path | None:
+        planned = planned or self.next_session()
         header = SessionHeader(
-            id=session_id,
-            timestamp=timestamp,
+            id=planned.id,
+            timestamp=planned.timestamp,
             cwd=self._cwd,
             parent_session=os.fspath(parent_session) if parent_session is not None else None,
         )
-        file = None
-        if self._persist and self._session_dir is not None:
-            file = self._session_dir / session_file_name(timestamp, session_id)
-        self._init_state(header, file)
-        return file
+        self._init_state(header, planned.file)
+        return planned.file
 
     def set_session_file(self, path: PathArg) -> None:
         """Switch to the session in file ``path`` (a missing file starts a new session there)."""
@@ -957,13 +994,14 @@ class SessionManager:
             )
         )
 
-    def create_branched_session(self, leaf_id: str) -> Path | None:
+    def create_branched_session(self, leaf_id: str, *, planned: NextSession | None = None) -> Path | None:
         """Make the root-to-``leaf_id`` path a new session of its own, and switch to it.
 
         Labels on the path are re-created after it; the new header records this session's
         file as ``parentSession``. The file is written now if the path holds an assistant
         message, else with the first one. Returns the new file (None in memory).
 
+        :param planned: the new session's identity, chosen beforehand by :meth:`next_session`.
         :raises EntryNotFoundError: when there is no such entry.
         """
         previous_file = self._file
@@ -998,17 +1036,14 @@ class SessionManager:
             taken.add(entry.id)
             label_entries.append(entry)
             parent = entry.id
-        session_id = new_session_id()
-        timestamp = iso_now()
+        planned = planned or self.next_session()
         header = SessionHeader(
-            id=session_id,
-            timestamp=timestamp,
+            id=planned.id,
+            timestamp=planned.timestamp,
             cwd=self._cwd,
             parent_session=os.fspath(previous_file) if self._persist and previous_file else None,
         )
-        file = None
-        if self._persist and self._session_dir is not None:
-            file = self._session_dir / session_file_name(timestamp, session_id)
+        file = planned.file
         self._init_state(header, file)
         self._leaf_settings = None
         self._labels = None
