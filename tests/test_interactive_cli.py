@@ -147,3 +147,32 @@ def test_interactive_session_end_to_end(pi_host: Any, tmp_path: Path) -> None:
     term.wait_for(lambda: term.editor_text() == "")
     term.submit("/quit")
     assert term.wait_exit(timeout=30) == 0
+
+
+@pytest.mark.parametrize(("keys", "trusted"), [(ENTER, True), (ESCAPE, False)])
+def test_an_undecided_project_is_asked_about_before_the_screen_starts(
+    tmp_path: Path, keys: str, trusted: bool
+) -> None:
+    """A project with its own `.pi` settings and no decision yet: interactive mode asks first."""
+    agent_dir, project = tmp_path / "agent", tmp_path / "project"
+    agent_dir.mkdir()
+    (project / ".pi").mkdir(parents=True)
+    (project / ".pi" / "settings.json").write_text(json.dumps({"quietStartup": True}))
+    script = tmp_path / "faux.json"
+    script.write_text(json.dumps([{"text": "hi"}]))
+    env = {"PI_HOST_DIR": str(agent_dir), "PI_HOST_FAUX_SCRIPT": str(script), "ANTHROPIC_API_KEY": ""}
+    term = Terminal([PI_HOST, "--provider", "faux"], cwd=project, env=env)
+    try:
+        term.wait_for("Trust project folder?", timeout=60)
+        term.wait_for("Do not trust (this session only)")
+        term.send(keys)
+        term.wait_for("(auto)", timeout=60)  # the interactive screen is up
+        stored = agent_dir / "trust.json"
+        assert (json.loads(stored.read_text()) if stored.exists() else {}) == (
+            {str(project): True} if trusted else {}
+        )
+        term.send(CTRL_C)
+        term.send(CTRL_C)
+        assert term.wait_exit() == 0
+    finally:
+        term.close()

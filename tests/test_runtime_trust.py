@@ -23,12 +23,37 @@ def project_with_settings(tmp_path: Path) -> tuple[Path, Path]:
     return agent, project
 
 
-async def start(agent: Path, project: Path, *plugins: object, approve: bool | None = None) -> Any:
+async def start(
+    agent: Path,
+    project: Path,
+    *plugins: object,
+    approve: bool | None = None,
+    mode: Any = "print",
+    ui: Any = None,
+) -> Any:
     host = Host.load(controls=PluginControls(allow=frozenset()), extra_plugins=list(plugins))
     options = SessionOptions(
-        cwd=str(project), agent_dir=str(agent), provider="faux", no_session=True, approve=approve
+        cwd=str(project),
+        agent_dir=str(agent),
+        provider="faux",
+        no_session=True,
+        approve=approve,
+        mode=mode,
+        ui=ui,
     )
     return await create_session(options, host=host)
+
+
+class Answering:
+    """A user who answers the trust question with ``answer`` (``None``: Escape)."""
+
+    def __init__(self, answer: str | None) -> None:
+        self.answer = answer
+        self.asked: list[tuple[str, list[str]]] = []
+
+    async def select(self, title: str, options: Any, *, timeout: float | None = None) -> str | None:
+        self.asked.append((title, list(options)))
+        return self.answer
 
 
 async def test_an_undecided_project_is_untrusted_without_asking(tmp_path: Path) -> None:
@@ -36,6 +61,59 @@ async def test_an_undecided_project_is_untrusted_without_asking(tmp_path: Path) 
     session = await start(agent, project)
     assert session.project_trusted is False
     assert session.settings.steering_mode == "one-at-a-time"
+
+
+@pytest.mark.parametrize(
+    ("answer", "trusted", "remembered"),
+    [
+        ("Trust", True, True),
+        ("Trust (this session only)", True, None),
+        ("Do not trust", False, False),
+        ("Do not trust (this session only)", False, None),
+        (None, False, None),  # dismissed
+    ],
+)
+async def test_interactive_mode_asks_the_user(
+    tmp_path: Path, answer: str | None, trusted: bool, remembered: bool | None
+) -> None:
+    agent, project = project_with_settings(tmp_path)
+    user = Answering(answer)
+    session = await start(agent, project, mode="tui", ui=user)
+    [(question, options)] = user.asked
+    assert question.startswith(f"Trust project folder?\n{project}\n")
+    assert options == [
+        "Trust",
+        f"Trust parent folder ({tmp_path})",
+        "Trust (this session only)",
+        "Do not trust",
+        "Do not trust (this session only)",
+    ]
+    assert session.project_trusted is trusted
+    assert session.settings.steering_mode == ("all" if trusted else "one-at-a-time")
+    stored = json.loads((agent / "trust.json").read_text()) if (agent / "trust.json").exists() else {}
+    assert stored.get(str(project)) is remembered
+
+
+async def test_only_interactive_mode_asks(tmp_path: Path) -> None:
+    agent, project = project_with_settings(tmp_path)
+    user = Answering("Trust")
+    for mode in ("print", "json", "rpc"):
+        session = await start(agent, project, mode=mode, ui=user)
+        assert session.project_trusted is False
+    assert user.asked == []
+
+
+async def test_a_plugin_decides_before_the_user_is_asked(tmp_path: Path) -> None:
+    agent, project = project_with_settings(tmp_path)
+    user = Answering("Trust")
+
+    class Distrusting:
+        @hookimpl
+        def pi_project_trust(self, cwd: str) -> ProjectTrustDecision:
+            return ProjectTrustDecision(trusted=False, remember=False)
+
+    session = await start(agent, project, Distrusting(), mode="tui", ui=user)
+    assert session.project_trusted is False and user.asked == []
 
 
 @pytest.mark.parametrize("remember", [True, False])

@@ -232,8 +232,15 @@ async def _start(
         first = messages.pop(0) if messages else ""
         messages.insert(0, f"{initial_text}{first}")
 
+    ui = None
+    if run_mode == "tui":
+        # Creating the session may need the user (project trust) before the screen is up.
+        from ._interactive._startup_ui import StartupUI
+
+        ui = StartupUI()
     options = SessionOptions(
         mode=run_mode,  # type: ignore[arg-type]
+        ui=ui,
         provider=args.provider,
         model=args.model,
         api_key=args.api_key,

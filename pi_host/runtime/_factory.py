@@ -13,7 +13,14 @@ from pi_host.hookspecs import Mode, PluginContext
 from pi_host.plugin import PluginControls, load_local_plugins
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.providers._registry import ModelRegistry
-from pi_host.resources import ProjectTrust, ResourceOptions, SettingsManager, agent_dir, load_resources
+from pi_host.resources import (
+    ProjectTrust,
+    ResourceOptions,
+    SettingsManager,
+    agent_dir,
+    load_resources,
+    trust_prompt_text,
+)
 from pi_host.session import SessionManager, default_session_dir
 
 from ._config import SessionHostConfig
@@ -141,16 +148,27 @@ class _TrustContext:
 
 async def _decide_trust(trust: ProjectTrust, cwd: str, host: Host, options: SessionOptions) -> bool:
     """pi's order: ``--approve``/``--no-approve``, the trust file and ``defaultProjectTrust``, then
-    the installed plugins' ``pi_project_trust``; still undecided means untrusted for now."""
+    the installed plugins' ``pi_project_trust``, then (interactive mode only) the user; still
+    undecided means untrusted for now."""
     decided = trust.decision(cwd)
     if decided is not None:
         return decided
     context = cast("PluginContext", _TrustContext(cwd, options.mode, options.ui))
     verdict = await host.dispatcher.project_trust(cwd=cwd, ctx=context)
-    if verdict is None:
-        return trust.resolve(cwd)
-    trust.set_trusted(cwd, verdict.trusted, remember=verdict.remember)
-    return verdict.trusted
+    if verdict is not None:
+        trust.set_trusted(cwd, verdict.trusted, remember=verdict.remember)
+        return verdict.trusted
+    if options.mode == "tui" and options.ui is not None:
+        return await _ask_trust(trust, cwd, options.ui)
+    return trust.resolve(cwd)
+
+
+async def _ask_trust(trust: ProjectTrust, cwd: str, ui: Any) -> bool:
+    """Ask the user through ``ui``; dismissing the question leaves the project untrusted, unsaved."""
+    choices = trust.options(cwd)
+    picked = await ui.select(trust_prompt_text(cwd), [choice.label for choice in choices])
+    chosen = next((choice for choice in choices if choice.label == picked), None)
+    return False if chosen is None else trust.choose(cwd, chosen)
 
 
 async def create_session(options: SessionOptions | None = None, *, host: Host | None = None) -> AgentSession:
