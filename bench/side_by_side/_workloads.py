@@ -185,13 +185,15 @@ def _prepare_session(entries: int) -> Callable[[Context], None]:
 def _resume(entries: int, *, cold: bool = False) -> Callable[[Context, Agent], dict[str, float]]:
     """Resume a copy of the generated session and send one prompt.
 
-    :param cold: remove the agent's caches first (pi-host keeps per-session resume checkpoints
-        in ``<agent dir>/cache``; pi keeps none), so the run is a first resume.
+    :param cold: remove the agent's resume checkpoints first (pi-host keeps them per session in
+        ``<agent dir>/cache/sessions``; pi keeps none), so the run is a first resume. The
+        start-up compile cache beside them stays: it is not about the session, and every other
+        workload runs with it warm.
     """
 
     def run(ctx: Context, agent: Agent) -> dict[str, float]:
         if cold:
-            shutil.rmtree(agent.agent_dir / "cache", ignore_errors=True)
+            shutil.rmtree(agent.agent_dir / "cache" / "sessions", ignore_errors=True)
         # Both agents append to the file they resume: each run gets a fresh copy (not timed).
         copy = ctx.scratch / f"resume-{agent.name}-{entries}.jsonl"
         shutil.copyfile(ctx.sessions[entries], copy)
