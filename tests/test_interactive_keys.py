@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from pi_host.modes._interactive._bindings import EDITOR_ACTION_IDS
+from pi_host.modes._interactive._hotkeys import hotkeys_markdown
 from pi_host.modes._interactive._keymap import (
     ACTIONS,
     LEGACY_IDS,
@@ -153,6 +155,7 @@ def test_defaults_are_pis_with_pi_hosts_extras() -> None:
     # pi's Shift+Ctrl+P needs the kitty protocol; it is left out, and /hotkeys says why.
     assert keymap.keys_for("app.model.cycleBackward") == ()
     assert keymap.unsendable_defaults["app.model.cycleBackward"] == ("shift+ctrl+p",)
+    assert keymap.released(EDITOR_ACTION_IDS) == ()
 
 
 # -- the file -------------------------------------------------------------------------------------
@@ -188,6 +191,8 @@ def test_overrides_replace_an_actions_defaults(tmp_path: Path) -> None:
     assert keymap.keys_for("app.session.tree") == ("f2",)
     assert keymap.keys_for("app.suspend") == ()
     assert keymap.keys_for("app.clear") == ("ctrl+c",)  # untouched actions keep their defaults
+    # Keys moved away from their default action do nothing in the editor any more.
+    assert set(keymap.released(EDITOR_ACTION_IDS)) == {("c-t",), ("c-z",)}
 
 
 def test_legacy_ids_are_read_as_pi_migrates_them(tmp_path: Path) -> None:
@@ -301,3 +306,18 @@ def test_every_problem_is_reported_and_the_rest_applies(tmp_path: Path) -> None:
     )
     assert len(keymap.problems) == 4
     assert keymap.keys_for("app.tools.expand") == ("alt+o",)
+
+
+# -- /hotkeys ---------------------------------------------------------------------------------------
+
+
+def test_hotkeys_shows_the_keys_in_force(tmp_path: Path) -> None:
+    path = write(tmp_path, {"app.thinking.toggle": "alt+t", "app.session.new": "f2", "app.suspend": []})
+    text = hotkeys_markdown(load_keymap(path))
+    assert "| `Alt+T` | Show or hide thinking blocks | `app.thinking.toggle` |" in text
+    assert "| `F2` | Start a new session (/new) | `app.session.new` |" in text
+    assert "| none | Suspend to the background | `app.suspend` |" in text
+    assert "Ctrl+Shift+P needs the kitty keyboard protocol" in text
+    assert str(path) in text
+    for action in ACTIONS:
+        assert f"`{action.id}`" in text

@@ -10,7 +10,6 @@ file, the action and the key and says what to do, and everything else in the fil
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -356,6 +355,8 @@ def _check_entry(path: Path, action_id: str, value: Any, problems: list[str]) ->
     """The keys given for ``action_id``, or ``None`` when the entry is left out (a problem or pi-only)."""
     if action_id not in _BY_ID:
         if action_id not in PI_ONLY_IDS:
+            import difflib  # only for a misspelt id: the interactive mode's start-up is timed
+
             close = difflib.get_close_matches(action_id, _KNOWN_IDS, n=1)
             hint = f'did you mean "{close[0]}"?' if close else "/hotkeys lists the ids"
             problems.append(f'{path}: "{action_id}" is not a keybinding id ({hint}); {_AFTER_FIX}')
