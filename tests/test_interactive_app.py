@@ -249,6 +249,15 @@ async def test_editor_actions_follow_keybindings_json(tmp_path: Path) -> None:
         await until(lambda: app.buffer.text == "Yhello XZ")
 
 
+async def test_exit_key_on_a_non_empty_editor_does_its_editor_action_or_nothing(tmp_path: Path) -> None:
+    async with running(tmp_path, keybindings={"tui.editor.deleteCharForward": ["delete"]}) as harness:
+        app, keys = harness.app, harness.keys
+        keys.send_text("abc\x01\x04")  # Ctrl+A, then Ctrl+D: no longer deletes, does not quit
+        keys.send_text("\x1b[3~X")  # Delete still deletes
+        await until(lambda: app.buffer.text == "Xbc")
+        assert app.app.is_running
+
+
 async def test_app_actions_and_lists_follow_keybindings_json(tmp_path: Path) -> None:
     bindings = {"app.tools.expand": "alt+o", "tui.select.down": "ctrl+j", "tui.select.confirm": "tab"}
     async with running(tmp_path, keybindings=bindings) as harness:

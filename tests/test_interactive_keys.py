@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pi_host.modes._interactive._bindings import EDITOR_ACTION_IDS
+from pi_host.modes._interactive._dialogs import SelectDialog
 from pi_host.modes._interactive._hotkeys import hotkeys_markdown
 from pi_host.modes._interactive._keymap import (
     ACTIONS,
@@ -321,3 +322,10 @@ def test_hotkeys_shows_the_keys_in_force(tmp_path: Path) -> None:
     assert str(path) in text
     for action in ACTIONS:
         assert f"`{action.id}`" in text
+
+
+def test_list_hints_show_the_keys_in_force(tmp_path: Path) -> None:
+    assert SelectDialog("t", ["a"])._hint(default_keymap()) == "↑↓ navigate · enter select · esc cancel"
+    keymap = load_keymap(write(tmp_path, {"tui.select.confirm": "tab", "tui.select.down": "alt+j"}))
+    hint = SelectDialog("t", ["a"], keymap=keymap)._hint(keymap)
+    assert hint == "↑ up · alt+j down · tab select · esc cancel"

@@ -86,6 +86,9 @@ def build_key_bindings(app: InteractiveApp, keymap: Keymap) -> KeyBindings:
 
     for sequence in keymap.released(EDITOR_ACTION_IDS):
         kb.add(*sequence, filter=editing)(_nothing)
+    # app.exit's keys on a non-empty editor do their editor action if they have one, else nothing.
+    for sequence in keymap.sequences_for("app.exit"):
+        kb.add(*sequence, filter=editing)(_nothing)
 
     # -- the editor ----------------------------------------------------------------------------
     for action_id, name in _NAMED_COMMANDS.items():

@@ -29,6 +29,7 @@ from prompt_toolkit.layout.controls import BufferControl
 
 from ._completion import fuzzy_score
 from ._keymap import Keymap, default_keymap
+from ._keys import key_label
 
 __all__ = ["Dialog", "EditorDialog", "InputDialog", "SelectDialog"]
 
@@ -75,6 +76,20 @@ def _hint_window(text: str) -> Window:
 def _bind(bindings: KeyBindings, keymap: Keymap, action_id: str, handler: Handler) -> None:
     for sequence in keymap.sequences_for(action_id):
         bindings.add(*sequence)(handler)
+
+
+_SHORT = {"escape": "esc", "up": "↑", "down": "↓"}
+
+
+def _hint_text(keymap: Keymap, *parts: tuple[str, str]) -> str:
+    """``key what · key what`` for the first key of each action that has one."""
+    shown = []
+    for action_id, what in parts:
+        keys = keymap.keys_for(action_id)
+        if keys:
+            label = key_label(keys[0]).lower()
+            shown.append(f"{_SHORT.get(label, label)} {what}")
+    return " · ".join(shown)
 
 
 def _rule() -> Window:
@@ -147,7 +162,7 @@ class SelectDialog(Dialog[int]):
         if filterable:
             label = Window(FormattedTextControl([("class:picker.hint", "search: ")]), width=8, height=1)
             parts.append(VSplit([label, filter_window], height=1))
-        parts += [self._list, _hint_window(self._hint())]
+        parts += [self._list, _hint_window(self._hint(keymap))]
         self.container = HSplit(parts, key_bindings=bindings)
         self.focus = filter_window if filterable else self._list
         self._message_lines = len(message.split("\n")) if message else 0
@@ -157,8 +172,16 @@ class SelectDialog(Dialog[int]):
         if self._visible:
             self.close(self._selected)
 
-    def _hint(self) -> str:
-        hint = "↑↓ navigate · enter select · esc cancel"
+    def _hint(self, keymap: Keymap) -> str:
+        hint = _hint_text(
+            keymap,
+            ("tui.select.up", "up"),
+            ("tui.select.down", "down"),
+            ("tui.select.confirm", "select"),
+            ("tui.select.cancel", "cancel"),
+        )
+        # The usual arrows read as one hint.
+        hint = hint.replace("↑ up · ↓ down", "↑↓ navigate")
         return ("type to filter · " + hint) if self.filterable else hint
 
     def _refilter(self) -> None:
@@ -244,7 +267,9 @@ class InputDialog(Dialog[str]):
                 _title_window(title),
                 window,
                 placeholder_window,
-                _hint_window("enter submit · esc cancel"),
+                _hint_window(
+                    _hint_text(keymap, ("tui.input.submit", "submit"), ("tui.select.cancel", "cancel"))
+                ),
             ],
             key_bindings=bindings,
         )
@@ -282,7 +307,14 @@ class EditorDialog(Dialog[str]):
                 _rule(),
                 _title_window(title),
                 window,
-                _hint_window("enter submit · shift+enter new line · esc cancel"),
+                _hint_window(
+                    _hint_text(
+                        keymap,
+                        ("tui.input.submit", "submit"),
+                        ("tui.input.newLine", "new line"),
+                        ("tui.select.cancel", "cancel"),
+                    )
+                ),
             ],
             key_bindings=bindings,
         )
