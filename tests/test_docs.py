@@ -7,7 +7,8 @@
   ``<!-- test: python -->`` (executed), ``<!-- test: pytest -->`` (a test module run with the
   testing kit), ``<!-- test: console -->`` (``$ command`` lines run, output lines matched,
   ``...`` matching anything), ``<!-- test: file NAME -->`` (written for the page's console
-  examples), ``<!-- test: settings.json -->`` / ``<!-- test: models.json -->`` (validated),
+  examples), ``<!-- test: settings.json -->`` / ``<!-- test: models.json -->`` /
+  ``<!-- test: keybindings.json -->`` (validated),
   ``<!-- include: PATH -->`` (must equal that file of the repository).
 - Relative links point at files and anchors that exist.
 """
@@ -182,7 +183,16 @@ def _of(kind: str) -> list[Example]:
 
 def test_the_docs_have_tested_examples() -> None:
     kinds = {example.kind for example in EXAMPLES}
-    assert {"python", "pytest", "console", "file", "include", "settings.json", "models.json"} <= kinds
+    assert {
+        "python",
+        "pytest",
+        "console",
+        "file",
+        "include",
+        "settings.json",
+        "models.json",
+        "keybindings.json",
+    } <= kinds
 
 
 @pytest.mark.parametrize("example", _of("python"), ids=lambda e: e.id)
@@ -220,6 +230,28 @@ def test_models_json_examples_load(example: Example, tmp_path: Path) -> None:
     for provider, config in json.loads(example.code)["providers"].items():
         for model in config.get("models", []):
             assert registry.find(provider, model["id"]) is not None
+
+
+@pytest.mark.parametrize("example", _of("keybindings.json"), ids=lambda e: e.id)
+def test_keybindings_examples_load(example: Example, tmp_path: Path) -> None:
+    from pi_host.modes._interactive._keymap import load_keymap
+
+    (tmp_path / "keybindings.json").write_text(example.code)
+    keymap = load_keymap(tmp_path / "keybindings.json")
+    assert keymap.problems == ()
+    for action_id, keys in json.loads(example.code).items():
+        assert keymap.keys_for(action_id) == ((keys,) if isinstance(keys, str) else tuple(keys))
+
+
+def test_keybindings_page_lists_every_action_with_its_defaults() -> None:
+    from pi_host.modes._interactive._keymap import ACTIONS
+
+    rows = {}
+    for line in (DOCS / "user-guide" / "keybindings.md").read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\| `([\w.]+)` \| (.*?) \|", line)
+        if match:
+            rows[match.group(1)] = re.findall(r"`([^`]+)`", match.group(2))
+    assert rows == {action.id: list(action.default_keys) for action in ACTIONS}
 
 
 def _pages_with(kind: str) -> list[Path]:

@@ -6,6 +6,7 @@ scrollback is captured as plain text. Waits poll the app's state with a timeout.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -64,10 +65,15 @@ class Harness:
 
 
 @asynccontextmanager
-async def running(tmp_path: Path, script: list[dict[str, Any]] | None = None) -> AsyncIterator[Harness]:
+async def running(
+    tmp_path: Path, script: list[dict[str, Any]] | None = None, *, keybindings: Any = None
+) -> AsyncIterator[Harness]:
     session = FakeInteractiveSession(cwd=str(tmp_path), script=script or [])
+    keybindings_path = tmp_path / "keybindings.json"
+    if keybindings is not None:
+        keybindings_path.write_text(json.dumps(keybindings))
     with create_pipe_input() as keys:
-        app = CapturingApp(session, input=keys, output=DummyOutput())
+        app = CapturingApp(session, input=keys, output=DummyOutput(), keybindings_path=keybindings_path)
         async with anyio.create_task_group() as tg:
             tg.start_soon(app.run)
             await until(lambda: app.app.is_running and app._tg is not None)
@@ -213,10 +219,80 @@ async def test_resumed_session_history_is_shown(tmp_path: Path) -> None:
     session = FakeInteractiveSession(cwd=str(tmp_path), script=[{"text": "earlier answer"}])
     await session.prompt("earlier question")
     with create_pipe_input() as keys:
-        app = CapturingApp(session, input=keys, output=DummyOutput())
+        app = CapturingApp(
+            session, input=keys, output=DummyOutput(), keybindings_path=tmp_path / "keybindings.json"
+        )
         async with anyio.create_task_group() as tg:
             tg.start_soon(app.run)
             await until(lambda: "earlier answer" in app.written)
             assert app.written.index("earlier question") < app.written.index("earlier answer")
             assert list(app.history.load_history_strings()) == ["earlier question"]
             app.request_exit()
+
+
+# -- keybindings.json -------------------------------------------------------------------------------
+
+
+async def test_editor_actions_follow_keybindings_json(tmp_path: Path) -> None:
+    bindings = {"tui.editor.cursorLineStart": "alt+a", "tui.editor.deleteWordBackward": "alt+w"}
+    async with running(tmp_path, keybindings=bindings) as harness:
+        app, keys = harness.app, harness.keys
+        keys.send_text("hello world")
+        await until(lambda: app.buffer.text == "hello world")
+        keys.send_text("\x1bw")  # the word before the cursor goes
+        await until(lambda: app.buffer.text == "hello ")
+        keys.send_text("\x01\x17X")  # Ctrl+A, Ctrl+W: no longer bound, they do nothing
+        await until(lambda: app.buffer.text == "hello X")
+        keys.send_text("\x1baY")  # Alt+A: start of line
+        await until(lambda: app.buffer.text == "Yhello X")
+        keys.send_text("\x05Z")  # Ctrl+E keeps its default
+        await until(lambda: app.buffer.text == "Yhello XZ")
+
+
+async def test_exit_key_on_a_non_empty_editor_does_its_editor_action_or_nothing(tmp_path: Path) -> None:
+    async with running(tmp_path, keybindings={"tui.editor.deleteCharForward": ["delete"]}) as harness:
+        app, keys = harness.app, harness.keys
+        keys.send_text("abc\x01\x04")  # Ctrl+A, then Ctrl+D: no longer deletes, does not quit
+        keys.send_text("\x1b[3~X")  # Delete still deletes
+        await until(lambda: app.buffer.text == "Xbc")
+        assert app.app.is_running
+
+
+async def test_app_actions_and_lists_follow_keybindings_json(tmp_path: Path) -> None:
+    bindings = {"app.tools.expand": "alt+o", "tui.select.down": "ctrl+j", "tui.select.confirm": "tab"}
+    async with running(tmp_path, keybindings=bindings) as harness:
+        app, keys = harness.app, harness.keys
+        keys.send_text("\x0f")  # Ctrl+O: moved away, it does nothing
+        keys.send_text("\x1bo")
+        await harness.committed("Tool output: expanded")
+        assert "Tool output: collapsed" not in app.written
+
+        async def answer() -> None:
+            await until(lambda: app._dialog is not None)
+            keys.send_text("\n\n\t")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer)
+            assert await app.ui.select("Pick", ["a", "b", "c"]) == "c"
+
+
+async def test_keybinding_problems_warn_at_start_and_reload_rereads(tmp_path: Path) -> None:
+    bindings = {"app.thinking.toggle": "hyper+t", "app.tools.expand": "alt+o"}
+    async with running(tmp_path, keybindings=bindings) as harness:
+        app, keys = harness.app, harness.keys
+        await harness.committed('"app.thinking.toggle": "hyper+t" is not a key')
+        assert app.written.count("hyper+t") == 1
+        keys.send_text("\x14")  # the bad key left Ctrl+T in place
+        await harness.committed("Thinking blocks: hidden")
+
+        (tmp_path / "keybindings.json").write_text(json.dumps({"app.thinking.toggle": "alt+t", "nope": "x"}))
+        # Run directly: a command spawned from a key needs anyio's own event loop, not pytest's.
+        await app.commands.run("/reload")
+        await harness.committed("Reloaded keybindings")
+        assert app.written.count("hyper+t") == 1
+        assert app.written.count('"nope" is not a keybinding id') == 1
+        keys.send_text("\x1bt")
+        await harness.committed("Thinking blocks: shown")
+        await app.commands.run("/hotkeys")
+        await harness.committed("Keyboard Shortcuts")
+        await harness.committed("Alt+T")

@@ -28,6 +28,12 @@ from tests.interactive_support.terminal import (
 )
 
 SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
+ALT_T = "\x1bt"
+CTRL_O = "\x0f"
+CTRL_T = "\x14"
+CTRL_U = "\x15"
+F2 = "\x1bOQ"
+F5 = "\x1b[15~"
 
 pytestmark = pytest.mark.skipif(
     not hasattr(__import__("os"), "openpty"), reason="needs a POSIX pseudo-terminal"
@@ -38,10 +44,14 @@ pytestmark = pytest.mark.skipif(
 def launch(tmp_path: Path) -> Iterator[Any]:
     terminals: list[Terminal] = []
 
-    def start(script: list[dict[str, Any]], **kwargs: Any) -> Terminal:
+    def start(script: list[dict[str, Any]], *, keybindings: Any = None, **kwargs: Any) -> Terminal:
         scenario = tmp_path / "scenario.json"
         scenario.write_text(json.dumps({"script": script, **kwargs}))
-        terminal = Terminal.launch_fake(scenario, cwd=tmp_path)
+        agent = tmp_path / "agent"  # never the user's own keybindings.json
+        agent.mkdir(exist_ok=True)
+        if keybindings is not None:
+            (agent / "keybindings.json").write_text(json.dumps(keybindings))
+        terminal = Terminal.launch_fake(scenario, cwd=tmp_path, env={"PI_HOST_DIR": str(agent)})
         terminals.append(terminal)
         terminal.wait_for("fake-model", timeout=30)  # the footer: the app is up
         return terminal
@@ -238,4 +248,61 @@ def test_alt_up_restores_queued_messages(launch: Any) -> None:
     term.wait_gone("Working...")
     term.send(CTRL_C)
     term.send(CTRL_C)
+    assert term.wait_exit() == 0
+
+
+def test_keybindings_json_rebinds_keys_and_a_bad_entry_only_warns(launch: Any) -> None:
+    term: Terminal = launch(
+        [{"toolCalls": [{"name": "bash", "arguments": {"command": "sleep 600"}, "until": "steer"}]}],
+        keybindings={
+            "app.message.followUp": "f5",
+            "toggleThinking": "alt+t",  # a legacy id, read as app.thinking.toggle
+            "app.session.new": "f2",
+            "app.tools.expand": "hyper+o",
+            "app.thinkingToggle": "ctrl+t",
+        },
+    )
+    # Each problem is one warning naming the file, the id and the key; the UI is up regardless.
+    term.wait_for('"app.tools.expand": "hyper+o" is not a key')
+    term.wait_for('"app.thinkingToggle" is not a keybinding id (did you mean "app.thinking.toggle"?)')
+    text = term.screen.text()
+    assert text.count("hyper+o") == 1 and "keybindings.json" in text
+
+    # F5 queues a follow-up while the agent works; Alt+Enter, no longer bound, does nothing.
+    term.submit("go")
+    term.wait_for("$ sleep 600")
+    term.type("later please")
+    term.send(F5)
+    term.wait_for("Follow-up: later please", where=term.screen.screen_text)
+    term.type("typed")
+    term.send(ALT_ENTER)
+    term.type(" on")  # keys are read in order: had Alt+Enter queued "typed", the editor would be empty
+    assert term.editor_text() == "typed on"
+    assert "Follow-up: typed" not in term.screen.screen_text()
+    term.send(ESCAPE)
+    term.wait_for("Command aborted")
+    term.wait_gone("Working...")
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.editor_text() == "")
+
+    # Ctrl+T was moved to Alt+T; Ctrl+O kept its default as its new key was bad.
+    term.send(CTRL_T)
+    term.type("still here")
+    assert "Thinking blocks" not in term.screen.text()
+    term.send(ALT_T)
+    term.wait_for("Thinking blocks: hidden")
+    term.send(CTRL_O)
+    term.wait_for("Tool output: expanded")
+    term.send(CTRL_U)  # not Ctrl+C: a second one this soon would quit
+    term.wait_for(lambda: term.editor_text() == "")
+
+    # A session command with no default key runs from the key bound to it.
+    term.send(F2)
+    term.wait_for("New session started")
+
+    # /hotkeys shows what is in force.
+    term.submit("/hotkeys")
+    term.wait_for("Keyboard Shortcuts")
+    term.wait_for("app.message.followUp")
+    term.send(CTRL_D)
     assert term.wait_exit() == 0

@@ -24,6 +24,7 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -37,7 +38,7 @@ from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import DynamicKeyBindings
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import (
     ConditionalContainer,
@@ -57,9 +58,14 @@ from prompt_toolkit.styles import Style
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from pi_host.session._paths import agent_dir
+
+from ._bindings import build_key_bindings
 from ._completion import EditorCompleter
 from ._dialogs import Dialog, EditorDialog, InputDialog, SelectDialog
 from ._footer import GitBranch, UsageTotals, footer_lines
+from ._keymap import load_keymap
+from ._keys import key_label
 from ._render import (
     BashView,
     RenderOptions,
@@ -392,6 +398,8 @@ class InteractiveApp:
 
     :param version: shown in the start-up header.
     :param input: / :param output: prompt_toolkit input and output (the terminal by default).
+    :param keybindings_path: pi's keybindings.json to read (``<agent dir>/keybindings.json``
+        by default).
     """
 
     def __init__(
@@ -404,6 +412,7 @@ class InteractiveApp:
         hide_thinking: bool = False,
         input: Input | None = None,
         output: Output | None = None,
+        keybindings_path: Path | None = None,
     ) -> None:
         _install_key_sequences()
         self.session = session
@@ -462,9 +471,13 @@ class InteractiveApp:
             complete_while_typing=Condition(self._complete_while_typing),
             history=self.history,
         )
+        self._keybindings_path = keybindings_path or agent_dir() / "keybindings.json"
+        self.keymap = load_keymap(self._keybindings_path)
+        self._key_bindings = build_key_bindings(self, self.keymap)
         self.app: Application[None] = Application(
             layout=Layout(self._build_layout(), focused_element=self.buffer),
-            key_bindings=self._build_key_bindings(),
+            # Dynamic, so /reload can swap in the keys of an edited keybindings.json.
+            key_bindings=DynamicKeyBindings(lambda: self._key_bindings),
             style=_STYLE,
             full_screen=False,
             mouse_support=False,
@@ -634,7 +647,9 @@ class InteractiveApp:
         width = self.width
         lines = [("class:queue", _clip(f"Steering: {text}", width)) for text in steering]
         lines += [("class:queue", _clip(f"Follow-up: {text}", width)) for text in follow_up]
-        lines.append(("class:queue", "↳ Alt+Up to edit all queued messages"))
+        dequeue = self.key_label("app.message.dequeue")
+        if dequeue:
+            lines.append(("class:queue", f"↳ {dequeue} to edit all queued messages"))
         return lines
 
     def _fixed_rows(self) -> int:
@@ -786,106 +801,74 @@ class InteractiveApp:
 
     # -- keys ---------------------------------------------------------------------------------
 
-    def _build_key_bindings(self) -> KeyBindings:
-        kb = KeyBindings()
-        editing = has_focus(self.buffer)
-
-        @kb.add("enter", filter=editing)
-        def _enter(event: KeyPressEvent) -> None:
-            state = self.buffer.complete_state
-            if state is not None and state.current_completion is not None:
-                self.buffer.apply_completion(state.current_completion)
-                # A picked command runs at once; a picked path stays in the editor.
-                if not _is_command_name(self.buffer.text):
-                    return
-            self.submit(follow_up=False)
-
-        @kb.add("escape", "enter", filter=editing)
-        def _alt_enter(event: KeyPressEvent) -> None:
-            self.submit(follow_up=True)
-
-        @kb.add("c-j", filter=editing)
-        def _newline(event: KeyPressEvent) -> None:
-            self.buffer.insert_text("\n")
-
-        @kb.add("tab", filter=editing)
-        def _tab(event: KeyPressEvent) -> None:
-            state = self.buffer.complete_state
-            if state is not None and len(state.completions) == 1:
-                self.buffer.apply_completion(state.completions[0])
-            elif state is not None:
-                self.buffer.complete_next()
-            else:
-                self.buffer.start_completion(insert_common_part=True)
-
-        @kb.add("escape", filter=editing)
-        def _escape(event: KeyPressEvent) -> None:
-            if self.buffer.complete_state is not None:
-                self.buffer.cancel_completion()
+    def on_enter(self) -> None:
+        """Submit: a highlighted completion is taken first (a picked command then runs)."""
+        state = self.buffer.complete_state
+        if state is not None and state.current_completion is not None:
+            self.buffer.apply_completion(state.current_completion)
+            # A picked command runs at once; a picked path stays in the editor.
+            if not _is_command_name(self.buffer.text):
                 return
-            self.on_escape()
+        self.submit(follow_up=False)
 
-        @kb.add("escape", "up", filter=editing)
-        def _dequeue(event: KeyPressEvent) -> None:
-            restored = self.restore_queue()
-            if restored == 0:
-                self.notice("No queued messages to restore")
-            else:
-                plural = "s" if restored > 1 else ""
-                self.notice(f"Restored {restored} queued message{plural} to editor")
+    def on_tab(self) -> None:
+        state = self.buffer.complete_state
+        if state is not None and len(state.completions) == 1:
+            self.buffer.apply_completion(state.completions[0])
+        elif state is not None:
+            self.buffer.complete_next()
+        else:
+            self.buffer.start_completion(insert_common_part=True)
 
-        @kb.add("c-c", filter=editing)
-        def _ctrl_c(event: KeyPressEvent) -> None:
-            now = time.monotonic()
-            if now - self._last_ctrl_c < _DOUBLE_PRESS_S:
-                self.request_exit()
-            else:
-                self.buffer.reset()
-                self._last_ctrl_c = now
+    def clear_or_exit(self) -> None:
+        """Clear the editor; pressed again within half a second, quit."""
+        now = time.monotonic()
+        if now - self._last_ctrl_c < _DOUBLE_PRESS_S:
+            self.request_exit()
+        else:
+            self.buffer.reset()
+            self._last_ctrl_c = now
 
-        @kb.add("c-d", filter=editing)
-        def _ctrl_d(event: KeyPressEvent) -> None:
-            if not self.buffer.text:
-                self.request_exit()
-            else:
-                self.buffer.delete()
+    def toggle_thinking(self) -> None:
+        self.options.hide_thinking = not self.options.hide_thinking
+        self.notice(f"Thinking blocks: {'hidden' if self.options.hide_thinking else 'shown'}")
 
-        @kb.add("s-tab", filter=editing)
-        def _cycle_thinking(event: KeyPressEvent) -> None:
-            self.commands.cycle_thinking_level()
+    def toggle_tools(self) -> None:
+        self.options.expand_tools = not self.options.expand_tools
+        self.notice(f"Tool output: {'expanded' if self.options.expand_tools else 'collapsed'}")
 
-        @kb.add("c-p", filter=editing)
-        def _cycle_model(event: KeyPressEvent) -> None:
-            self.spawn(self.commands.cycle_model)
+    def dequeue(self) -> None:
+        restored = self.restore_queue()
+        if restored == 0:
+            self.notice("No queued messages to restore")
+        else:
+            plural = "s" if restored > 1 else ""
+            self.notice(f"Restored {restored} queued message{plural} to editor")
 
-        @kb.add("c-l", filter=editing)
-        def _select_model(event: KeyPressEvent) -> None:
-            self.spawn(self.commands.run, "/model")
+    def reload_keys(self) -> None:
+        """Read keybindings.json again and bind its keys (``/reload``)."""
+        self.keymap = load_keymap(self._keybindings_path)
+        self._key_bindings = build_key_bindings(self, self.keymap)
+        self.warn_key_problems()
+        self.invalidate()
 
-        @kb.add("c-t", filter=editing)
-        def _toggle_thinking(event: KeyPressEvent) -> None:
-            self.options.hide_thinking = not self.options.hide_thinking
-            self.notice(f"Thinking blocks: {'hidden' if self.options.hide_thinking else 'shown'}")
+    def warn_key_problems(self) -> None:
+        """One warning for each problem in keybindings.json (at start-up and on ``/reload``)."""
+        for problem in self.keymap.problems:
+            self.warning(problem)
 
-        @kb.add("c-o", filter=editing)
-        def _toggle_tools(event: KeyPressEvent) -> None:
-            self.options.expand_tools = not self.options.expand_tools
-            self.notice(f"Tool output: {'expanded' if self.options.expand_tools else 'collapsed'}")
-
-        @kb.add("c-g", filter=editing)
-        def _external_editor(event: KeyPressEvent) -> None:
-            self.buffer.open_in_editor(validate_and_handle=False)
-
-        @kb.add("c-z", filter=editing)
-        def _suspend(event: KeyPressEvent) -> None:
-            if hasattr(os, "killpg"):
-                event.app.suspend_to_background()
-
-        return kb
+    def key_label(self, action_id: str) -> str:
+        """The first key bound to ``action_id``, as ``/hotkeys`` shows it (empty if none)."""
+        keys = self.keymap.keys_for(action_id)
+        return key_label(keys[0]) if keys else ""
 
     def on_escape(self) -> None:
         """Esc: abort the run (queued messages go back into the editor), a compaction, a retry
-        wait or a ``!cmd``; clear a ``!`` line; twice on an empty editor, open ``/tree``."""
+        wait or a ``!cmd``; clear a ``!`` line; twice on an empty editor, open ``/tree``.
+        With completions showing, it only closes them."""
+        if self.buffer.complete_state is not None:
+            self.buffer.cancel_completion()
+            return
         if self.busy or self._compacting or self._status is not None or self._bash is not None:
             if self.busy:
                 self.restore_queue()
@@ -1071,20 +1054,23 @@ class InteractiveApp:
             filterable=filterable,
             message=message,
             max_visible=max_visible,
+            keymap=self.keymap,
         )
         if query:
             dialog.type_filter(query)
         return await self.show_dialog(dialog)
 
     async def confirm(self, title: str, message: str) -> bool:
-        dialog = SelectDialog(title, ["Yes", "No"], message=message, shortcuts={"y": 0, "n": 1})
+        dialog = SelectDialog(
+            title, ["Yes", "No"], message=message, shortcuts={"y": 0, "n": 1}, keymap=self.keymap
+        )
         return await self.show_dialog(dialog) == 0
 
     async def input(self, title: str, placeholder: str | None = None) -> str | None:
-        return await self.show_dialog(InputDialog(title, placeholder))
+        return await self.show_dialog(InputDialog(title, placeholder, keymap=self.keymap))
 
     async def editor(self, title: str, prefill: str | None = None) -> str | None:
-        return await self.show_dialog(EditorDialog(title, prefill))
+        return await self.show_dialog(EditorDialog(title, prefill, keymap=self.keymap))
 
     # -- status ------------------------------------------------------------------------------------
 
@@ -1307,13 +1293,22 @@ class InteractiveApp:
         title = Text(self.app_name, style="bold")
         if self.version:
             title.append(f" v{self.version}", style="dim")
-        hints = Text(
-            "esc interrupt · ctrl+c clear · ctrl+c twice / ctrl+d exit · / commands · ! bash · "
-            "shift+tab thinking · ctrl+p model · alt+enter follow-up · ctrl+o expand tools · "
-            "/hotkeys for more",
-            style="dim",
-        )
-        return Group(title, hints)
+        key = self.key_label
+        clear, exit_key = key("app.clear"), key("app.exit")
+        quits = " / ".join(part for part in (f"{clear} twice" if clear else "", exit_key) if part)
+        hints = [
+            (key("app.interrupt"), "interrupt"),
+            (clear, "clear"),
+            (quits, "exit"),
+            ("/", "commands"),
+            ("!", "bash"),
+            (key("app.thinking.cycle"), "thinking"),
+            (key("app.model.cycleForward"), "model"),
+            (key("app.message.followUp"), "follow-up"),
+            (key("app.tools.expand"), "expand tools"),
+        ]
+        line = " · ".join(f"{keys.lower()} {what}" for keys, what in hints if keys)
+        return Group(title, Text(f"{line} · /hotkeys for more", style="dim"))
 
     def render_messages(self, messages: Sequence[Any]) -> None:
         """Add the transcript of ``messages`` (a resumed or switched-to branch)."""
@@ -1403,6 +1398,7 @@ class InteractiveApp:
         if set_ui is not None:
             set_ui(self.ui)
         self.add_static(self.header())
+        self.warn_key_problems()
         if self._show_history and self.session.messages:
             self.render_messages(self.session.messages)
         self.update_title()

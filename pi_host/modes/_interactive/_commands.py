@@ -19,6 +19,7 @@ from rich.text import Text
 
 from pi_host.messages import AssistantMessage, TextContent, ToolCall
 
+from ._hotkeys import hotkeys_markdown
 from ._render import field_of, render_markdown, shorten_path
 
 if TYPE_CHECKING:
@@ -169,7 +170,8 @@ class CommandRunner:
         model = self.session.model
         self.app.notice(f"Model: {model.id if model else ref}")
 
-    async def cycle_model(self) -> None:
+    async def cycle_model(self, step: int = 1) -> None:
+        """Switch to the next model (``step=-1``: the previous one)."""
         models = list(self.app._safe(self.session.available_models, ()))
         if len(models) < 2:
             self.app.notice("Only one model available" if models else "No models available")
@@ -177,7 +179,7 @@ class CommandRunner:
         current = self.session.model
         refs = [m.ref for m in models]
         position = refs.index(current.ref) if current is not None and current.ref in refs else -1
-        await self._set_model(refs[(position + 1) % len(refs)])
+        await self._set_model(refs[(position + step) % len(refs)])
 
     async def thinking(self, args: str) -> None:
         levels = list(self.thinking_levels())
@@ -442,43 +444,21 @@ class CommandRunner:
         if self.app._compacting:
             self.app.warning("Wait for compaction to finish before reloading.")
             return
+        # The keys first: a plugin that fails to reload must not keep an edited file from applying.
+        self.app.reload_keys()
         try:
             await self.session.reload()
         except Exception as exc:
             self.app.error(f"Reload failed: {exc}")
             return
-        self.app.notice("Reloaded plugins, skills, prompt templates and context files")
+        self.app.notice("Reloaded keybindings, plugins, skills, prompt templates and context files")
 
     async def hotkeys(self, args: str) -> None:
-        rows = [
-            ("Enter", "Send the message (while the agent works: steer)"),
-            ("Alt+Enter", "Queue a follow-up (delivered when the agent is done)"),
-            ("Shift+Enter / Ctrl+J", "New line"),
-            ("Esc", "Abort (queued messages return to the editor); twice on empty: /tree"),
-            ("Alt+Up", "Take queued messages back into the editor"),
-            ("Up / Down", "Move the cursor / browse history"),
-            ("Tab", "Complete paths, commands and @file references"),
-            ("Ctrl+C", "Clear the editor; twice to quit"),
-            ("Ctrl+D", "Quit (on an empty editor)"),
-            ("Ctrl+Z", "Suspend to the background"),
-            ("Shift+Tab", "Cycle the thinking level"),
-            ("Ctrl+P", "Cycle models"),
-            ("Ctrl+L", "Open the model picker"),
-            ("Ctrl+O", "Expand or collapse tool output"),
-            ("Ctrl+T", "Show or hide thinking blocks"),
-            ("Ctrl+G", "Edit the message in $VISUAL / $EDITOR"),
-            ("/", "Slash commands"),
-            ("!cmd", "Run a shell command; its output goes to the model"),
-            ("!!cmd", "Run a shell command without sending its output"),
-            ("@path", "Reference a file (fuzzy search)"),
-        ]
-        lines = ["| Key | Action |", "|-----|--------|"]
-        lines += [f"| `{key}` | {action} |" for key, action in rows]
         self.app.add_static(
             Group(
                 Rule(style="dim"),
                 Text("Keyboard Shortcuts", style="bold cyan"),
-                render_markdown("\n".join(lines)),
+                render_markdown(hotkeys_markdown(self.app.keymap)),
                 Rule(style="dim"),
             )
         )

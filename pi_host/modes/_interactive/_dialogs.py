@@ -1,12 +1,13 @@
 """Inline dialogs shown in place of the editor: select lists, yes/no, one-line input, text editor.
 
 Each dialog is a prompt_toolkit container with its own key bindings and a result that the
-caller awaits. Esc (or Ctrl+C) cancels with ``None``, as pi's dialogs do.
+caller awaits. Its keys are pi's ``tui.select.*`` (and ``tui.input.*``) actions of a
+:class:`Keymap`; by default Esc (or Ctrl+C) cancels with ``None``, as pi's dialogs do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 import anyio
@@ -27,10 +28,13 @@ from prompt_toolkit.layout import (
 from prompt_toolkit.layout.controls import BufferControl
 
 from ._completion import fuzzy_score
+from ._keymap import Keymap, default_keymap
+from ._keys import key_label
 
 __all__ = ["Dialog", "EditorDialog", "InputDialog", "SelectDialog"]
 
 T = TypeVar("T")
+Handler = Callable[[KeyPressEvent], None]
 
 
 class Dialog(Generic[T]):
@@ -69,6 +73,25 @@ def _hint_window(text: str) -> Window:
     return Window(FormattedTextControl([("class:picker.hint", text)]), height=1, dont_extend_height=True)
 
 
+def _bind(bindings: KeyBindings, keymap: Keymap, action_id: str, handler: Handler) -> None:
+    for sequence in keymap.sequences_for(action_id):
+        bindings.add(*sequence)(handler)
+
+
+_SHORT = {"escape": "esc", "up": "↑", "down": "↓"}
+
+
+def _hint_text(keymap: Keymap, *parts: tuple[str, str]) -> str:
+    """``key what · key what`` for the first key of each action that has one."""
+    shown = []
+    for action_id, what in parts:
+        keys = keymap.keys_for(action_id)
+        if keys:
+            label = key_label(keys[0]).lower()
+            shown.append(f"{_SHORT.get(label, label)} {what}")
+    return " · ".join(shown)
+
+
 def _rule() -> Window:
     return Window(char="─", height=1, style="class:picker.rule")
 
@@ -90,6 +113,7 @@ class SelectDialog(Dialog[int]):
         filterable: bool = False,
         max_visible: int = 10,
         shortcuts: dict[str, int] | None = None,
+        keymap: Keymap | None = None,
     ) -> None:
         super().__init__()
         self.title = title
@@ -100,43 +124,21 @@ class SelectDialog(Dialog[int]):
         self._selected = min(max(initial, 0), max(len(self.options) - 1, 0))
         self.filterable = filterable
 
+        keymap = keymap or default_keymap()
         bindings = KeyBindings()
-
-        @bindings.add("up")
-        @bindings.add("c-p")
-        def _up(event: KeyPressEvent) -> None:
-            self._move(-1)
-
-        @bindings.add("down")
-        @bindings.add("c-n")
-        def _down(event: KeyPressEvent) -> None:
-            self._move(1)
-
-        @bindings.add("pageup")
-        def _page_up(event: KeyPressEvent) -> None:
-            self._move(-self._max_visible)
-
-        @bindings.add("pagedown")
-        def _page_down(event: KeyPressEvent) -> None:
-            self._move(self._max_visible)
-
-        @bindings.add("enter")
-        def _choose(event: KeyPressEvent) -> None:
-            if self._visible:
-                self.close(self._selected)
-
-        @bindings.add("escape")
-        @bindings.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
-
+        # Shortcuts first: a list's own keys win where they share one.
         for key, index in (shortcuts or {}).items():
 
             def _pick(event: KeyPressEvent, index: int = index) -> None:
                 self.close(index)
 
             bindings.add(key)(_pick)
-
+        _bind(bindings, keymap, "tui.select.up", lambda event: self._move(-1))
+        _bind(bindings, keymap, "tui.select.down", lambda event: self._move(1))
+        _bind(bindings, keymap, "tui.select.pageUp", lambda event: self._move(-self._max_visible))
+        _bind(bindings, keymap, "tui.select.pageDown", lambda event: self._move(self._max_visible))
+        _bind(bindings, keymap, "tui.select.confirm", lambda event: self._choose())
+        _bind(bindings, keymap, "tui.select.cancel", lambda event: self.close(None))
         self._list = Window(
             FormattedTextControl(self._list_fragments, focusable=not filterable, show_cursor=False),
             height=lambda: Dimension.exact(self._list_height()),
@@ -160,14 +162,26 @@ class SelectDialog(Dialog[int]):
         if filterable:
             label = Window(FormattedTextControl([("class:picker.hint", "search: ")]), width=8, height=1)
             parts.append(VSplit([label, filter_window], height=1))
-        parts += [self._list, _hint_window(self._hint())]
+        parts += [self._list, _hint_window(self._hint(keymap))]
         self.container = HSplit(parts, key_bindings=bindings)
         self.focus = filter_window if filterable else self._list
         self._message_lines = len(message.split("\n")) if message else 0
         self._ensure_visible_selected()
 
-    def _hint(self) -> str:
-        hint = "↑↓ navigate · enter select · esc cancel"
+    def _choose(self) -> None:
+        if self._visible:
+            self.close(self._selected)
+
+    def _hint(self, keymap: Keymap) -> str:
+        hint = _hint_text(
+            keymap,
+            ("tui.select.up", "up"),
+            ("tui.select.down", "down"),
+            ("tui.select.confirm", "select"),
+            ("tui.select.cancel", "cancel"),
+        )
+        # The usual arrows read as one hint.
+        hint = hint.replace("↑ up · ↓ down", "↑↓ navigate")
         return ("type to filter · " + hint) if self.filterable else hint
 
     def _refilter(self) -> None:
@@ -227,19 +241,20 @@ class SelectDialog(Dialog[int]):
 class InputDialog(Dialog[str]):
     """One line of text; Enter gives it, Esc gives ``None``."""
 
-    def __init__(self, title: str, placeholder: str | None = None, *, initial: str = "") -> None:
+    def __init__(
+        self,
+        title: str,
+        placeholder: str | None = None,
+        *,
+        initial: str = "",
+        keymap: Keymap | None = None,
+    ) -> None:
         super().__init__()
         self.buffer = Buffer(multiline=False, document=Document(initial, len(initial)))
+        keymap = keymap or default_keymap()
         bindings = KeyBindings()
-
-        @bindings.add("enter")
-        def _submit(event: KeyPressEvent) -> None:
-            self.close(self.buffer.text)
-
-        @bindings.add("escape")
-        @bindings.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
+        _bind(bindings, keymap, "tui.input.submit", lambda event: self.close(self.buffer.text))
+        _bind(bindings, keymap, "tui.select.cancel", lambda event: self.close(None))
 
         window = Window(BufferControl(self.buffer), height=1, style="class:picker.input")
         placeholder_window = ConditionalContainer(
@@ -252,7 +267,9 @@ class InputDialog(Dialog[str]):
                 _title_window(title),
                 window,
                 placeholder_window,
-                _hint_window("enter submit · esc cancel"),
+                _hint_window(
+                    _hint_text(keymap, ("tui.input.submit", "submit"), ("tui.select.cancel", "cancel"))
+                ),
             ],
             key_bindings=bindings,
         )
@@ -260,27 +277,24 @@ class InputDialog(Dialog[str]):
 
 
 class EditorDialog(Dialog[str]):
-    """Multi-line text: Enter submits, Shift+Enter / Ctrl+J / Alt+Enter add a line, Esc cancels."""
+    """Multi-line text: Enter submits, Shift+Enter / Ctrl+J / Alt+Enter add a line, Esc cancels
+    (with the default keys)."""
 
-    def __init__(self, title: str, prefill: str | None = None) -> None:
+    def __init__(self, title: str, prefill: str | None = None, *, keymap: Keymap | None = None) -> None:
         super().__init__()
         text = prefill or ""
         self.buffer = Buffer(multiline=True, document=Document(text, len(text)))
+        keymap = keymap or default_keymap()
         bindings = KeyBindings()
 
-        @bindings.add("enter")
-        def _submit(event: KeyPressEvent) -> None:
-            self.close(self.buffer.text)
-
-        @bindings.add("c-j")
-        @bindings.add("escape", "enter")
-        def _newline(event: KeyPressEvent) -> None:
+        def newline(event: KeyPressEvent) -> None:
             self.buffer.insert_text("\n")
 
-        @bindings.add("escape")
-        @bindings.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
+        # Alt+Enter too: in this dialog it has no follow-up to queue, and terminals send it everywhere.
+        bindings.add("escape", "enter")(newline)
+        _bind(bindings, keymap, "tui.input.newLine", newline)
+        _bind(bindings, keymap, "tui.input.submit", lambda event: self.close(self.buffer.text))
+        _bind(bindings, keymap, "tui.select.cancel", lambda event: self.close(None))
 
         window = Window(
             BufferControl(self.buffer),
@@ -293,7 +307,14 @@ class EditorDialog(Dialog[str]):
                 _rule(),
                 _title_window(title),
                 window,
-                _hint_window("enter submit · shift+enter new line · esc cancel"),
+                _hint_window(
+                    _hint_text(
+                        keymap,
+                        ("tui.input.submit", "submit"),
+                        ("tui.input.newLine", "new line"),
+                        ("tui.select.cancel", "cancel"),
+                    )
+                ),
             ],
             key_bindings=bindings,
         )
