@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -21,9 +22,10 @@ from typing import Any
 
 import pytest
 
-from pi_host.providers import AuthStorage
-from tests.fakeservers import FakeServer, Reply
+from pi_host.providers import AuthStorage, ConfigValueError, ModelRegistry
+from tests.fakeservers import AnthropicServer, FakeServer, Reply, anthropic_reply
 
+PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"  # pi's public client id
 TOKEN_PATH = "/v1/oauth/token"
 EXPIRES_IN_S = 28800
@@ -153,6 +155,20 @@ def test_an_in_memory_credential_is_refreshed_in_memory(token_server: FakeServer
     assert (storage.get("anthropic") or {}).get("refresh") == "refresh-new"
 
 
+async def test_the_registry_refreshes_off_the_event_loop_for_a_request(
+    tmp_path: Path, token_server: FakeServer
+) -> None:
+    path = tmp_path / "auth.json"
+    write_auth(path, {"anthropic": expired()})
+    token_server.enqueue(token_reply())
+    registry = ModelRegistry(AuthStorage(path, env=token_env(token_server)), None)
+    model = registry.find("anthropic", "claude-sonnet-4-5")
+    assert model is not None
+    assert await registry.aapi_key_for_provider("anthropic") == "sk-ant-oat01-fresh"
+    assert (await registry.arequest_auth(model)).api_key == "sk-ant-oat01-fresh"
+    assert len(token_server.requests) == 1
+
+
 # -- failures: one clear error, auth.json untouched ----------------------------------------------
 
 
@@ -198,18 +214,22 @@ def test_a_failed_refresh_names_the_cause_and_leaves_auth_json_as_it_was(
         reply, expected = FAILURES[case]
         token_server.enqueue(reply)
     original = write_auth(path, {"anthropic": credential, "openai": {"type": "api_key", "key": "k"}})
-    storage = AuthStorage(path, env=env)
+    registry = ModelRegistry(AuthStorage(path, env=env), None)
+    model = registry.find("anthropic", "claude-sonnet-4-5")
+    assert model is not None
 
-    assert storage.api_key("anthropic") is None
-    message = storage.credential_error("anthropic") or ""
+    with pytest.raises(ConfigValueError) as raised:
+        registry.request_auth(model)
+
+    message = str(raised.value)
     assert message.startswith('Could not refresh the OAuth token for "anthropic": ')
     assert expected in message
     assert "pi /login" in message
     assert "refresh-old" not in message  # the refresh token is never shown
-    assert storage.drain_errors() == [message]
+    assert registry.auth.drain_errors() == [message]
     assert path.read_bytes() == original
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert storage.get("anthropic") == credential
+    assert registry.auth.get("anthropic") == credential
     assert len(token_server.requests) == (0 if case in ("network error", "no refresh token") else 1)
 
 
@@ -350,3 +370,58 @@ def test_racing_refreshes_in_two_processes_spend_the_refresh_token_once(
     assert [stdout for stdout, _ in outputs] == ["sk-ant-oat01-fresh\n[]\n"] * 2
     assert len(token_server.requests) == 1
     assert json.loads(path.read_text())["anthropic"]["access"] == "sk-ant-oat01-fresh"
+
+
+# -- end to end: print mode ----------------------------------------------------------------------
+
+
+def run_print_mode(tmp_path: Path, model_server: AnthropicServer, token_server: FakeServer) -> Any:
+    agent = tmp_path / "agent"
+    # The built-in anthropic provider, sent to the local fake Messages API.
+    (agent / "models.json").write_text(
+        json.dumps({"providers": {"anthropic": {"baseUrl": model_server.url}}})
+    )
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PI_HOST", "ANTHROPIC_", "OPENAI_"))}
+    environ.update(HOME=str(tmp_path), PI_HOST_DIR=str(agent), NO_COLOR="1", **token_env(token_server))
+    return subprocess.run(
+        [PI_HOST, "--model", "anthropic/claude-sonnet-4-5", "-p", "hi"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environ,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_print_mode_sends_the_refreshed_token(tmp_path: Path, token_server: FakeServer) -> None:
+    path = tmp_path / "agent" / "auth.json"
+    write_auth(path, {"anthropic": expired()})
+    token_server.enqueue(token_reply())
+    with AnthropicServer([anthropic_reply("Hello with a fresh token")]) as model_server:
+        result = run_print_mode(tmp_path, model_server, token_server)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Hello with a fresh token\n"
+    assert len(token_server.requests) == 1
+    (request,) = model_server.requests
+    assert request.headers["authorization"] == "Bearer sk-ant-oat01-fresh"
+    saved = json.loads(path.read_text())["anthropic"]
+    assert (saved["access"], saved["refresh"]) == ("sk-ant-oat01-fresh", "refresh-new")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_print_mode_reports_a_rejected_refresh_token(tmp_path: Path, token_server: FakeServer) -> None:
+    path = tmp_path / "agent" / "auth.json"
+    original = write_auth(path, {"anthropic": expired()})
+    token_server.enqueue(invalid_grant())
+    with AnthropicServer([anthropic_reply("never sent")]) as model_server:
+        result = run_print_mode(tmp_path, model_server, token_server)
+        assert model_server.requests == []
+    assert result.returncode == 1
+    assert (
+        'Could not refresh the OAuth token for "anthropic": the token endpoint rejected the refresh token'
+        in result.stderr
+    )
+    assert "Log in again with pi /login" in result.stderr
+    assert len(token_server.requests) == 1  # once, though the key is resolved twice per request
+    assert path.read_bytes() == original

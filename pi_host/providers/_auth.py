@@ -24,10 +24,10 @@ endpoint is asked, and the new ``access``, ``refresh`` and ``expires`` are writt
 (``0600``, atomically) before the key is returned. A refresh that fails (network, HTTP error,
 a rejected refresh token, a malformed reply) leaves ``auth.json`` as it was and resolves to no
 key from ``auth.json`` (the environment is tried next); :meth:`AuthStorage.credential_error`
-says why, naming the provider and the remedy (``pi /login``). The same refresh token is not
-tried again for a few seconds, so one request, which resolves its key twice, asks the endpoint
-once. Expired OAuth credentials of other providers are not refreshed: they resolve to no key
-with such an error.
+says why, naming the provider and the remedy (``pi /login``), and the model registry makes it
+the request's error. The same refresh token is not tried again for a few seconds, so one
+request, which resolves its key twice, asks the endpoint once. Expired OAuth credentials of
+other providers are not refreshed: they resolve to no key with such an error.
 
 pi's own lock (the ``auth.json.lock`` directory) is not taken, so a pi and a pi-host refreshing
 in the same instant can still both redeem the refresh token; the loser reports the failure, and
