@@ -158,6 +158,27 @@ def test_a_one_shot_reply_from_an_http_provider_leaves_out_the_faux_provider(tmp
     assert loaded(modules, "pi_host.providers._faux") == []
 
 
+def test_a_one_shot_reply_with_a_valid_oauth_token_leaves_out_the_refresh(tmp_path: Path) -> None:
+    import time
+
+    from tests.fakeservers import AnthropicServer, anthropic_reply
+
+    with AnthropicServer([anthropic_reply("Hello, subscriber")]) as server:
+        agent = tmp_path / "agent"
+        agent.mkdir()
+        (agent / "models.json").write_text(
+            json.dumps({"providers": {"anthropic": {"baseUrl": server.url}}}), encoding="utf-8"
+        )
+        expires = int(time.time() * 1000) + 3_600_000
+        oauth = {"type": "oauth", "access": "sk-ant-oat01-live", "refresh": "r", "expires": expires}
+        (agent / "auth.json").write_text(json.dumps({"anthropic": oauth}), encoding="utf-8")
+        modules = imported_modules(
+            tmp_path, "--model", "anthropic/claude-sonnet-4-5", "-p", "hi", plugins=DEFAULT_PLUGINS
+        )
+        assert server.requests[0].headers["authorization"] == "Bearer sk-ant-oat01-live"  # the check works
+    assert loaded(modules, "pi_host.providers._oauth", "httpx") == []
+
+
 def test_version_imports_next_to_nothing(tmp_path: Path) -> None:
     modules = imported_modules(tmp_path, "--version", plugins=None)
     assert loaded(modules, "pydantic", "pi_host.runtime", "pi_host.plugin", "pi_host.hookspecs") == []

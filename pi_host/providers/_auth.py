@@ -16,17 +16,32 @@ Key resolution for a provider, first match wins (pi's order):
    ``OPENAI_API_KEY`` …);
 4. a fallback resolver (the model registry's ``models.json`` provider keys).
 
-pi-host reads OAuth credentials but cannot refresh them yet: an expired token resolves to no key
-(with an error recorded), and ``pi /login`` refreshes it.
+An expired Anthropic OAuth credential (``now >= expires``) is refreshed before it is used, as pi
+refreshes it (:mod:`._oauth`; ``PI_HOST_ANTHROPIC_TOKEN_URL`` replaces the token endpoint).
+Under the lock, ``auth.json`` is read again first: when another pi-host or pi process has
+refreshed meanwhile, its token is used, so a refresh token is spent once. Otherwise the token
+endpoint is asked, and the new ``access``, ``refresh`` and ``expires`` are written back
+(``0600``, atomically) before the key is returned. A refresh that fails (network, HTTP error,
+a rejected refresh token, a malformed reply) leaves ``auth.json`` as it was and resolves to no
+key from ``auth.json`` (the environment is tried next); :meth:`AuthStorage.credential_error`
+says why, naming the provider and the remedy (``pi /login``), and the model registry makes it
+the request's error. The same refresh token is not tried again for a few seconds, so one
+request, which resolves its key twice, asks the endpoint once. Expired OAuth credentials of
+other providers are not refreshed: they resolve to no key with such an error.
+
+pi's own lock (the ``auth.json.lock`` directory) is not taken, so a pi and a pi-host refreshing
+in the same instant can still both redeem the refresh token; the loser reports the failure, and
+its next attempt picks up the winner's token from the file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +53,10 @@ from ._paths import agent_dir
 __all__ = ["AuthStatus", "AuthStorage", "write_private_file"]
 
 Credential = dict[str, Any]
+
+#: After a failed refresh, the same refresh token is not sent again for this long: a request
+#: resolves its key twice (the agent, then the provider), and a retry follows within seconds.
+_REFRESH_RETRY_AFTER_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +104,13 @@ class AuthStorage:
         self._fallback: Callable[[str], str | None] | None = None
         self.load_error: str | None = None
         self._errors: list[str] = []
+        # Why a provider's stored credential gave no key on its last resolution.
+        self._credential_errors: dict[str, str] = {}
+        # provider -> (refresh token, time.monotonic()) of the last failed refresh.
+        self._failed_refreshes: dict[str, tuple[str, float]] = {}
+        # Refreshes of one storage run one at a time, also in memory (no file lock there), so
+        # that two threads never redeem one refresh token twice.
+        self._refresh_lock = threading.Lock()
         self.reload()
 
     @classmethod
@@ -111,6 +137,7 @@ class AuthStorage:
         """Re-read ``auth.json``. A file that cannot be read is reported and never overwritten."""
         if self.path is None:
             return
+        self._credential_errors.clear()
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -136,9 +163,17 @@ class AuthStorage:
         self._errors.append(message)
 
     def drain_errors(self) -> list[str]:
-        """Errors recorded since the last call (load failures, expired OAuth tokens)."""
+        """Errors recorded since the last call (load failures, expired OAuth tokens, refreshes)."""
         errors, self._errors = self._errors, []
         return errors
+
+    def credential_error(self, provider: str) -> str | None:
+        """Why ``provider``'s stored credential resolved to no key the last time, if it did.
+
+        Set by an expired OAuth credential that could not be refreshed; cleared when a key
+        resolves again or the credential changes.
+        """
+        return self._credential_errors.get(provider)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -159,6 +194,22 @@ class AuthStorage:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+    def _read_disk(self) -> dict[str, Any]:
+        """``auth.json`` as it is now, ``{}`` when it does not exist.
+
+        :raises ValueError: when it does not hold a JSON object.
+        :raises OSError: when it cannot be read.
+        """
+        assert self.path is not None
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        data = json.loads(text) if text.strip() else {}
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        return data
 
     def _persist(self, provider: str, credential: Credential | None) -> None:
         if self.path is None or self.load_error is not None:
@@ -190,6 +241,7 @@ class AuthStorage:
     def set(self, provider: str, credential: Credential) -> None:
         """Store ``credential`` (``{"type": "api_key", "key": ...}`` or OAuth) and write the file."""
         self._data[provider] = dict(credential)
+        self._credential_errors.pop(provider, None)
         self._persist(provider, dict(credential))
 
     def set_api_key(self, provider: str, key: str) -> None:
@@ -199,6 +251,7 @@ class AuthStorage:
     def remove(self, provider: str) -> None:
         """Forget the stored credential of ``provider``."""
         self._data.pop(provider, None)
+        self._credential_errors.pop(provider, None)
         self._persist(provider, None)
 
     def providers(self) -> list[str]:
@@ -268,14 +321,113 @@ class AuthStorage:
             return self._fallback(provider)
         return None
 
+    def oauth_refresh_due(self, provider: str) -> bool:
+        """Whether resolving ``provider``'s key would refresh an expired OAuth token (network I/O)."""
+        credential = self._data.get(provider)
+        return (
+            provider not in self._runtime
+            and credential is not None
+            and credential.get("type") == "oauth"
+            and _has_access(credential)
+            and _expired(credential)
+        )
+
     def _oauth_access(self, provider: str, credential: Credential) -> str | None:
-        access = credential.get("access")
-        expires = credential.get("expires")
-        if not isinstance(access, str) or not access:
+        if not _has_access(credential):
             return None
-        if isinstance(expires, (int, float)) and time.time() * 1000 >= expires:
-            self._errors.append(
-                f'The OAuth token for "{provider}" expired; log in again (pi /login) to refresh it'
+        if _expired(credential):
+            return self._refreshed_access(provider)
+        self._credential_errors.pop(provider, None)
+        return str(credential["access"])
+
+    def _refreshed_access(self, provider: str) -> str | None:
+        """Refresh ``provider``'s expired OAuth credential; the new access token, or ``None``.
+
+        Blocks on the file lock and the network (up to the endpoint's timeout). On failure the
+        error is recorded (:meth:`credential_error`, :meth:`drain_errors`) and ``auth.json`` is
+        not touched.
+        """
+        from ._oauth import OAuthRefreshError, can_refresh, refresh_credential
+
+        if not can_refresh(provider):
+            self._no_key(
+                provider, f'The OAuth token for "{provider}" expired; log in again (pi /login) to refresh it'
             )
             return None
-        return access
+        with self._refresh_lock, ExitStack() as locked:
+            on_disk: dict[str, Any] | None = None
+            if self.path is not None:
+                try:
+                    locked.enter_context(self._locked())
+                    on_disk = self._read_disk()
+                except (OSError, ValueError) as exc:
+                    # Redeeming the refresh token without a file to save the new one in would
+                    # lose both: leave everything as it is.
+                    self._no_key(
+                        provider,
+                        f'Could not refresh the OAuth token for "{provider}": {self.path} cannot be '
+                        f"locked and read ({exc}); fix or delete the file, then log in again with "
+                        "pi /login.",
+                    )
+                    return None
+                stored = on_disk.get(provider)
+                if isinstance(stored, dict):
+                    self._data[provider] = stored
+                else:  # logged out meanwhile
+                    self._data.pop(provider, None)
+            credential = self._data.get(provider)
+            if credential is None or credential.get("type") != "oauth" or not _has_access(credential):
+                # Logged out, or replaced by a key, meanwhile: the next resolution reads that.
+                self._credential_errors.pop(provider, None)
+                return None
+            if not _expired(credential):  # refreshed meanwhile, by another process or thread
+                self._failed_refreshes.pop(provider, None)
+                self._credential_errors.pop(provider, None)
+                return str(credential["access"])
+            refresh = credential.get("refresh")
+            failed = self._failed_refreshes.get(provider)
+            if (
+                failed is not None
+                and failed[0] == refresh
+                and time.monotonic() - failed[1] < _REFRESH_RETRY_AFTER_S
+                and provider in self._credential_errors
+            ):
+                return None
+            try:
+                refreshed = refresh_credential(provider, credential, env=self.env)
+            except OAuthRefreshError as exc:
+                if isinstance(refresh, str):
+                    self._failed_refreshes[provider] = (refresh, time.monotonic())
+                self._no_key(provider, str(exc))
+                return None
+            self._failed_refreshes.pop(provider, None)
+            self._credential_errors.pop(provider, None)
+            self._data[provider] = refreshed
+            if self.path is not None and on_disk is not None:
+                try:
+                    write_private_file(
+                        self.path, json.dumps({**on_disk, provider: refreshed}, indent=2, ensure_ascii=False)
+                    )
+                except OSError as exc:
+                    # The old refresh token is spent: this process keeps the new credential in
+                    # memory, and the next process will need a login.
+                    self._errors.append(
+                        f'Refreshed the OAuth token for "{provider}" but could not save it to '
+                        f"{self.path} ({exc.strerror or exc}); log in again with pi /login next time."
+                    )
+            return str(refreshed["access"])
+
+    def _no_key(self, provider: str, message: str) -> None:
+        self._credential_errors[provider] = message
+        self._errors.append(message)
+
+
+def _has_access(credential: Credential) -> bool:
+    access = credential.get("access")
+    return isinstance(access, str) and bool(access)
+
+
+def _expired(credential: Credential) -> bool:
+    """pi's test: expired from the ``expires`` millisecond on (a missing ``expires`` never expires)."""
+    expires = credential.get("expires")
+    return isinstance(expires, int | float) and time.time() * 1000 >= expires

@@ -425,11 +425,12 @@ class ModelRegistry:
     def request_auth(self, model: Model) -> RequestAuth:
         """The API key and headers a request to ``model`` needs, resolved now.
 
-        Runs ``!command`` values, so it may block; :meth:`arequest_auth` runs it in a worker
-        thread when a command is involved.
+        Runs ``!command`` values and refreshes an expired OAuth token, so it may block;
+        :meth:`arequest_auth` runs it in a worker thread when either is involved.
 
-        :raises ConfigValueError: when a configured value cannot be resolved, or
-            ``authHeader`` is set and there is no key.
+        :raises ConfigValueError: when a configured value cannot be resolved, an expired OAuth
+            credential cannot be refreshed (and nothing else gives a key), or ``authHeader`` is
+            set and there is no key.
         """
         config = self._request_configs.get(model.provider)
         api_key = self.auth.api_key(model.provider, include_fallback=False)
@@ -450,6 +451,10 @@ class ModelRegistry:
             **(provider_headers or {}),
             **(model_headers or {}),
         }
+        if api_key is None and (why := self.auth.credential_error(model.provider)) is not None:
+            # An expired OAuth token that could not be refreshed: say so, rather than the
+            # provider's bare "no API key".
+            raise ConfigValueError(why)
         if config is not None and config.auth_header:
             if not api_key:
                 raise ConfigValueError(f'No API key found for "{model.provider}"')
@@ -457,23 +462,35 @@ class ModelRegistry:
         return RequestAuth(api_key=api_key, headers=headers or None)
 
     async def arequest_auth(self, model: Model) -> RequestAuth:
-        """:meth:`request_auth`, off the event loop when it would run a command."""
-        if self._involves_command(model):
+        """:meth:`request_auth`, off the event loop when it would run a command or refresh a token."""
+        if self._may_block(model.provider, model):
             import anyio.to_thread
 
             return await anyio.to_thread.run_sync(self.request_auth, model)
         return self.request_auth(model)
 
-    def _involves_command(self, model: Model) -> bool:
+    def _may_block(self, provider: str, model: Model | None = None) -> bool:
+        """Whether resolving the credentials would run a ``!command`` or refresh an OAuth token."""
+        if self.auth.oauth_refresh_due(provider):
+            return True
         values: list[str] = []
-        credential = self.auth.get(model.provider) or {}
+        credential = self.auth.get(provider) or {}
         if isinstance(credential.get("key"), str):
             values.append(credential["key"])
-        config = self._request_configs.get(model.provider)
+        config = self._request_configs.get(provider)
         if config is not None:
             values += [config.api_key or "", *(config.headers or {}).values()]
-        values += list((self._model_headers.get((model.provider, model.id)) or {}).values())
+        if model is not None:
+            values += list((self._model_headers.get((model.provider, model.id)) or {}).values())
         return any(is_command(value) for value in values)
+
+    async def aapi_key_for_provider(self, provider: str) -> str | None:
+        """:meth:`api_key_for_provider`, off the event loop when it would run a command or refresh a token."""
+        if self._may_block(provider):
+            import anyio.to_thread
+
+            return await anyio.to_thread.run_sync(self.api_key_for_provider, provider)
+        return self.api_key_for_provider(provider)
 
     def api_key_for_provider(self, provider: str) -> str | None:
         """The key for ``provider`` alone (no model headers); ``None`` when none resolves."""

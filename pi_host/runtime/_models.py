@@ -72,7 +72,7 @@ class ModelResolver:
     async def api_key_for(self, provider: str) -> str | None:
         if self._api_key:
             return self._api_key
-        return self.registry.api_key_for_provider(provider)
+        return await self.registry.aapi_key_for_provider(provider)
 
     def stream(
         self, model: Model, context: LlmContext, options: StreamOptions
