@@ -465,6 +465,20 @@ def test_broken_auth_json_is_never_overwritten(tmp_path: Path) -> None:
     assert storage.api_key("openai") == "x"  # still usable in memory
 
 
+@pytest.mark.parametrize("replacement", ["[1, 2]", "{broken"])
+def test_auth_json_changed_on_disk_into_something_else_is_not_overwritten(
+    tmp_path: Path, replacement: str
+) -> None:
+    path = tmp_path / "auth.json"
+    storage = AuthStorage(path)
+    storage.set_api_key("anthropic", "a")
+    path.write_text(replacement)  # another program rewrote the file meanwhile
+    storage.set_api_key("openai", "b")
+    assert path.read_text() == replacement
+    assert storage.load_error is not None and "not overwriting it" in storage.load_error
+    assert storage.api_key("openai") == "b"  # still usable in memory
+
+
 def test_oauth_credentials(tmp_path: Path) -> None:
     now = int(time.time() * 1000)
     storage = AuthStorage.in_memory(

@@ -125,6 +125,17 @@ def test_an_expired_credential_is_refreshed_and_written_back(
     assert len(token_server.requests) == 1
 
 
+def test_a_reply_without_a_refresh_token_keeps_the_old_one(tmp_path: Path, token_server: FakeServer) -> None:
+    """RFC 6749 §6: the server may leave the refresh token as it was, and say nothing of it."""
+    path = tmp_path / "auth.json"
+    write_auth(path, {"anthropic": expired()})
+    token_server.enqueue(Reply.json(200, {"access_token": "sk-ant-oat01-fresh", "expires_in": EXPIRES_IN_S}))
+    storage = AuthStorage(path, env=token_env(token_server))
+    assert storage.api_key("anthropic") == "sk-ant-oat01-fresh"
+    saved = json.loads(path.read_text())["anthropic"]
+    assert (saved["access"], saved["refresh"]) == ("sk-ant-oat01-fresh", "refresh-old")
+
+
 def test_a_valid_credential_is_not_refreshed(tmp_path: Path, token_server: FakeServer) -> None:
     path = tmp_path / "auth.json"
     live = {"type": "oauth", "access": "sk-ant-oat01-live", "refresh": "r", "expires": now_ms() + 600_000}
@@ -191,8 +202,12 @@ FAILURES = {
     "server error": (Reply.text(503, "upstream unavailable"), "the token endpoint answered HTTP 503"),
     "invalid JSON": (Reply.text(200, "<html>login</html>"), "is not JSON"),
     "missing fields": (
-        Reply.json(200, {"access_token": "sk-ant-oat01-half", "expires_in": "soon"}),
-        "lacks a valid refresh_token, expires_in",
+        Reply.json(200, {"access_token": "", "expires_in": "soon"}),
+        "lacks a valid access_token, expires_in",
+    ),
+    "empty refresh token": (
+        Reply.json(200, {"access_token": "sk-ant-oat01-half", "refresh_token": "", "expires_in": 60}),
+        "lacks a valid refresh_token",
     ),
 }
 

@@ -225,7 +225,10 @@ class AuthStorage:
                 )
                 return
             if not isinstance(current, dict):
-                current = {}
+                self._fail_load(
+                    f"{self.path} changed on disk and is no longer a JSON object; not overwriting it"
+                )
+                return
             if credential is None:
                 current.pop(provider, None)
             else:

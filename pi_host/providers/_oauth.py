@@ -3,8 +3,9 @@
 Only Anthropic (Claude Pro/Max, the credential pi's ``/login`` stores under ``"anthropic"``) can
 be refreshed. The request is pi's: a JSON ``POST`` of a ``refresh_token`` grant with pi's
 public client id. The reply's ``access_token``, ``refresh_token`` and ``expires_in`` become the
-new credential, whose ``expires`` (epoch milliseconds) is set five minutes before the token
-really expires, as pi sets it, so that a request never starts with a token about to lapse.
+new credential (a reply without ``refresh_token`` keeps the old one, as RFC 6749 allows), whose
+``expires`` (epoch milliseconds) is set five minutes before the token really expires, as pi sets
+it, so that a request never starts with a token about to lapse.
 
 The endpoint is Anthropic's unless ``PI_HOST_ANTHROPIC_TOKEN_URL`` names another one (a local
 server in tests, a relay where the default host is unreachable).
@@ -89,7 +90,8 @@ def refresh_credential(
         name
         for name, ok in (
             ("access_token", isinstance(access, str) and access),
-            ("refresh_token", isinstance(new_refresh, str) and new_refresh),
+            # RFC 6749 §6 lets the server keep the refresh token it has: then so do we.
+            ("refresh_token", new_refresh is None or (isinstance(new_refresh, str) and new_refresh)),
             (
                 "expires_in",
                 isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and expires_in > 0,
@@ -102,7 +104,8 @@ def refresh_credential(
         raise _failure(provider, f"the reply of the token endpoint {url} lacks a valid {', '.join(missing)}")
     assert isinstance(expires_in, int | float)
     expires = int(clock() * 1000 + expires_in * 1000 - _EARLY_EXPIRY_MS)
-    return {**credential, "type": "oauth", "access": access, "refresh": new_refresh, "expires": expires}
+    refreshed = new_refresh if new_refresh is not None else refresh
+    return {**credential, "type": "oauth", "access": access, "refresh": refreshed, "expires": expires}
 
 
 def _post_json(provider: str, url: str, payload: Mapping[str, str]) -> tuple[int, str]:
