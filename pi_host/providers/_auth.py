@@ -6,7 +6,10 @@ OAuth credential ``{"type": "oauth", "access": ..., "refresh": ..., "expires": <
 pi's ``/login``. The file is created with mode ``0600`` in a ``0700`` directory and rewritten
 with ``0600`` on every change, atomically, under an advisory lock (a sidecar
 ``.auth.json.lock``, not the ``auth.json.lock`` directory pi's lock library creates, so the two
-never block each other's lock attempts).
+never block each other's lock attempts). A change is merged into the file as it is on disk at
+that moment; a file that cannot be read or parsed is never overwritten. ``/login`` and
+``/logout`` write with ``strict=True``, which raises :class:`AuthFileError` then and leaves
+memory unchanged too.
 
 Key resolution for a provider, first match wins (pi's order):
 
