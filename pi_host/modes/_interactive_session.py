@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -16,13 +17,20 @@ from ._interactive._driver import (
     ContextUsage,
     ForkPoint,
     Listener,
+    LoginProvider,
+    LoginResult,
     PluginCommand,
     SessionListing,
+    StoredCredential,
     StreamingBehavior,
     SwitchResult,
     TreeNode,
     UserBashResult,
 )
+
+if TYPE_CHECKING:
+    from pi_host.providers import ModelRegistry
+    from pi_host.providers._oauth_login import LoginAttempt
 
 __all__ = ["InteractiveSessionAdapter"]
 
@@ -300,6 +308,85 @@ class InteractiveSessionAdapter:
 
     async def run_plugin_command(self, name: str, args: str) -> None:
         await self._session.prompt(f"/{name} {args}".rstrip())
+
+    # -- credentials (/login, /logout) --------------------------------------------------------
+
+    def _registry(self) -> ModelRegistry:
+        resolver = self._session.model_resolver
+        if resolver is None:
+            raise SessionError("No model registry is configured; there are no credentials to manage")
+        registry: ModelRegistry = resolver.registry
+        return registry
+
+    def _read_auth(self) -> ModelRegistry:
+        """The registry, its ``auth.json`` read again (a pi elsewhere may have logged in or out)."""
+        registry = self._registry()
+        registry.auth.reload()
+        if registry.auth.load_error is not None:
+            raise SessionError(registry.auth.load_error)
+        return registry
+
+    def login_providers(self) -> Sequence[LoginProvider]:
+        from pi_host.providers._oauth_login import LOGIN_PROVIDERS
+
+        auth = self._read_auth().auth
+        return [
+            LoginProvider(id=provider, name=name, logged_in=(auth.get(provider) or {}).get("type") == "oauth")
+            for provider, name in LOGIN_PROVIDERS.items()
+        ]
+
+    async def login(self, attempt: LoginAttempt, pasted: str) -> LoginResult:
+        from pi_host.providers._auth import AuthFileError
+        from pi_host.providers._oauth_login import exchange_code
+        from pi_host.providers._resolve import pick_default_model
+
+        registry = self._read_auth()  # a file we could not save to: say so before spending the code
+        auth = registry.auth
+        credential = await anyio.to_thread.run_sync(partial(exchange_code, attempt, pasted, env=auth.env))
+        try:
+            auth.set(attempt.provider, credential, strict=True)
+        except AuthFileError as exc:
+            raise SessionError(f"Logged in, but the credential could not be saved: {exc}") from None
+        registry.refresh()
+        saved_to = None if auth.path is None else str(auth.path)
+        if self._session.model is not None:
+            return LoginResult(saved_to=saved_to)
+        # pi selects the provider's default model when the session had none.
+        resolver = self._session.model_resolver
+        assert resolver is not None
+        candidates = [m for m in resolver.available_models() if m.provider == attempt.provider]
+        model = pick_default_model(candidates)
+        if model is None:
+            return LoginResult(
+                saved_to=saved_to,
+                warning=f'No models of "{attempt.provider}" are available; use /model to select one',
+            )
+        if not await self._session.set_model(model):
+            return LoginResult(
+                saved_to=saved_to, warning=f"Could not select {model.ref}; use /model to select a model"
+            )
+        return LoginResult(saved_to=saved_to, model=model.ref)
+
+    def stored_credentials(self) -> Sequence[StoredCredential]:
+        from pi_host.providers._oauth_login import LOGIN_PROVIDERS
+
+        auth = self._read_auth().auth
+        credentials = []
+        for provider in auth.providers():
+            kind = str((auth.get(provider) or {}).get("type") or "unknown")
+            name = LOGIN_PROVIDERS.get(provider, provider) if kind == "oauth" else provider
+            credentials.append(StoredCredential(provider=provider, name=name, kind=kind))
+        return sorted(credentials, key=lambda credential: credential.name.lower())
+
+    async def logout(self, provider: str) -> None:
+        from pi_host.providers._auth import AuthFileError
+
+        registry = self._read_auth()
+        try:
+            registry.auth.remove(provider, strict=True)
+        except AuthFileError as exc:
+            raise SessionError(str(exc)) from None
+        registry.refresh()
 
 
 def _as_level(level: str) -> ThinkingLevel:

@@ -6,7 +6,10 @@ OAuth credential ``{"type": "oauth", "access": ..., "refresh": ..., "expires": <
 pi's ``/login``. The file is created with mode ``0600`` in a ``0700`` directory and rewritten
 with ``0600`` on every change, atomically, under an advisory lock (a sidecar
 ``.auth.json.lock``, not the ``auth.json.lock`` directory pi's lock library creates, so the two
-never block each other's lock attempts).
+never block each other's lock attempts). A change is merged into the file as it is on disk at
+that moment; a file that cannot be read or parsed is never overwritten. ``/login`` and
+``/logout`` write with ``strict=True``, which raises :class:`AuthFileError` then and leaves
+memory unchanged too.
 
 Key resolution for a provider, first match wins (pi's order):
 
@@ -50,13 +53,17 @@ from ._config_value import resolve_config_value
 from ._env_keys import env_api_key, env_api_key_names
 from ._paths import agent_dir
 
-__all__ = ["AuthStatus", "AuthStorage", "write_private_file"]
+__all__ = ["AuthFileError", "AuthStatus", "AuthStorage", "write_private_file"]
 
 Credential = dict[str, Any]
 
 #: After a failed refresh, the same refresh token is not sent again for this long: a request
 #: resolves its key twice (the agent, then the provider), and a retry follows within seconds.
 _REFRESH_RETRY_AFTER_S = 5.0
+
+
+class AuthFileError(Exception):
+    """``auth.json`` could not be read, parsed or written; the message names the file and the fix."""
 
 
 @dataclass(frozen=True)
@@ -211,29 +218,41 @@ class AuthStorage:
             raise ValueError("not a JSON object")
         return data
 
-    def _persist(self, provider: str, credential: Credential | None) -> None:
-        if self.path is None or self.load_error is not None:
-            return
+    def _persist(self, provider: str, credential: Credential | None) -> str | None:
+        """Write ``provider``'s change into ``auth.json`` as it is on disk now.
+
+        :returns: why the file was not written (it could not be read or parsed), else ``None``.
+        :raises OSError: when writing fails.
+        """
+        if self.path is None:
+            return None
+        if self.load_error is not None:
+            return self.load_error
         with self._locked():
             try:
                 current = json.loads(self.path.read_text(encoding="utf-8") or "{}")
             except FileNotFoundError:
                 current = {}
+            except OSError as exc:
+                return self._record(f"Cannot read {self.path}: {exc.strerror or exc}; not overwriting it")
             except ValueError:
-                self._fail_load(
+                return self._record(
                     f"{self.path} changed on disk and is no longer valid JSON; not overwriting it"
                 )
-                return
             if not isinstance(current, dict):
-                self._fail_load(
+                return self._record(
                     f"{self.path} changed on disk and is no longer a JSON object; not overwriting it"
                 )
-                return
             if credential is None:
                 current.pop(provider, None)
             else:
                 current[provider] = credential
             write_private_file(self.path, json.dumps(current, indent=2, ensure_ascii=False))
+        return None
+
+    def _record(self, message: str) -> str:
+        self._fail_load(message)
+        return message
 
     # -- credentials -----------------------------------------------------------------------
 
@@ -241,21 +260,49 @@ class AuthStorage:
         """The stored credential for ``provider``."""
         return self._data.get(provider)
 
-    def set(self, provider: str, credential: Credential) -> None:
-        """Store ``credential`` (``{"type": "api_key", "key": ...}`` or OAuth) and write the file."""
+    def set(self, provider: str, credential: Credential, *, strict: bool = False) -> None:
+        """Store ``credential`` (``{"type": "api_key", "key": ...}`` or OAuth) and write the file.
+
+        :param strict: raise instead of recording the error (:meth:`drain_errors`) when
+            ``auth.json`` cannot be written, and change nothing in memory then (``/login``).
+        :raises AuthFileError: with ``strict``, when ``auth.json`` cannot be read, parsed or
+            written; it is left as it was.
+        """
+        if strict:
+            self._persist_strictly(provider, dict(credential))
         self._data[provider] = dict(credential)
         self._credential_errors.pop(provider, None)
-        self._persist(provider, dict(credential))
+        if not strict:
+            self._persist(provider, dict(credential))
 
     def set_api_key(self, provider: str, key: str) -> None:
         """Store an API key for ``provider``."""
         self.set(provider, {"type": "api_key", "key": key})
 
-    def remove(self, provider: str) -> None:
-        """Forget the stored credential of ``provider``."""
+    def remove(self, provider: str, *, strict: bool = False) -> None:
+        """Forget the stored credential of ``provider``.
+
+        :param strict: as for :meth:`set` (``/logout``).
+        :raises AuthFileError: with ``strict``, when ``auth.json`` cannot be updated.
+        """
+        if strict:
+            self._persist_strictly(provider, None)
         self._data.pop(provider, None)
         self._credential_errors.pop(provider, None)
-        self._persist(provider, None)
+        if not strict:
+            self._persist(provider, None)
+
+    def _persist_strictly(self, provider: str, credential: Credential | None) -> None:
+        try:
+            error = self._persist(provider, credential)
+        except OSError as exc:
+            raise AuthFileError(
+                f"Cannot write {self.path}: {exc.strerror or exc}; it was left as it was"
+            ) from exc
+        if error is not None:
+            if error in self._errors:  # the caller reports it; it is not news for drain_errors
+                self._errors.remove(error)
+            raise AuthFileError(error)
 
     def providers(self) -> list[str]:
         """Providers with a stored credential."""

@@ -10,6 +10,9 @@ it, so that a request never starts with a token about to lapse.
 The endpoint is Anthropic's unless ``PI_HOST_ANTHROPIC_TOKEN_URL`` names another one (a local
 server in tests, a relay where the default host is unreachable).
 
+:mod:`._oauth_login` redeems a login's authorization code at the same endpoint with the same
+helpers (:func:`post_json`, :func:`token_reply_fields`, :func:`describe_http_error`).
+
 This module only talks HTTP; :class:`._auth.AuthStorage` decides when to refresh, serialises
 refreshes and writes the result. It is imported when a credential has expired, never on a run
 whose token is still valid.
@@ -22,14 +25,24 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["TOKEN_URL_VARIABLES", "OAuthRefreshError", "can_refresh", "refresh_credential"]
+__all__ = [
+    "ANTHROPIC_CLIENT_ID",
+    "TOKEN_URL_VARIABLES",
+    "OAuthRefreshError",
+    "can_refresh",
+    "describe_http_error",
+    "post_json",
+    "refresh_credential",
+    "token_reply_fields",
+    "token_url",
+]
 
 #: The environment variable that replaces a provider's token endpoint.
 TOKEN_URL_VARIABLES = {"anthropic": "PI_HOST_ANTHROPIC_TOKEN_URL"}
 
 _ANTHROPIC_TOKEN_URL = "https://platform.claude.com/v1/oauth/token"
 # pi's public OAuth client id: the refresh token was issued to it, so only it can redeem it.
-_ANTHROPIC_CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
+ANTHROPIC_CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
 _EARLY_EXPIRY_MS = 5 * 60 * 1000
 _TIMEOUT_S = 30.0
 _MAX_DETAIL = 300
@@ -44,7 +57,7 @@ def can_refresh(provider: str) -> bool:
     return provider in TOKEN_URL_VARIABLES
 
 
-def _token_url(provider: str, env: Mapping[str, str]) -> str:
+def token_url(provider: str, env: Mapping[str, str]) -> str:
     """``provider``'s token endpoint: its environment variable when set, else the real one."""
     return env.get(TOKEN_URL_VARIABLES[provider]) or _ANTHROPIC_TOKEN_URL
 
@@ -70,17 +83,44 @@ def refresh_credential(
     refresh = credential.get("refresh")
     if not isinstance(refresh, str) or not refresh:
         raise _failure(provider, "the stored credential has no refresh token")
-    url = _token_url(provider, env)
-    payload = {"grant_type": "refresh_token", "client_id": _ANTHROPIC_CLIENT_ID, "refresh_token": refresh}
-    status, body = _post_json(provider, url, payload)
+    url = token_url(provider, env)
+    payload = {"grant_type": "refresh_token", "client_id": ANTHROPIC_CLIENT_ID, "refresh_token": refresh}
+
+    def fail(what: str, retry: bool) -> Exception:
+        return _failure(provider, what, retry=retry)
+
+    status, body = post_json(url, payload, fail)
     if status >= 400:
-        raise _failure(provider, _describe_http_error(status, body, secret=refresh))
+        raise fail(describe_http_error(status, body, secrets=(refresh,), grant="the refresh token"), False)
+    # RFC 6749 §6 lets the server keep the refresh token it has: then so do we.
+    access, refreshed, expires = token_reply_fields(url, body, clock=clock, fail=fail, refresh=refresh)
+    return {**credential, "type": "oauth", "access": access, "refresh": refreshed, "expires": expires}
+
+
+def token_reply_fields(
+    url: str,
+    body: str,
+    *,
+    clock: Callable[[], float],
+    fail: Callable[[str, bool], Exception],
+    refresh: str | None = None,
+) -> tuple[str, str, int]:
+    """``(access, refresh, expires)`` from a successful token endpoint reply.
+
+    ``expires`` is in epoch milliseconds, five minutes early (pi's arithmetic), computed from
+    ``clock`` read now, after the reply arrived.
+
+    :param refresh: the refresh token to keep when the reply has none; ``None`` makes
+        ``refresh_token`` required.
+    :param fail: builds the exception to raise from what went wrong (and whether retrying may help).
+    :raises Exception: ``fail``'s, when the reply is not JSON or lacks a field.
+    """
     try:
         reply = json.loads(body)
     except ValueError:
-        raise _failure(provider, f"the reply of the token endpoint {url} is not JSON") from None
+        raise fail(f"the reply of the token endpoint {url} is not JSON", False) from None
     if not isinstance(reply, dict):
-        raise _failure(provider, f"the reply of the token endpoint {url} is not a JSON object")
+        raise fail(f"the reply of the token endpoint {url} is not a JSON object", False)
     access, new_refresh, expires_in = (
         reply.get("access_token"),
         reply.get("refresh_token"),
@@ -90,8 +130,11 @@ def refresh_credential(
         name
         for name, ok in (
             ("access_token", isinstance(access, str) and access),
-            # RFC 6749 §6 lets the server keep the refresh token it has: then so do we.
-            ("refresh_token", new_refresh is None or (isinstance(new_refresh, str) and new_refresh)),
+            (
+                "refresh_token",
+                (isinstance(new_refresh, str) and new_refresh)
+                or (new_refresh is None and refresh is not None),
+            ),
             (
                 "expires_in",
                 isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and expires_in > 0,
@@ -101,14 +144,21 @@ def refresh_credential(
     ]
     if missing:
         # Never quote the reply: it may hold a token.
-        raise _failure(provider, f"the reply of the token endpoint {url} lacks a valid {', '.join(missing)}")
-    assert isinstance(expires_in, int | float)
+        raise fail(f"the reply of the token endpoint {url} lacks a valid {', '.join(missing)}", False)
+    assert isinstance(access, str) and isinstance(expires_in, int | float)
     expires = int(clock() * 1000 + expires_in * 1000 - _EARLY_EXPIRY_MS)
-    refreshed = new_refresh if new_refresh is not None else refresh
-    return {**credential, "type": "oauth", "access": access, "refresh": refreshed, "expires": expires}
+    kept = new_refresh if isinstance(new_refresh, str) else refresh
+    assert kept is not None
+    return access, kept, expires
 
 
-def _post_json(provider: str, url: str, payload: Mapping[str, str]) -> tuple[int, str]:
+def post_json(
+    url: str, payload: Mapping[str, str], fail: Callable[[str, bool], Exception]
+) -> tuple[int, str]:
+    """``POST`` ``payload`` as JSON to a token endpoint; the reply's status and text.
+
+    :raises Exception: ``fail``'s (with ``retry=True``) when the endpoint cannot be reached.
+    """
     import httpx
 
     from ._http import describe_transport_error, tls_context, user_agent
@@ -121,14 +171,16 @@ def _post_json(provider: str, url: str, payload: Mapping[str, str]) -> tuple[int
             response = client.post(url, json=payload, headers=headers)
     except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
         detail = describe_transport_error(exc, streaming=False)
-        raise _failure(
-            provider, f"the token endpoint {url} could not be reached ({detail})", retry=True
-        ) from exc
+        raise fail(f"the token endpoint {url} could not be reached ({detail})", True) from exc
     return response.status_code, response.text
 
 
-def _describe_http_error(status: int, body: str, *, secret: str) -> str:
-    """What an error reply says: OAuth's ``error`` / ``error_description`` when present."""
+def describe_http_error(status: int, body: str, *, secrets: tuple[str, ...], grant: str) -> str:
+    """What an error reply says: OAuth's ``error`` / ``error_description`` when present.
+
+    :param secrets: values redacted from the quoted reply.
+    :param grant: what was sent to be redeemed ("the refresh token"), named when it is refused.
+    """
     from ._errors import redact
 
     text = body.strip()
@@ -143,10 +195,10 @@ def _describe_http_error(status: int, body: str, *, secret: str) -> str:
             error = error.get("message") or error.get("type") or json.dumps(error)
         description = parsed.get("error_description")
         detail = f"{error}: {description}" if isinstance(description, str) and description else str(error)
-    detail = redact(detail, secret)[:_MAX_DETAIL] if detail else "no body"
+    detail = redact(detail, *secrets)[:_MAX_DETAIL] if detail else "no body"
     # 400 and 401 are how an OAuth server refuses a grant (invalid_grant: spent, revoked, expired).
     if status in (400, 401):
-        return f"the token endpoint rejected the refresh token (HTTP {status}: {detail})"
+        return f"the token endpoint rejected {grant} (HTTP {status}: {detail})"
     return f"the token endpoint answered HTTP {status} ({detail})"
 
 

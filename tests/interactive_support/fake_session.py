@@ -47,17 +47,21 @@ from pi_host.modes._interactive import (
     CompactionStartEvent,
     ContextUsage,
     ForkPoint,
+    LoginProvider,
+    LoginResult,
     PluginCommand,
     QueueUpdateEvent,
     SessionInfoChangedEvent,
     SessionListing,
+    StoredCredential,
     SwitchResult,
     ThinkingLevelChangedEvent,
     TreeNode,
     UiBridge,
     UserBashResult,
 )
-from pi_host.providers import Model
+from pi_host.providers import AuthStorage, Model
+from pi_host.providers._oauth_login import LOGIN_PROVIDERS, LoginAttempt, exchange_code
 
 DELTA_PAUSE_S = 0.002  # pacing of the fake stream, so deltas arrive as separate events
 
@@ -113,6 +117,8 @@ class FakeInteractiveSession:
         self.ui: UiBridge | None = None
         self.plugin_log: list[tuple[str, str]] = []
         self.compactions: list[str | None] = []
+        # /login and /logout use it as the runtime does: tests may put a file-backed one here.
+        self.auth = AuthStorage.in_memory()
 
     # -- state ------------------------------------------------------------------------------
 
@@ -494,6 +500,35 @@ class FakeInteractiveSession:
         choice = await self.ui.select("Pick a greeting", ["hello", "howdy"])
         self.ui.notify(f"greeting: {choice}")
         self.ui.set_status("greet", f"greeted {choice}")
+
+    def _read_auth(self) -> AuthStorage:
+        self.auth.reload()
+        if self.auth.load_error is not None:
+            raise RuntimeError(self.auth.load_error)
+        return self.auth
+
+    def login_providers(self) -> list[LoginProvider]:
+        auth = self._read_auth()
+        return [
+            LoginProvider(id=p, name=name, logged_in=(auth.get(p) or {}).get("type") == "oauth")
+            for p, name in LOGIN_PROVIDERS.items()
+        ]
+
+    async def login(self, attempt: LoginAttempt, pasted: str) -> LoginResult:
+        auth = self._read_auth()
+        credential = await anyio.to_thread.run_sync(lambda: exchange_code(attempt, pasted, env=auth.env))
+        auth.set(attempt.provider, credential, strict=True)
+        return LoginResult(saved_to=None if auth.path is None else str(auth.path))
+
+    def stored_credentials(self) -> list[StoredCredential]:
+        auth = self._read_auth()
+        return [
+            StoredCredential(provider=p, name=p, kind=str((auth.get(p) or {}).get("type")))
+            for p in auth.providers()
+        ]
+
+    async def logout(self, provider: str) -> None:
+        self._read_auth().remove(provider, strict=True)
 
     # -- helpers for in-process tests ------------------------------------------------------
 

@@ -46,6 +46,8 @@ BUILTIN_COMMANDS: tuple[tuple[str, str], ...] = (
     ("reload", "Reload plugins, skills, prompt templates and context files"),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("quit", "Quit"),
+    ("login", "Log in to a provider (Anthropic Claude Pro/Max)"),
+    ("logout", "Remove a credential stored in auth.json"),
 )
 _BUILTIN_NAMES = frozenset(name for name, _ in BUILTIN_COMMANDS)
 
@@ -102,6 +104,8 @@ class CommandRunner:
             "reload": self.reload,
             "hotkeys": self.hotkeys,
             "quit": self.quit,
+            "login": self.login,
+            "logout": self.logout,
         }
 
     @property
@@ -465,6 +469,16 @@ class CommandRunner:
 
     async def quit(self, args: str) -> None:
         self.app.request_exit()
+
+    async def login(self, args: str) -> None:
+        from ._login import login
+
+        await login(self.app)
+
+    async def logout(self, args: str) -> None:
+        from ._login import logout
+
+        await logout(self.app)
 
 
 def _content_text(content: Any) -> str:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 if TYPE_CHECKING:
     from pi_host.messages import AgentMessage
     from pi_host.providers import Model
+    from pi_host.providers._oauth_login import LoginAttempt
 
     from ._ui_bridge import UiBridge
 
@@ -33,10 +34,13 @@ __all__ = [
     "ForkPoint",
     "InteractiveSession",
     "Listener",
+    "LoginProvider",
+    "LoginResult",
     "PluginCommand",
     "QueueUpdateEvent",
     "SessionInfoChangedEvent",
     "SessionListing",
+    "StoredCredential",
     "StreamingBehavior",
     "SwitchResult",
     "ThinkingLevelChangedEvent",
@@ -183,6 +187,37 @@ class TreeNode:
     label: str | None = None
 
 
+@dataclass(frozen=True)
+class LoginProvider:
+    """A provider ``/login`` offers; ``logged_in`` when ``auth.json`` holds a credential for it."""
+
+    id: str
+    name: str
+    logged_in: bool = False
+
+
+@dataclass(frozen=True)
+class StoredCredential:
+    """A credential ``auth.json`` holds, as ``/logout`` lists it (``kind``: ``oauth``, ``api_key``)."""
+
+    provider: str
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    """What a completed login did.
+
+    ``saved_to``: the ``auth.json`` written (``None``: kept in memory). ``model``: the model
+    selected because none was. ``warning``: why no model could be selected when none was.
+    """
+
+    saved_to: str | None = None
+    model: str | None = None
+    warning: str | None = None
+
+
 # -- the protocol ---------------------------------------------------------------------------
 
 
@@ -311,5 +346,29 @@ class InteractiveSession(Protocol):
     async def reload(self) -> None: ...
 
     def plugin_commands(self) -> Sequence[PluginCommand]: ...
+
+    def login_providers(self) -> Sequence[LoginProvider]:
+        """The providers ``/login`` can log in to, with ``auth.json`` read again.
+
+        Raise when ``auth.json`` cannot be read: a login could not be saved.
+        """
+        ...
+
+    async def login(self, attempt: LoginAttempt, pasted: str) -> LoginResult:
+        """Redeem the code the user pasted for ``attempt`` and store the credential.
+
+        Raise, naming the culprit and the remedy, when the code is missing, malformed or
+        refused, the token endpoint fails, or ``auth.json`` cannot be written (it is then left
+        as it was).
+        """
+        ...
+
+    def stored_credentials(self) -> Sequence[StoredCredential]:
+        """The credentials ``auth.json`` holds now; raise when it cannot be read."""
+        ...
+
+    async def logout(self, provider: str) -> None:
+        """Remove ``provider``'s credential from ``auth.json``, keeping the others."""
+        ...
 
     async def run_plugin_command(self, name: str, args: str) -> None: ...
