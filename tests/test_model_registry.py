@@ -496,7 +496,7 @@ def test_oauth_credentials(tmp_path: Path) -> None:
     assert storage.api_key("anthropic") == "sk-ant-oat01-live"
     assert storage.api_key("stale") is None
     assert storage.drain_errors() == [
-        'The OAuth token for "stale" expired; log in again (pi /login) to refresh it'
+        'The OAuth token for "stale" expired; log in again (/login) to refresh it'
     ]
 
 

@@ -239,7 +239,7 @@ def test_a_failed_refresh_names_the_cause_and_leaves_auth_json_as_it_was(
     message = str(raised.value)
     assert message.startswith('Could not refresh the OAuth token for "anthropic": ')
     assert expected in message
-    assert "pi /login" in message
+    assert "/login" in message
     assert "refresh-old" not in message  # the refresh token is never shown
     assert registry.auth.drain_errors() == [message]
     assert path.read_bytes() == original
@@ -285,7 +285,7 @@ def test_expired_credentials_of_other_providers_still_ask_for_a_login(tmp_path: 
     storage = AuthStorage.in_memory({"openai-codex": expired()}, env={})
     assert storage.api_key("openai-codex") is None
     assert storage.credential_error("openai-codex") == (
-        'The OAuth token for "openai-codex" expired; log in again (pi /login) to refresh it'
+        'The OAuth token for "openai-codex" expired; log in again (/login) to refresh it'
     )
 
 
@@ -437,6 +437,6 @@ def test_print_mode_reports_a_rejected_refresh_token(tmp_path: Path, token_serve
         'Could not refresh the OAuth token for "anthropic": the token endpoint rejected the refresh token'
         in result.stderr
     )
-    assert "Log in again with pi /login" in result.stderr
+    assert "Log in again with /login" in result.stderr
     assert len(token_server.requests) == 1  # once, though the key is resolved twice per request
     assert path.read_bytes() == original

@@ -27,7 +27,7 @@ endpoint is asked, and the new ``access``, ``refresh`` and ``expires`` are writt
 (``0600``, atomically) before the key is returned. A refresh that fails (network, HTTP error,
 a rejected refresh token, a malformed reply) leaves ``auth.json`` as it was and resolves to no
 key from ``auth.json`` (the environment is tried next); :meth:`AuthStorage.credential_error`
-says why, naming the provider and the remedy (``pi /login``), and the model registry makes it
+says why, naming the provider and the remedy (``/login``), and the model registry makes it
 the request's error. The same refresh token is not tried again for a few seconds, so one
 request, which resolves its key twice, asks the endpoint once. Expired OAuth credentials of
 other providers are not refreshed: they resolve to no key with such an error.
@@ -401,7 +401,7 @@ class AuthStorage:
 
         if not can_refresh(provider):
             self._no_key(
-                provider, f'The OAuth token for "{provider}" expired; log in again (pi /login) to refresh it'
+                provider, f'The OAuth token for "{provider}" expired; log in again (/login) to refresh it'
             )
             return None
         with self._refresh_lock, ExitStack() as locked:
@@ -417,7 +417,7 @@ class AuthStorage:
                         provider,
                         f'Could not refresh the OAuth token for "{provider}": {self.path} cannot be '
                         f"locked and read ({exc}); fix or delete the file, then log in again with "
-                        "pi /login.",
+                        "/login.",
                     )
                     return None
                 stored = on_disk.get(provider)
@@ -463,7 +463,7 @@ class AuthStorage:
                     # memory, and the next process will need a login.
                     self._errors.append(
                         f'Refreshed the OAuth token for "{provider}" but could not save it to '
-                        f"{self.path} ({exc.strerror or exc}); log in again with pi /login next time."
+                        f"{self.path} ({exc.strerror or exc}); log in again with /login next time."
                     )
             return str(refreshed["access"])
 

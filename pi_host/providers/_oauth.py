@@ -204,9 +204,9 @@ def describe_http_error(status: int, body: str, *, secrets: tuple[str, ...], gra
 
 def _failure(provider: str, what: str, *, retry: bool = False) -> OAuthRefreshError:
     remedy = (
-        "Check the connection and try again, or log in again with pi /login"
+        "Check the connection and try again, or log in again with /login"
         if retry
-        else "Log in again with pi /login"
+        else "Log in again with /login"
     )
     return OAuthRefreshError(
         f'Could not refresh the OAuth token for "{provider}": {what}. {remedy}; auth.json was left unchanged.'
