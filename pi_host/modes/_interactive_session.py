@@ -301,6 +301,22 @@ class InteractiveSessionAdapter:
     async def reload(self) -> None:
         await self._session.reload()
 
+    def setting(self, key: str) -> Any:
+        settings = self._session.settings
+        if settings is None:
+            return None
+        node: Any = settings.model_dump(mode="json", by_alias=True)
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def save_setting(self, key: str, value: Any) -> None:
+        from ._settings_change import change_setting
+
+        change_setting(self._session, key, value)
+
     def plugin_commands(self) -> Sequence[PluginCommand]:
         return [
             PluginCommand(name, command.description) for name, command in self._session.host.commands.items()

@@ -208,6 +208,7 @@ class SettingsManager:
         self._project: dict[str, Any] = _migrate(copy.deepcopy(dict(project_data or {})))
         self._overrides: dict[str, Any] = {}
         self._load_failed: set[SettingsScope] = set()
+        self._save_error: str | None = None
         self._issues: list[SettingsIssue] = []
         self._reported: set[SettingsIssue] = set()
         self._cache: Settings | None = None
@@ -402,11 +403,17 @@ class SettingsManager:
             _set_path(target, keys, value)
         self._cache = None
         path = self._global_path if scope == "global" else self._project_path
+        self._save_error = None
         if path is None:
             return True
         if scope in self._load_failed:
-            self._report(scope, "not saved: the file could not be read when it was loaded; fix it first")
-            return False
+            # The user may have fixed the file since: read it again before refusing.
+            self._load_scope(scope)
+            if scope in self._load_failed:
+                return self._save_failed(scope, "the file could not be read when it was loaded; fix it first")
+            target = self._global if scope == "global" else self._project
+            for keys, value in parsed:
+                _set_path(target, keys, value)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with file_lock(path):
@@ -415,12 +422,20 @@ class SettingsManager:
                     _set_path(current, keys, value)
                 write_json_atomic(path, current)
         except _InvalidFile as exc:
-            self._report(scope, f"not saved: the file {exc.message}; it is left untouched")
-            return False
+            return self._save_failed(scope, f"the file {exc.message}; it is left untouched")
         except OSError as exc:
-            self._report(scope, f"not saved: {exc}")
-            return False
+            return self._save_failed(scope, str(exc))
         return True
+
+    @property
+    def save_error(self) -> str | None:
+        """Why the last :meth:`set` / :meth:`update` did not save (``None``: it did)."""
+        return self._save_error
+
+    def _save_failed(self, scope: SettingsScope, reason: str) -> bool:
+        self._save_error = reason
+        self._report(scope, f"not saved: {reason}")
+        return False
 
     # pi's most used setters, for callers that prefer names to key paths.
 

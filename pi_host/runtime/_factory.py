@@ -273,6 +273,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         active_tools=_active_tools(options, host.tools),
         flags=options.flags,
         project_trusted=trusted,
+        settings_manager=settings_manager,
     )
     if not restored.messages and model is not None:
         manager.append_model_change(model.provider, model.id)

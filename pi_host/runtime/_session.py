@@ -81,7 +81,7 @@ if TYPE_CHECKING:
         BeforeToolCallResult,
     )
     from pi_host.plugin import ExtensionError
-    from pi_host.resources import PromptTemplate, Settings, Skill
+    from pi_host.resources import PromptTemplate, Settings, SettingsManager, Skill
     from pi_host.session import SessionManager
 
 __all__ = ["AgentSession", "SessionError", "SessionListener", "TreeNavigation"]
@@ -153,6 +153,7 @@ class AgentSession:
         active_tools: Sequence[str] | None = None,
         flags: dict[str, bool | str] | None = None,
         project_trusted: bool = False,
+        settings_manager: SettingsManager | None = None,
     ) -> None:
         self.host = host
         self.agent = agent
@@ -161,6 +162,9 @@ class AgentSession:
         self.mode: Mode = mode
         self.ui = ui if ui is not None else NullUI()
         self.settings = settings
+        # The files ``settings`` came from, for changes the user makes during the session
+        # (/settings); ``None`` for sessions built without files.
+        self.settings_manager = settings_manager
         self.model_resolver = model_resolver
         self.skills = list(skills)
         self.prompt_templates = list(prompt_templates)

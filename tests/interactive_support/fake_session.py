@@ -94,8 +94,18 @@ def _usage(input_tokens: int, output_tokens: int) -> Usage:
 class FakeInteractiveSession:
     """See the module docstring."""
 
-    def __init__(self, *, cwd: str, script: Sequence[dict[str, Any]] = (), session_dir: str | None = None):
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        script: Sequence[dict[str, Any]] = (),
+        session_dir: str | None = None,
+        settings: dict[str, Any] | None = None,
+    ):
         self._cwd = cwd
+        # settings.json as pi-shaped data; save_setting changes it (and records the change)
+        self.settings: dict[str, Any] = dict(settings or {})
+        self.saved_settings: list[tuple[str, Any]] = []
         self._script = list(script)
         self._listeners: list[Callable[[Any], Awaitable[None] | None]] = []
         self._model: Model | None = FAKE_MODEL
@@ -160,7 +170,7 @@ class FakeInteractiveSession:
 
     @property
     def auto_compaction_enabled(self) -> bool:
-        return True
+        return self.setting("compaction.enabled") is not False
 
     def context_usage(self) -> ContextUsage | None:
         tokens = 0
@@ -487,6 +497,25 @@ class FakeInteractiveSession:
 
     async def reload(self) -> None:
         return None
+
+    def setting(self, key: str) -> Any:
+        node: Any = self.settings
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def save_setting(self, key: str, value: Any) -> None:
+        *parents, last = key.split(".")
+        node = self.settings
+        for part in parents:
+            node = node.setdefault(part, {})
+        if value is None:
+            node.pop(last, None)
+        else:
+            node[last] = value
+        self.saved_settings.append((key, value))
 
     def plugin_commands(self) -> list[PluginCommand]:
         return [PluginCommand("greet", "Say hello through the UI bridge")]

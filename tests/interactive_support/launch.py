@@ -22,7 +22,9 @@ from pi_host.modes._interactive import run_interactive
 def main() -> None:
     with open(sys.argv[1]) as handle:
         scenario = json.load(handle)
-    session = FakeInteractiveSession(cwd=os.getcwd(), script=scenario.get("script", []))
+    session = FakeInteractiveSession(
+        cwd=os.getcwd(), script=scenario.get("script", []), settings=scenario.get("settings")
+    )
     anyio.run(
         lambda: run_interactive(session, initial_messages=scenario.get("initial", []), version="0.0-test")
     )

@@ -864,7 +864,8 @@ class InteractiveApp:
 
     def on_escape(self) -> None:
         """Esc: abort the run (queued messages go back into the editor), a compaction, a retry
-        wait or a ``!cmd``; clear a ``!`` line; twice on an empty editor, open ``/tree``.
+        wait or a ``!cmd``; clear a ``!`` line; twice on an empty editor, open ``/tree`` (or
+        what ``doubleEscapeAction`` says: ``fork``, ``none``).
         With completions showing, it only closes them."""
         if self.buffer.complete_state is not None:
             self.buffer.cancel_completion()
@@ -881,7 +882,9 @@ class InteractiveApp:
             now = time.monotonic()
             if now - self._last_escape < _DOUBLE_PRESS_S:
                 self._last_escape = 0.0
-                self.spawn(self.commands.run, "/tree")
+                action = self._safe(lambda: self.session.setting("doubleEscapeAction"), None)
+                if action in (None, "tree", "fork"):
+                    self.spawn(self.commands.run, f"/{action or 'tree'}")
             else:
                 self._last_escape = now
 
@@ -1044,6 +1047,7 @@ class InteractiveApp:
         message: str | None = None,
         max_visible: int = 10,
         query: str | None = None,
+        details: Sequence[str] | None = None,
     ) -> int | None:
         if filterable is None:
             filterable = len(options) > 8 or bool(query)
@@ -1055,6 +1059,7 @@ class InteractiveApp:
             message=message,
             max_visible=max_visible,
             keymap=self.keymap,
+            details=details,
         )
         if query:
             dialog.type_filter(query)
@@ -1397,7 +1402,8 @@ class InteractiveApp:
         set_ui = getattr(self.session, "set_ui", None)
         if set_ui is not None:
             set_ui(self.ui)
-        self.add_static(self.header())
+        if not self._safe(lambda: self.session.setting("quietStartup"), None):
+            self.add_static(self.header())
         self.warn_key_problems()
         if self._show_history and self.session.messages:
             self.render_messages(self.session.messages)

@@ -24,8 +24,11 @@ __all__ = ["EDITOR_ACTION_IDS", "build_key_bindings"]
 
 Handler = Callable[[KeyPressEvent], object]
 
-EDITOR_ACTION_IDS = tuple(action.id for action in ACTIONS if not action.id.startswith("tui.select."))
-"""The actions bound while the editor has the focus (the select ones belong to the lists)."""
+EDITOR_ACTION_IDS = tuple(
+    action.id for action in ACTIONS if not action.id.startswith(("tui.select.", "app.models."))
+)
+"""The actions bound while the editor has the focus (the select ones belong to the lists, the
+``app.models`` ones to ``/scoped-models``)."""
 
 # pi's editor actions that prompt_toolkit has as readline commands.
 _NAMED_COMMANDS = {

@@ -23,6 +23,8 @@ from ._hotkeys import hotkeys_markdown
 from ._render import field_of, render_markdown, shorten_path
 
 if TYPE_CHECKING:
+    from pi_host.providers import Model, ScopedModel
+
     from ._app import InteractiveApp
     from ._driver import InteractiveSession, TreeNode
 
@@ -48,6 +50,8 @@ BUILTIN_COMMANDS: tuple[tuple[str, str], ...] = (
     ("quit", "Quit"),
     ("login", "Log in to a provider (Anthropic Claude Pro/Max)"),
     ("logout", "Remove a credential stored in auth.json"),
+    ("settings", "Change settings (saved to settings.json)"),
+    ("scoped-models", "Choose and order the models Ctrl+P cycles through"),
 )
 _BUILTIN_NAMES = frozenset(name for name, _ in BUILTIN_COMMANDS)
 
@@ -88,6 +92,8 @@ class CommandRunner:
 
     def __init__(self, app: InteractiveApp) -> None:
         self.app = app
+        self._scope: list[ScopedModel] | None = None
+        self._scope_loaded = False
         self._handlers: dict[str, Callable[[str], Awaitable[None]]] = {
             "model": self.model,
             "thinking": self.thinking,
@@ -106,6 +112,8 @@ class CommandRunner:
             "quit": self.quit,
             "login": self.login,
             "logout": self.logout,
+            "settings": self.settings,
+            "scoped-models": self.scoped_models,
         }
 
     @property
@@ -175,8 +183,25 @@ class CommandRunner:
         self.app.notice(f"Model: {model.id if model else ref}")
 
     async def cycle_model(self, step: int = 1) -> None:
-        """Switch to the next model (``step=-1``: the previous one)."""
+        """Switch to the next model (``step=-1``: the previous one), within the model scope
+        (``enabledModels``, ``/scoped-models``) when there is one."""
         models = list(self.app._safe(self.session.available_models, ()))
+        scope = self.model_scope(models)
+        if scope is not None:
+            usable = {m.ref for m in models}
+            scoped = [entry for entry in scope if entry.model.ref in usable]
+            if len(scoped) < 2:
+                self.app.notice("Only one model in scope")
+                return
+            current_ref = getattr(self.session.model, "ref", None)
+            refs = [entry.model.ref for entry in scoped]
+            position = refs.index(current_ref) if current_ref in refs else 0
+            following = scoped[(position + step) % len(scoped)]
+            await self._set_model(following.model.ref)
+            if following.thinking_level is not None and self.session.model == following.model:
+                # A level written in the pattern (``provider/id:high``) comes with the model.
+                self.session.set_thinking_level(following.thinking_level)
+            return
         if len(models) < 2:
             self.app.notice("Only one model available" if models else "No models available")
             return
@@ -184,6 +209,42 @@ class CommandRunner:
         refs = [m.ref for m in models]
         position = refs.index(current.ref) if current is not None and current.ref in refs else -1
         await self._set_model(refs[(position + step) % len(refs)])
+
+    def model_scope(self, models: Sequence[Model] | None = None) -> list[ScopedModel] | None:
+        """The models Ctrl+P cycles through, or ``None`` for all available models.
+
+        Read from ``enabledModels`` the first time (patterns, globs and ``:level`` suffixes as
+        pi takes them; patterns that match nothing are reported once), then kept as
+        ``/scoped-models`` changes it.
+        """
+        if self._scope_loaded:
+            return self._scope
+        self._scope_loaded = True
+        patterns = self.app._safe(lambda: self.session.setting("enabledModels"), None)
+        if not isinstance(patterns, list) or not patterns:
+            return None
+        from pi_host.providers._resolve import resolve_model_scope
+
+        available = list(models if models is not None else self.app._safe(self.session.available_models, ()))
+        scoped, warnings = resolve_model_scope([str(p) for p in patterns], available)
+        for warning in warnings:
+            self.app.warning(f"enabledModels: {warning}")
+        self._scope = scoped or None
+        return self._scope
+
+    def set_model_scope(self, refs: Sequence[str] | None, models: Sequence[Model]) -> None:
+        """Cycle through ``refs`` from now on (``None``, none or all of them: every model)."""
+        from pi_host.providers._resolve import ScopedModel
+
+        self._scope_loaded = True
+        by_ref = {model.ref: model for model in models}
+        chosen = [by_ref[ref] for ref in refs or () if ref in by_ref]
+        if not chosen or len(chosen) == len(models):
+            self._scope = None
+            return
+        # A level a pattern of the settings gave a model stays with it.
+        levels = {entry.model.ref: entry.thinking_level for entry in self._scope or ()}
+        self._scope = [ScopedModel(model, levels.get(model.ref)) for model in chosen]
 
     async def thinking(self, args: str) -> None:
         levels = list(self.thinking_levels())
@@ -479,6 +540,42 @@ class CommandRunner:
         from ._login import logout
 
         await logout(self.app)
+
+    # -- settings -------------------------------------------------------------------------------
+
+    async def settings(self, args: str) -> None:
+        from ._settings_menu import run_settings_menu
+
+        await run_settings_menu(self.app)
+
+    async def scoped_models(self, args: str) -> None:
+        from ._scoped_models import ScopedModelsDialog, saved_value
+
+        models = list(self.app._safe(self.session.available_models, ()))
+        if not models:
+            self.app.notice("No models available")
+            return
+        scope = self.model_scope(models)
+        enabled = None if scope is None else [entry.model.ref for entry in scope]
+        all_refs = [model.ref for model in models]
+
+        def save(refs: list[str] | None) -> bool:
+            try:
+                self.session.save_setting("enabledModels", saved_value(refs, all_refs))
+            except Exception as exc:
+                self.app.error(str(exc))
+                return False
+            self.app.notice("Model selection saved to settings")
+            return True
+
+        dialog = ScopedModelsDialog(
+            models,
+            enabled,
+            on_change=lambda refs: self.set_model_scope(refs, models),
+            on_save=save,
+            keymap=self.app.keymap,
+        )
+        await self.app.show_dialog(dialog)
 
 
 def _content_text(content: Any) -> str:

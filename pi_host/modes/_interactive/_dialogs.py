@@ -101,6 +101,7 @@ class SelectDialog(Dialog[int]):
 
     :param filterable: typing narrows the list (fuzzy), as in pi's model and session pickers.
     :param shortcuts: single keys that pick an option directly (``{"y": 0, "n": 1}``).
+    :param details: one line per option, shown under the list for the selected option.
     """
 
     def __init__(
@@ -114,10 +115,12 @@ class SelectDialog(Dialog[int]):
         max_visible: int = 10,
         shortcuts: dict[str, int] | None = None,
         keymap: Keymap | None = None,
+        details: Sequence[str] | None = None,
     ) -> None:
         super().__init__()
         self.title = title
         self.options = list(options)
+        self._details = list(details) if details is not None else None
         self._max_visible = max(1, max_visible)
         self._filter = Buffer(multiline=False, on_text_changed=lambda _: self._refilter())
         self._visible: list[int] = list(range(len(self.options)))
@@ -162,7 +165,10 @@ class SelectDialog(Dialog[int]):
         if filterable:
             label = Window(FormattedTextControl([("class:picker.hint", "search: ")]), width=8, height=1)
             parts.append(VSplit([label, filter_window], height=1))
-        parts += [self._list, _hint_window(self._hint(keymap))]
+        parts.append(self._list)
+        if self._details is not None:
+            parts.append(Window(FormattedTextControl(self._detail_fragments), height=1))
+        parts.append(_hint_window(self._hint(keymap)))
         self.container = HSplit(parts, key_bindings=bindings)
         self.focus = filter_window if filterable else self._list
         self._message_lines = len(message.split("\n")) if message else 0
@@ -213,7 +219,13 @@ class SelectDialog(Dialog[int]):
         return min(len(self._visible), self._max_visible) + 1
 
     def height(self) -> int:
-        return self._list_height() + 3 + self._message_lines + (1 if self.filterable else 0)
+        extra = (1 if self.filterable else 0) + (1 if self._details is not None else 0)
+        return self._list_height() + 3 + self._message_lines + extra
+
+    def _detail_fragments(self) -> StyleAndTextTuples:
+        if not self._details or not self._visible or self._selected >= len(self._details):
+            return []
+        return [("class:picker.hint", f"  {self._details[self._selected]}")]
 
     def _list_fragments(self) -> StyleAndTextTuples:
         fragments: StyleAndTextTuples = []

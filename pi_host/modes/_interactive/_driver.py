@@ -345,6 +345,20 @@ class InteractiveSession(Protocol):
 
     async def reload(self) -> None: ...
 
+    def setting(self, key: str) -> Any:
+        """The value in force for a settings.json key (pi's name, dotted for nested objects:
+        ``"compaction.enabled"``), or ``None`` when no settings file sets it."""
+        ...
+
+    def save_setting(self, key: str, value: Any) -> None:
+        """Apply a settings.json key to the running session and save it in the user's
+        settings.json, keeping every other key of the file (``None`` removes the key).
+
+        The change applies even when saving fails; the exception then names the file, why it
+        was not written (it is never overwritten when it cannot be parsed) and what to do.
+        """
+        ...
+
     def plugin_commands(self) -> Sequence[PluginCommand]: ...
 
     def login_providers(self) -> Sequence[LoginProvider]:

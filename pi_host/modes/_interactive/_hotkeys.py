@@ -13,6 +13,7 @@ _SECTIONS = (
     ("Display and queue", ("app.thinking.", "app.tools.", "app.message.")),
     ("Sessions (no default key: bind one to run the command)", ("app.session.",)),
     ("Lists and dialogs", ("tui.select.",)),
+    ("Model scope (/scoped-models)", ("app.models.",)),
 )
 
 _OTHER_ROWS = (

@@ -109,6 +109,13 @@ ACTIONS: tuple[Action, ...] = (
     _a("app.session.tree", (), "Open the session tree (/tree)"),
     _a("app.session.fork", (), "Fork from an earlier message (/fork)"),
     _a("app.session.resume", (), "Resume a session (/resume)"),
+    # /scoped-models: the models Ctrl+P cycles through.
+    _a("app.models.save", "ctrl+s", "Save the model selection to settings.json"),
+    _a("app.models.enableAll", "ctrl+a", "Enable all models (the listed ones while searching)"),
+    _a("app.models.clearAll", "ctrl+x", "Disable all models (the listed ones while searching)"),
+    _a("app.models.toggleProvider", "ctrl+p", "Enable or disable every model of the selected one's provider"),
+    _a("app.models.reorderUp", "alt+up", "Move the selected model up the cycling order"),
+    _a("app.models.reorderDown", "alt+down", "Move the selected model down the cycling order"),
 )
 
 _BY_ID = {action.id: action for action in ACTIONS}
@@ -134,12 +141,6 @@ PI_ONLY_IDS = frozenset(
         "app.tree.filter.all",
         "app.tree.filter.cycleForward",
         "app.tree.filter.cycleBackward",
-        "app.models.save",
-        "app.models.enableAll",
-        "app.models.clearAll",
-        "app.models.toggleProvider",
-        "app.models.reorderUp",
-        "app.models.reorderDown",
     }
 )
 """pi's ids for screens pi-host does not have (yet): accepted in the file, and not used."""
