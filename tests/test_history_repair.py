@@ -9,15 +9,20 @@ import anyio
 
 from pi_host.agent import Agent, AgentContext, AgentLoopConfig, run_agent_loop
 from pi_host.messages import (
+    BLOCK_KINDS,
+    MESSAGE_KINDS,
     AgentEvent,
     AgentMessage,
     AssistantMessage,
     DoneEvent,
+    KindTable,
     Message,
     TextContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    convert_to_llm,
+    repair_tool_history,
 )
 from pi_host.providers import LlmContext, Model, StreamOptions
 
@@ -127,3 +132,26 @@ async def test_the_transcript_itself_is_left_as_it_was() -> None:
     await agent.prompt("next")
     assert agent.state.messages[:3] == history
     assert shape(stream.contexts[0].messages) == ["user", "assistant:a", "result:a:error", "user"]
+
+
+def test_kind_tables_answer_like_an_isinstance_chain() -> None:
+    class Quoted(UserMessage):  # a subclass is its base class's kind, as isinstance says
+        pass
+
+    table = KindTable(UserMessage, AssistantMessage)
+    assert table[Quoted] is UserMessage
+    assert table[AssistantMessage] is AssistantMessage
+    assert table[ToolResultMessage] is None
+    assert table[str] is None
+    assert MESSAGE_KINDS[type(result("c1"))] is ToolResultMessage
+    assert BLOCK_KINDS[ToolCall] is ToolCall
+
+
+def test_a_subclassed_message_converts_like_its_base_class() -> None:
+    class Quoted(UserMessage):
+        pass
+
+    quoted = Quoted(content="quoted")
+    history: list[Message] = [quoted, calls("a"), result("a"), result("orphan")]
+    assert convert_to_llm(history) == history
+    assert repair_tool_history(history) == history[:3]

@@ -26,9 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pi_host.messages import (
+    BLOCK_KINDS,
+    MESSAGE_KINDS,
     AssistantMessage,
     AssistantMessageEvent,
     ImageContent,
@@ -245,10 +247,17 @@ def _image_block(image: ImageContent) -> dict[str, Any]:
 
 
 def _tool_result_content(content: Sequence[TextContent | ImageContent]) -> str | list[dict[str, Any]]:
-    if not any(isinstance(block, ImageContent) for block in content):
-        return sanitize_surrogates(
-            "\n".join(block.text for block in content if isinstance(block, TextContent))
-        )
+    kinds = BLOCK_KINDS
+    texts: list[str] = []
+    for block in content:
+        kind = kinds[type(block)]
+        if kind is ImageContent:
+            break
+        if kind is TextContent:
+            assert isinstance(block, TextContent)  # a match costs little; a miss is what is slow
+            texts.append(block.text)
+    else:
+        return sanitize_surrogates("\n".join(texts))
     blocks = [
         {"type": "text", "text": sanitize_surrogates(block.text)}
         if isinstance(block, TextContent)
@@ -279,32 +288,37 @@ def convert_messages(
     """pi's messages as Messages API ``messages``."""
     out: list[dict[str, Any]] = []
     transformed = transform_messages(messages, model, normalize_tool_call_id)
+    kinds, block_kinds = MESSAGE_KINDS, BLOCK_KINDS
     index = 0
     while index < len(transformed):
         message = transformed[index]
         index += 1
-        if isinstance(message, UserMessage):
+        kind = kinds[type(message)]
+        if kind is UserMessage:
+            assert isinstance(message, UserMessage)  # a match costs little; a miss is what is slow
             if isinstance(message.content, str):
                 if message.content.strip():
                     out.append({"role": "user", "content": sanitize_surrogates(message.content)})
                 continue
-            blocks = [
-                {"type": "text", "text": sanitize_surrogates(block.text)}
-                if isinstance(block, TextContent)
-                else _image_block(block)
-                for block in message.content
-                if not isinstance(block, TextContent) or block.text.strip()
-            ]
+            blocks: list[dict[str, Any]] = []
+            for block in message.content:
+                if block_kinds[type(block)] is TextContent:
+                    assert isinstance(block, TextContent)
+                    if block.text.strip():
+                        blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
+                else:
+                    blocks.append(_image_block(cast(ImageContent, block)))
             if blocks:
                 out.append({"role": "user", "content": blocks})
-        elif isinstance(message, AssistantMessage):
+        elif kind is AssistantMessage:
+            assert isinstance(message, AssistantMessage)
             assistant_blocks = _assistant_blocks(message, oauth)
             if assistant_blocks:
                 out.append({"role": "assistant", "content": assistant_blocks})
         else:
             # Consecutive tool results travel in one user message (z.ai's endpoint insists).
-            results = [_tool_result(message)]
-            while index < len(transformed) and isinstance(transformed[index], ToolResultMessage):
+            results = [_tool_result(cast(ToolResultMessage, message))]
+            while index < len(transformed) and kinds[type(transformed[index])] is ToolResultMessage:
                 following = transformed[index]
                 assert isinstance(following, ToolResultMessage)
                 results.append(_tool_result(following))
@@ -322,11 +336,15 @@ def convert_messages(
 
 def _assistant_blocks(message: AssistantMessage, oauth: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    kinds = BLOCK_KINDS
     for block in message.content:
-        if isinstance(block, TextContent):
+        kind = kinds[type(block)]
+        if kind is TextContent:
+            assert isinstance(block, TextContent)  # a match costs little; a miss is what is slow
             if block.text.strip():
                 blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
-        elif isinstance(block, ThinkingContent):
+        elif kind is ThinkingContent:
+            assert isinstance(block, ThinkingContent)
             if block.redacted:
                 blocks.append({"type": "redacted_thinking", "data": block.thinking_signature or ""})
             elif not block.thinking.strip():
@@ -343,7 +361,8 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool) -> list[dict[str, 
                         "signature": block.thinking_signature,
                     }
                 )
-        elif isinstance(block, ToolCall):
+        elif kind is ToolCall:
+            assert isinstance(block, ToolCall)
             name = _CLAUDE_CODE_BY_LOWER.get(block.name.lower(), block.name) if oauth else block.name
             blocks.append({"type": "tool_use", "id": block.id, "name": name, "input": block.arguments})
     return blocks

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from pi_host.messages import (
+    BLOCK_KINDS,
+    MESSAGE_KINDS,
     AssistantContent,
     AssistantMessage,
     ImageContent,
@@ -44,6 +47,8 @@ def sanitize_surrogates(text: str) -> str:
     In a Python string a properly paired surrogate is already one code point, so every
     surrogate code point left is unpaired.
     """
+    if text.isascii():  # the common case, and a cheaper test than the search
+        return text
     return _SURROGATE.sub("", text) if _SURROGATE.search(text) else text
 
 
@@ -67,13 +72,16 @@ def _downgrade_images(messages: Sequence[Message], model: Model) -> list[Message
     if "image" in model.input:
         return list(messages)
     result: list[Message] = []
+    kinds = MESSAGE_KINDS
     for message in messages:
         # Only messages that carry an image change; the others are passed on as they are
         # (copying every message of the history on every request was most of this function).
-        if isinstance(message, UserMessage | ToolResultMessage) and _has_image(message.content):
-            placeholder = (
-                _USER_IMAGE_PLACEHOLDER if isinstance(message, UserMessage) else _TOOL_IMAGE_PLACEHOLDER
-            )
+        kind = kinds[type(message)]
+        if (kind is UserMessage or kind is ToolResultMessage) and _has_image(
+            message.content  # type: ignore[arg-type]  # a user message or a tool result
+        ):
+            assert isinstance(message, UserMessage | ToolResultMessage)
+            placeholder = _USER_IMAGE_PLACEHOLDER if kind is UserMessage else _TOOL_IMAGE_PLACEHOLDER
             assert not isinstance(message.content, str)
             message = message.model_copy(update={"content": _without_images(message.content, placeholder)})
         result.append(message)
@@ -81,7 +89,13 @@ def _downgrade_images(messages: Sequence[Message], model: Model) -> list[Message
 
 
 def _has_image(content: str | Sequence[TextContent | ImageContent]) -> bool:
-    return not isinstance(content, str) and any(isinstance(block, ImageContent) for block in content)
+    if isinstance(content, str):
+        return False
+    kinds = BLOCK_KINDS
+    for block in content:  # noqa: SIM110  # a generator in any() costs more than the test
+        if kinds[type(block)] is ImageContent:
+            return True
+    return False
 
 
 def transform_messages(
@@ -90,12 +104,16 @@ def transform_messages(
     """Return the messages as ``model`` should receive them; see the module docstring."""
     id_map: dict[str, str] = {}
     transformed: list[Message] = []
+    kinds = MESSAGE_KINDS
     for message in _downgrade_images(messages, model):
-        if isinstance(message, ToolResultMessage):
+        kind = kinds[type(message)]
+        if kind is ToolResultMessage:
+            assert isinstance(message, ToolResultMessage)  # a match costs little; a miss is slow
             mapped = id_map.get(message.tool_call_id)
             if mapped and mapped != message.tool_call_id:
                 message = message.model_copy(update={"tool_call_id": mapped})
-        elif isinstance(message, AssistantMessage):
+        elif kind is AssistantMessage:
+            assert isinstance(message, AssistantMessage)
             message = _transform_assistant(message, model, normalize_id, id_map)
         transformed.append(message)
 
@@ -119,21 +137,27 @@ def transform_messages(
         pending = []
         answered = set()
 
+    block_kinds = BLOCK_KINDS
     for message in transformed:
-        if isinstance(message, AssistantMessage):
-            flush_orphans()
+        kind = kinds[type(message)]
+        if kind is AssistantMessage:
+            assert isinstance(message, AssistantMessage)
+            if pending:
+                flush_orphans()
             if message.stop_reason in ("error", "aborted"):
                 continue
-            calls = [block for block in message.content if isinstance(block, ToolCall)]
+            calls = [block for block in message.content if block_kinds[type(block)] is ToolCall]
             if calls:
-                pending = calls
+                pending = calls  # type: ignore[assignment]  # only tool calls: the kind says so
                 answered = set()
             result.append(message)
-        elif isinstance(message, ToolResultMessage):
+        elif kind is ToolResultMessage:
+            assert isinstance(message, ToolResultMessage)
             answered.add(message.tool_call_id)
             result.append(message)
         else:
-            flush_orphans()
+            if pending:
+                flush_orphans()
             result.append(message)
     flush_orphans()
     return result
@@ -148,8 +172,11 @@ def _transform_assistant(
     same_model = message.provider == model.provider and message.api == model.api and message.model == model.id
     content: list[AssistantContent] = []
     changed = False
+    kinds = BLOCK_KINDS
     for block in message.content:
-        if isinstance(block, ThinkingContent):
+        kind = kinds[type(block)]
+        if kind is ThinkingContent:
+            assert isinstance(block, ThinkingContent)
             if block.redacted:
                 if same_model:
                     content.append(block)
@@ -165,14 +192,15 @@ def _transform_assistant(
             else:
                 content.append(TextContent(text=block.thinking))
                 changed = True
-        elif isinstance(block, TextContent):
+        elif kind is TextContent:
+            assert isinstance(block, TextContent)
             if same_model or block.text_signature is None:
                 content.append(block)
             else:
                 content.append(TextContent(text=block.text))
                 changed = True
         else:
-            call = block
+            call = cast(ToolCall, block)
             if not same_model and call.thought_signature:
                 call = call.model_copy(update={"thought_signature": None})
             if not same_model and normalize_id is not None:
