@@ -278,6 +278,15 @@ def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
     }
 
 
+# The wire form of each message of the previous request, by id (the entry keeps the message,
+# so the id cannot be reused meanwhile). A request repeats the previous one's history and adds
+# a few messages, so only those are converted: converting the whole history on every request
+# grew with the conversation. Messages are frozen and the wire form depends only on the
+# message and ``oauth``; the payload is read-only for ``pi_before_provider_request``, and
+# convert_messages copies the one dict it changes (the last, for cache_control).
+_previous_wire: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
+
+
 def convert_messages(
     messages: Sequence[Message],
     model: Model,
@@ -286,52 +295,70 @@ def convert_messages(
     cache_control: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """pi's messages as Messages API ``messages``."""
+    global _previous_wire
     out: list[dict[str, Any]] = []
     transformed = transform_messages(messages, model, normalize_tool_call_id)
-    kinds, block_kinds = MESSAGE_KINDS, BLOCK_KINDS
-    index = 0
-    while index < len(transformed):
-        message = transformed[index]
-        index += 1
-        kind = kinds[type(message)]
-        if kind is UserMessage:
-            assert isinstance(message, UserMessage)  # a match costs little; a miss is what is slow
-            if isinstance(message.content, str):
-                if message.content.strip():
-                    out.append({"role": "user", "content": sanitize_surrogates(message.content)})
-                continue
-            blocks: list[dict[str, Any]] = []
-            for block in message.content:
-                if block_kinds[type(block)] is TextContent:
-                    assert isinstance(block, TextContent)
-                    if block.text.strip():
-                        blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
-                else:
-                    blocks.append(_image_block(cast(ImageContent, block)))
-            if blocks:
-                out.append({"role": "user", "content": blocks})
-        elif kind is AssistantMessage:
-            assert isinstance(message, AssistantMessage)
-            assistant_blocks = _assistant_blocks(message, oauth)
-            if assistant_blocks:
-                out.append({"role": "assistant", "content": assistant_blocks})
+    previous = _previous_wire
+    current: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
+    kinds = MESSAGE_KINDS
+    results: list[dict[str, Any]] | None = None  # consecutive tool results, gathered
+    for message in transformed:
+        key = id(message)
+        hit = previous.get(key)
+        if hit is not None and hit[0] is message and hit[1] == oauth:
+            wire = hit[2]
         else:
-            # Consecutive tool results travel in one user message (z.ai's endpoint insists).
-            results = [_tool_result(cast(ToolResultMessage, message))]
-            while index < len(transformed) and kinds[type(transformed[index])] is ToolResultMessage:
-                following = transformed[index]
-                assert isinstance(following, ToolResultMessage)
-                results.append(_tool_result(following))
-                index += 1
+            wire = _message_wire(message, oauth)
+        current[key] = (message, oauth, wire)
+        kind = kinds[type(message)]
+        if kind is UserMessage or kind is AssistantMessage:
+            results = None
+            if wire is not None:
+                out.append(wire)
+            continue
+        assert wire is not None  # a tool result always has its block
+        # Consecutive tool results travel in one user message (z.ai's endpoint insists).
+        if results is None or kind is not ToolResultMessage:
+            results = []
             out.append({"role": "user", "content": results})
+        results.append(wire)
+    _previous_wire = current
 
     if cache_control is not None and out and out[-1]["role"] == "user":
         last = out[-1]
-        if isinstance(last["content"], str):
-            last["content"] = [_text_block(last["content"], cache_control)]
-        elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
-            last["content"][-1] = {**last["content"][-1], "cache_control": cache_control}
+        content = last["content"]
+        if isinstance(content, str):
+            out[-1] = {**last, "content": [_text_block(content, cache_control)]}
+        elif content and content[-1]["type"] in ("text", "image", "tool_result"):
+            out[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": cache_control}]}
     return out
+
+
+def _message_wire(message: Message, oauth: bool) -> dict[str, Any] | None:
+    """A user or assistant message's wire message (``None`` if it has nothing to send), or a
+    tool result's ``tool_result`` block."""
+    kind = MESSAGE_KINDS[type(message)]
+    if kind is UserMessage:
+        assert isinstance(message, UserMessage)  # a match costs little; a miss is what is slow
+        if isinstance(message.content, str):
+            if message.content.strip():
+                return {"role": "user", "content": sanitize_surrogates(message.content)}
+            return None
+        blocks: list[dict[str, Any]] = []
+        block_kinds = BLOCK_KINDS
+        for block in message.content:
+            if block_kinds[type(block)] is TextContent:
+                assert isinstance(block, TextContent)
+                if block.text.strip():
+                    blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
+            else:
+                blocks.append(_image_block(cast(ImageContent, block)))
+        return {"role": "user", "content": blocks} if blocks else None
+    if kind is AssistantMessage:
+        assert isinstance(message, AssistantMessage)
+        assistant_blocks = _assistant_blocks(message, oauth)
+        return {"role": "assistant", "content": assistant_blocks} if assistant_blocks else None
+    return _tool_result(cast(ToolResultMessage, message))
 
 
 def _assistant_blocks(message: AssistantMessage, oauth: bool) -> list[dict[str, Any]]:
