@@ -68,55 +68,32 @@ def _without_images(
     return result
 
 
-def _downgrade_images(messages: Sequence[Message], model: Model) -> list[Message]:
-    if "image" in model.input:
-        return list(messages)
-    result: list[Message] = []
-    kinds = MESSAGE_KINDS
-    for message in messages:
-        # Only messages that carry an image change; the others are passed on as they are
-        # (copying every message of the history on every request was most of this function).
-        kind = kinds[type(message)]
-        if (kind is UserMessage or kind is ToolResultMessage) and _has_image(
-            message.content  # type: ignore[arg-type]  # a user message or a tool result
-        ):
-            assert isinstance(message, UserMessage | ToolResultMessage)
-            placeholder = _USER_IMAGE_PLACEHOLDER if kind is UserMessage else _TOOL_IMAGE_PLACEHOLDER
-            assert not isinstance(message.content, str)
-            message = message.model_copy(update={"content": _without_images(message.content, placeholder)})
-        result.append(message)
-    return result
+def _without_image(message: UserMessage | ToolResultMessage, model: Model) -> Message:
+    """``message`` with its images as placeholder text if ``model`` takes none (else itself).
 
-
-def _has_image(content: str | Sequence[TextContent | ImageContent]) -> bool:
-    if isinstance(content, str):
-        return False
+    Only messages that carry an image change; the others are passed on as they are (copying
+    every message of the history on every request was most of the cost).
+    """
+    content = message.content
+    if isinstance(content, str) or "image" in model.input:
+        return message
     kinds = BLOCK_KINDS
-    for block in content:  # noqa: SIM110  # a generator in any() costs more than the test
+    for block in content:
         if kinds[type(block)] is ImageContent:
-            return True
-    return False
+            break
+    else:
+        return message
+    placeholder = _USER_IMAGE_PLACEHOLDER if isinstance(message, UserMessage) else _TOOL_IMAGE_PLACEHOLDER
+    return message.model_copy(update={"content": _without_images(content, placeholder)})
 
 
 def transform_messages(
     messages: Sequence[Message], model: Model, normalize_id: Callable[[str], str] | None = None
 ) -> list[Message]:
     """Return the messages as ``model`` should receive them; see the module docstring."""
+    # One pass: a message's transformation depends only on the messages before it (tool-call
+    # ids rewritten earlier), and so does the orphan repair, which sees transformed messages.
     id_map: dict[str, str] = {}
-    transformed: list[Message] = []
-    kinds = MESSAGE_KINDS
-    for message in _downgrade_images(messages, model):
-        kind = kinds[type(message)]
-        if kind is ToolResultMessage:
-            assert isinstance(message, ToolResultMessage)  # a match costs little; a miss is slow
-            mapped = id_map.get(message.tool_call_id)
-            if mapped and mapped != message.tool_call_id:
-                message = message.model_copy(update={"tool_call_id": mapped})
-        elif kind is AssistantMessage:
-            assert isinstance(message, AssistantMessage)
-            message = _transform_assistant(message, model, normalize_id, id_map)
-        transformed.append(message)
-
     result: list[Message] = []
     pending: list[ToolCall] = []
     answered: set[str] = set()
@@ -137,25 +114,38 @@ def transform_messages(
         pending = []
         answered = set()
 
-    block_kinds = BLOCK_KINDS
-    for message in transformed:
+    kinds, block_kinds = MESSAGE_KINDS, BLOCK_KINDS
+    for message in messages:
         kind = kinds[type(message)]
         if kind is AssistantMessage:
-            assert isinstance(message, AssistantMessage)
+            assert isinstance(message, AssistantMessage)  # a match costs little; a miss is slow
+            message = _transform_assistant(message, model, normalize_id, id_map)
             if pending:
                 flush_orphans()
             if message.stop_reason in ("error", "aborted"):
                 continue
-            calls = [block for block in message.content if block_kinds[type(block)] is ToolCall]
+            calls: list[ToolCall] = []
+            for block in message.content:
+                if block_kinds[type(block)] is ToolCall:
+                    assert isinstance(block, ToolCall)
+                    calls.append(block)
             if calls:
-                pending = calls  # type: ignore[assignment]  # only tool calls: the kind says so
+                pending = calls
                 answered = set()
             result.append(message)
         elif kind is ToolResultMessage:
             assert isinstance(message, ToolResultMessage)
+            message = _without_image(message, model)
+            assert isinstance(message, ToolResultMessage)
+            mapped = id_map.get(message.tool_call_id)
+            if mapped and mapped != message.tool_call_id:
+                message = message.model_copy(update={"tool_call_id": mapped})
             answered.add(message.tool_call_id)
             result.append(message)
         else:
+            if kind is UserMessage:
+                assert isinstance(message, UserMessage)
+                message = _without_image(message, model)
             if pending:
                 flush_orphans()
             result.append(message)
@@ -170,9 +160,15 @@ def _transform_assistant(
     id_map: dict[str, str],
 ) -> AssistantMessage:
     same_model = message.provider == model.provider and message.api == model.api and message.model == model.id
+    kinds = BLOCK_KINDS
+    if same_model:
+        for block in message.content:
+            if kinds[type(block)] is ThinkingContent:
+                break
+        else:
+            return message  # for the model that wrote it only thinking can change
     content: list[AssistantContent] = []
     changed = False
-    kinds = BLOCK_KINDS
     for block in message.content:
         kind = kinds[type(block)]
         if kind is ThinkingContent:
