@@ -9,15 +9,20 @@ import anyio
 
 from pi_host.agent import Agent, AgentContext, AgentLoopConfig, run_agent_loop
 from pi_host.messages import (
+    BLOCK_KINDS,
+    MESSAGE_KINDS,
     AgentEvent,
     AgentMessage,
     AssistantMessage,
     DoneEvent,
+    KindTable,
     Message,
     TextContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    convert_to_llm,
+    repair_tool_history,
 )
 from pi_host.providers import LlmContext, Model, StreamOptions
 
@@ -127,3 +132,77 @@ async def test_the_transcript_itself_is_left_as_it_was() -> None:
     await agent.prompt("next")
     assert agent.state.messages[:3] == history
     assert shape(stream.contexts[0].messages) == ["user", "assistant:a", "result:a:error", "user"]
+
+
+def test_kind_tables_answer_like_an_isinstance_chain() -> None:
+    class Quoted(UserMessage):  # a subclass is its base class's kind, as isinstance says
+        pass
+
+    table = KindTable(UserMessage, AssistantMessage)
+    assert table[Quoted] is UserMessage
+    assert table[AssistantMessage] is AssistantMessage
+    assert table[ToolResultMessage] is None
+    assert table[str] is None
+    assert MESSAGE_KINDS[type(result("c1"))] is ToolResultMessage
+    assert BLOCK_KINDS[ToolCall] is ToolCall
+
+
+def test_a_subclassed_message_converts_like_its_base_class() -> None:
+    class Quoted(UserMessage):
+        pass
+
+    quoted = Quoted(content="quoted")
+    history: list[Message] = [quoted, calls("a"), result("a"), result("orphan")]
+    assert convert_to_llm(history) == history
+    assert repair_tool_history(history) == history[:3]
+
+
+def test_transform_rewrites_another_models_history_in_one_pass() -> None:
+    from pi_host.messages import ImageContent, ThinkingContent
+    from pi_host.providers._transform import transform_messages
+
+    text_only = Model(id="mock", api="mock-api", provider="mock", input=["text"])
+    image = ImageContent(data="AAAA", mime_type="image/png")
+    own = AssistantMessage(
+        content=[ThinkingContent(thinking="  "), TextContent(text="mine")],
+        api="mock-api",
+        provider="mock",
+        model="mock",
+    )
+    other = AssistantMessage(
+        content=[ThinkingContent(thinking="hmm"), ToolCall(id="a|1", name="read", arguments={})],
+        api="other-api",
+        provider="other",
+        model="other",
+        stop_reason="toolUse",
+    )
+    history: list[Message] = [
+        UserMessage(content=[TextContent(text="look"), image]),
+        own,
+        other,
+        ToolResultMessage(tool_call_id="a|1", tool_name="read", content=[image]),
+        calls("b"),
+        UserMessage(content="next"),
+    ]
+    sent = transform_messages(history, text_only, lambda call_id: call_id.replace("|", "_"))
+    assert [type(m).__name__ for m in sent] == [
+        "UserMessage",
+        "AssistantMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+        "ToolResultMessage",  # the orphaned call "b" gets its synthetic result
+        "UserMessage",
+    ]
+    assert sent[0].content[1] == TextContent(text="(image omitted: model does not support images)")  # type: ignore[index]
+    assert sent[1].content == [TextContent(text="mine")]  # type: ignore[union-attr]  # empty thinking dropped
+    assert sent[2].content == [  # type: ignore[union-attr]
+        TextContent(text="hmm"),
+        ToolCall(id="a_1", name="read", arguments={}),
+    ]
+    assert sent[3].tool_call_id == "a_1"  # type: ignore[union-attr]
+    assert sent[3].content == [  # type: ignore[union-attr]
+        TextContent(text="(tool image omitted: model does not support images)")
+    ]
+    assert (sent[5].tool_call_id, sent[5].is_error) == ("b", True)  # type: ignore[union-attr]
+    assert sent[6] is history[5]

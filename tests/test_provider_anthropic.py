@@ -27,9 +27,17 @@ from pi_host.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from pi_host.providers import AbortSignal, LlmContext, Model, ModelCost, StreamOptions, ToolSpec
+from pi_host.providers import (
+    AbortSignal,
+    LlmContext,
+    Model,
+    ModelCost,
+    StreamOptions,
+    ToolSpec,
+    _anthropic_wire,
+)
 from pi_host.providers._anthropic import TRANSPORT_ENV, stream
-from pi_host.providers._anthropic_wire import build_request, normalize_tool_call_id
+from pi_host.providers._anthropic_wire import build_request, convert_messages, normalize_tool_call_id
 from pi_host.providers._errors import is_context_overflow, is_retryable_error, retry_after_ms
 from pi_host.providers._lean_http import LEAN_HTTP_ENV
 from tests.fakeservers import (
@@ -964,3 +972,35 @@ def test_a_one_shot_stream_does_not_import_the_sdk(tmp_path: Any) -> None:
         [sys.executable, str(script)], capture_output=True, text=True, check=True, env=env
     ).stdout
     assert output.strip() == "done False"
+
+
+def _fresh_messages(model: Model, messages: list[Any], **options: Any) -> list[dict[str, Any]]:
+    """What convert_messages gives with nothing remembered from earlier requests."""
+    saved = _anthropic_wire._previous_wire
+    _anthropic_wire._previous_wire = {}
+    try:
+        return convert_messages(messages, model, **options)
+    finally:
+        _anthropic_wire._previous_wire = saved
+
+
+def test_a_growing_history_converts_as_if_each_request_were_the_first() -> None:
+    model = sonnet()
+    cache = {"type": "ephemeral"}
+    call = ToolCall(id="toolu_1", name="read", arguments={"path": "a"})
+    history: list[Any] = [UserMessage(content="Hi")]
+    grown = [
+        AssistantMessage(content=[TextContent(text="Reading."), call], stop_reason="toolUse"),
+        ToolResultMessage(tool_call_id="toolu_1", tool_name="read", content=[TextContent(text="a")]),
+        ToolResultMessage(tool_call_id="toolu_2", tool_name="read", content=[TextContent(text="b")]),
+        AssistantMessage(content=[TextContent(text="Done.")]),
+        UserMessage(content=[TextContent(text="More"), TextContent(text="please")]),
+    ]
+    for message in grown:
+        history.append(message)
+        for options in ({"cache_control": cache}, {}, {"oauth": True, "cache_control": cache}):
+            sent = convert_messages(history, model, **options)
+            assert sent == _fresh_messages(model, history, **options)
+            # The last message's cache_control went to a copy, never to what is remembered.
+            assert "cache_control" not in json.dumps(convert_messages(history, model))
+    assert convert_messages(history, model) == _fresh_messages(model, history)

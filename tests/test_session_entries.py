@@ -30,7 +30,7 @@ from pi_host.session import (
     parse_header,
 )
 from pi_host.session._entries import iso_now, iso_to_ms
-from pi_host.session._jsjson import js_dumps, js_number
+from pi_host.session._jsjson import _slow_dumps, js_dumps, js_number
 
 DATA = Path(__file__).parent / "data" / "session"
 T = "2025-01-02T03:04:05.678Z"
@@ -224,6 +224,9 @@ def test_timestamps_look_like_javascript_to_iso_string() -> None:
         (-0.0, "0"),
         (1e21, "1e+21"),
         (1e16, "10000000000000000"),
+        (9007199254740994.0, "9007199254740994"),
+        (123.456, "123.456"),
+        (-0.0001, "-0.0001"),
         (123456789012345680000.0, "123456789012345680000"),
         (2.0**60, "1152921504606847000"),
         (0.1 + 0.2, "0.30000000000000004"),
@@ -245,6 +248,46 @@ def test_strings_and_keys_serialise_like_javascript() -> None:
     assert js_dumps([None, True, False, 3, [], {}]) == "[null,true,false,3,[],{}]"
     with pytest.raises(TypeError, match="not JSON serializable"):
         js_dumps({"x": object()})
+
+
+def test_floats_nested_anywhere_are_written_like_javascript() -> None:
+    value = {"cost": {"input": 1.5e-5, "total": 0.0, "n": 3}, "list": [1e21, (2.5, -0.0)], "f": 1e-7}
+    expected = '{"cost":{"input":0.000015,"total":0,"n":3},"list":[1e+21,[2.5,0]],"f":1e-7}'
+    assert js_dumps(value) == expected
+    assert js_dumps(0.1) == "0.1"
+    assert js_dumps([float("nan"), float("inf")]) == "[null,null]"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        # Strings that encode like the fast path's float placeholders ("\u0000 and digits).
+        ["\x000", 1.5],
+        {"a": "\x001", "b": 2.5, "c": 'x"\x000'},
+        ['"\x000"', 0.5, "\x00"],
+        # Keys JavaScript writes first, or as text, and values of other types.
+        {"b": 1.5, "1": 2},
+        {1: 0.5, 2.0: "x", None: 1, False: 2},
+        {"s": "lone \ud800 surrogate", "f": 1e-9},
+        [True, 1, 1.0, "1"],
+    ],
+)
+def test_fast_and_token_by_token_writers_agree(value: object) -> None:
+    assert js_dumps(value) == _slow_dumps(value)
+
+
+def test_subclasses_of_plain_types_are_written_as_their_base_type() -> None:
+    class Text(str):
+        pass
+
+    class Number(float):
+        pass
+
+    class Mapping(dict[str, object]):
+        pass
+
+    value = Mapping(a=Text("x"), b=Number(1e-7), c=[Number(2.0)])
+    assert js_dumps(value) == '{"a":"x","b":1e-7,"c":[2]}'
 
 
 _json_values = st.recursive(
@@ -270,3 +313,22 @@ def test_js_dumps_equals_json_stringify(values: list[object]) -> None:
     done = subprocess.run(["node", "-e", script], input=text, capture_output=True, text=True, check=True)
     expected = done.stdout.split("\n")[:-1]
     assert [js_dumps(value) for value in json.loads(text)] == expected
+
+
+_awkward_text = st.text(alphabet=st.sampled_from('\x00"\\0123456789u\ud800\udc00aé'), max_size=6)
+_awkward_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.floats()
+    | _awkward_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_awkward_text, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_awkward_values)
+def test_fast_writer_equals_the_token_by_token_one(value: object) -> None:
+    # Strings made of the characters the fast path's placeholders and key checks look at.
+    assert js_dumps(value) == _slow_dumps(value)

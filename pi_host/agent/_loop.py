@@ -39,6 +39,7 @@ import anyio
 from pydantic import BaseModel
 
 from pi_host.messages import (
+    MESSAGE_KINDS,
     AgentEndEvent,
     AgentEvent,
     AgentMessage,
@@ -437,8 +438,10 @@ class _Run:
             api_key = None
             if config.get_api_key is not None:
                 api_key = await config.get_api_key(self.model.provider)
+            kinds = MESSAGE_KINDS
             for message in converted:
-                if not isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+                kind = kinds[type(message)]
+                if kind is not UserMessage and kind is not AssistantMessage and kind is not ToolResultMessage:
                     raise TypeError(
                         "convert_to_llm must return user, assistant and tool-result messages, "
                         f"not {type(message).__name__}"

@@ -64,13 +64,16 @@ from ._events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from ._kinds import BLOCK_KINDS, MESSAGE_KINDS, KindTable
 from ._tokens import context_tokens, estimate_context_tokens, estimate_tokens
 
 __all__ = [
+    "BLOCK_KINDS",
     "BRANCH_SUMMARY_PREFIX",
     "BRANCH_SUMMARY_SUFFIX",
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
+    "MESSAGE_KINDS",
     "AgentEndEvent",
     "AgentEvent",
     "AgentMessage",
@@ -86,6 +89,7 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "ImageContent",
+    "KindTable",
     "Message",
     "MessageEndEvent",
     "MessageStartEvent",

@@ -17,6 +17,7 @@ from ._content import (
     ToolResultMessage,
     UserMessage,
 )
+from ._kinds import BLOCK_KINDS, MESSAGE_KINDS
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -63,18 +64,24 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[Message]:
     User, assistant and tool-result messages pass through unchanged (the same objects).
     """
     out: list[Message] = []
+    kinds = MESSAGE_KINDS
     for m in messages:
-        if isinstance(m, UserMessage | AssistantMessage | ToolResultMessage):
-            out.append(m)
-        elif isinstance(m, BashExecutionMessage):
+        kind = kinds[type(m)]
+        if kind is UserMessage or kind is AssistantMessage or kind is ToolResultMessage:
+            out.append(m)  # type: ignore[arg-type]  # one of the three: the kind says so
+        elif kind is BashExecutionMessage:
+            assert isinstance(m, BashExecutionMessage)
             if not m.exclude_from_context:
                 out.append(_as_user(bash_execution_to_text(m), m.timestamp))
-        elif isinstance(m, CustomMessage):
+        elif kind is CustomMessage:
+            assert isinstance(m, CustomMessage)
             content = [TextContent(text=m.content)] if isinstance(m.content, str) else list(m.content)
             out.append(UserMessage(content=content, timestamp=m.timestamp))
-        elif isinstance(m, BranchSummaryMessage):
+        elif kind is BranchSummaryMessage:
+            assert isinstance(m, BranchSummaryMessage)
             out.append(_as_user(BRANCH_SUMMARY_PREFIX + m.summary + BRANCH_SUMMARY_SUFFIX, m.timestamp))
-        elif isinstance(m, CompactionSummaryMessage):
+        elif kind is CompactionSummaryMessage:
+            assert isinstance(m, CompactionSummaryMessage)
             out.append(
                 _as_user(COMPACTION_SUMMARY_PREFIX + m.summary + COMPACTION_SUMMARY_SUFFIX, m.timestamp)
             )
@@ -106,17 +113,23 @@ def repair_tool_history(messages: Sequence[Message]) -> list[Message]:
             )
         pending.clear()
 
+    kinds = MESSAGE_KINDS
     for m in messages:
-        if isinstance(m, ToolResultMessage):
+        kind = kinds[type(m)]
+        if kind is ToolResultMessage:
+            assert isinstance(m, ToolResultMessage)  # a match costs little; a miss is what is slow
             if pending.pop(m.tool_call_id, None) is not None:
                 out.append(m)
             continue
-        flush()
-        if isinstance(m, AssistantMessage):
+        if pending:
+            flush()
+        if kind is AssistantMessage:
+            assert isinstance(m, AssistantMessage)
             if m.stop_reason in ("error", "aborted"):
                 continue
             for block in m.content:
-                if isinstance(block, ToolCall):
+                if BLOCK_KINDS[type(block)] is ToolCall:
+                    assert isinstance(block, ToolCall)
                     pending[block.id] = block
         out.append(m)
     flush()

@@ -26,9 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pi_host.messages import (
+    BLOCK_KINDS,
+    MESSAGE_KINDS,
     AssistantMessage,
     AssistantMessageEvent,
     ImageContent,
@@ -245,10 +247,17 @@ def _image_block(image: ImageContent) -> dict[str, Any]:
 
 
 def _tool_result_content(content: Sequence[TextContent | ImageContent]) -> str | list[dict[str, Any]]:
-    if not any(isinstance(block, ImageContent) for block in content):
-        return sanitize_surrogates(
-            "\n".join(block.text for block in content if isinstance(block, TextContent))
-        )
+    kinds = BLOCK_KINDS
+    texts: list[str] = []
+    for block in content:
+        kind = kinds[type(block)]
+        if kind is ImageContent:
+            break
+        if kind is TextContent:
+            assert isinstance(block, TextContent)  # a match costs little; a miss is what is slow
+            texts.append(block.text)
+    else:
+        return sanitize_surrogates("\n".join(texts))
     blocks = [
         {"type": "text", "text": sanitize_surrogates(block.text)}
         if isinstance(block, TextContent)
@@ -269,6 +278,15 @@ def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
     }
 
 
+# The wire form of each message of the previous request, by id (the entry keeps the message,
+# so the id cannot be reused meanwhile). A request repeats the previous one's history and adds
+# a few messages, so only those are converted: converting the whole history on every request
+# grew with the conversation. Messages are frozen and the wire form depends only on the
+# message and ``oauth``; the payload is read-only for ``pi_before_provider_request``, and
+# convert_messages copies the one dict it changes (the last, for cache_control).
+_previous_wire: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
+
+
 def convert_messages(
     messages: Sequence[Message],
     model: Model,
@@ -277,56 +295,83 @@ def convert_messages(
     cache_control: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """pi's messages as Messages API ``messages``."""
+    global _previous_wire
     out: list[dict[str, Any]] = []
     transformed = transform_messages(messages, model, normalize_tool_call_id)
-    index = 0
-    while index < len(transformed):
-        message = transformed[index]
-        index += 1
-        if isinstance(message, UserMessage):
-            if isinstance(message.content, str):
-                if message.content.strip():
-                    out.append({"role": "user", "content": sanitize_surrogates(message.content)})
-                continue
-            blocks = [
-                {"type": "text", "text": sanitize_surrogates(block.text)}
-                if isinstance(block, TextContent)
-                else _image_block(block)
-                for block in message.content
-                if not isinstance(block, TextContent) or block.text.strip()
-            ]
-            if blocks:
-                out.append({"role": "user", "content": blocks})
-        elif isinstance(message, AssistantMessage):
-            assistant_blocks = _assistant_blocks(message, oauth)
-            if assistant_blocks:
-                out.append({"role": "assistant", "content": assistant_blocks})
+    previous = _previous_wire
+    current: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
+    kinds = MESSAGE_KINDS
+    results: list[dict[str, Any]] | None = None  # consecutive tool results, gathered
+    for message in transformed:
+        key = id(message)
+        hit = previous.get(key)
+        if hit is not None and hit[0] is message and hit[1] == oauth:
+            wire = hit[2]
         else:
-            # Consecutive tool results travel in one user message (z.ai's endpoint insists).
-            results = [_tool_result(message)]
-            while index < len(transformed) and isinstance(transformed[index], ToolResultMessage):
-                following = transformed[index]
-                assert isinstance(following, ToolResultMessage)
-                results.append(_tool_result(following))
-                index += 1
+            wire = _message_wire(message, oauth)
+        current[key] = (message, oauth, wire)
+        kind = kinds[type(message)]
+        if kind is UserMessage or kind is AssistantMessage:
+            results = None
+            if wire is not None:
+                out.append(wire)
+            continue
+        assert wire is not None  # a tool result always has its block
+        # Consecutive tool results travel in one user message (z.ai's endpoint insists).
+        if results is None or kind is not ToolResultMessage:
+            results = []
             out.append({"role": "user", "content": results})
+        results.append(wire)
+    _previous_wire = current
 
     if cache_control is not None and out and out[-1]["role"] == "user":
         last = out[-1]
-        if isinstance(last["content"], str):
-            last["content"] = [_text_block(last["content"], cache_control)]
-        elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
-            last["content"][-1] = {**last["content"][-1], "cache_control": cache_control}
+        content = last["content"]
+        if isinstance(content, str):
+            out[-1] = {**last, "content": [_text_block(content, cache_control)]}
+        elif content and content[-1]["type"] in ("text", "image", "tool_result"):
+            out[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": cache_control}]}
     return out
+
+
+def _message_wire(message: Message, oauth: bool) -> dict[str, Any] | None:
+    """A user or assistant message's wire message (``None`` if it has nothing to send), or a
+    tool result's ``tool_result`` block."""
+    kind = MESSAGE_KINDS[type(message)]
+    if kind is UserMessage:
+        assert isinstance(message, UserMessage)  # a match costs little; a miss is what is slow
+        if isinstance(message.content, str):
+            if message.content.strip():
+                return {"role": "user", "content": sanitize_surrogates(message.content)}
+            return None
+        blocks: list[dict[str, Any]] = []
+        block_kinds = BLOCK_KINDS
+        for block in message.content:
+            if block_kinds[type(block)] is TextContent:
+                assert isinstance(block, TextContent)
+                if block.text.strip():
+                    blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
+            else:
+                blocks.append(_image_block(cast(ImageContent, block)))
+        return {"role": "user", "content": blocks} if blocks else None
+    if kind is AssistantMessage:
+        assert isinstance(message, AssistantMessage)
+        assistant_blocks = _assistant_blocks(message, oauth)
+        return {"role": "assistant", "content": assistant_blocks} if assistant_blocks else None
+    return _tool_result(cast(ToolResultMessage, message))
 
 
 def _assistant_blocks(message: AssistantMessage, oauth: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    kinds = BLOCK_KINDS
     for block in message.content:
-        if isinstance(block, TextContent):
+        kind = kinds[type(block)]
+        if kind is TextContent:
+            assert isinstance(block, TextContent)  # a match costs little; a miss is what is slow
             if block.text.strip():
                 blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
-        elif isinstance(block, ThinkingContent):
+        elif kind is ThinkingContent:
+            assert isinstance(block, ThinkingContent)
             if block.redacted:
                 blocks.append({"type": "redacted_thinking", "data": block.thinking_signature or ""})
             elif not block.thinking.strip():
@@ -343,7 +388,8 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool) -> list[dict[str, 
                         "signature": block.thinking_signature,
                     }
                 )
-        elif isinstance(block, ToolCall):
+        elif kind is ToolCall:
+            assert isinstance(block, ToolCall)
             name = _CLAUDE_CODE_BY_LOWER.get(block.name.lower(), block.name) if oauth else block.name
             blocks.append({"type": "tool_use", "id": block.id, "name": name, "input": block.arguments})
     return blocks

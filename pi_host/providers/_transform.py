@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from pi_host.messages import (
+    BLOCK_KINDS,
+    MESSAGE_KINDS,
     AssistantContent,
     AssistantMessage,
     ImageContent,
@@ -44,6 +47,8 @@ def sanitize_surrogates(text: str) -> str:
     In a Python string a properly paired surrogate is already one code point, so every
     surrogate code point left is unpaired.
     """
+    if text.isascii():  # the common case, and a cheaper test than the search
+        return text
     return _SURROGATE.sub("", text) if _SURROGATE.search(text) else text
 
 
@@ -63,42 +68,32 @@ def _without_images(
     return result
 
 
-def _downgrade_images(messages: Sequence[Message], model: Model) -> list[Message]:
-    if "image" in model.input:
-        return list(messages)
-    result: list[Message] = []
-    for message in messages:
-        # Only messages that carry an image change; the others are passed on as they are
-        # (copying every message of the history on every request was most of this function).
-        if isinstance(message, UserMessage | ToolResultMessage) and _has_image(message.content):
-            placeholder = (
-                _USER_IMAGE_PLACEHOLDER if isinstance(message, UserMessage) else _TOOL_IMAGE_PLACEHOLDER
-            )
-            assert not isinstance(message.content, str)
-            message = message.model_copy(update={"content": _without_images(message.content, placeholder)})
-        result.append(message)
-    return result
+def _without_image(message: UserMessage | ToolResultMessage, model: Model) -> Message:
+    """``message`` with its images as placeholder text if ``model`` takes none (else itself).
 
-
-def _has_image(content: str | Sequence[TextContent | ImageContent]) -> bool:
-    return not isinstance(content, str) and any(isinstance(block, ImageContent) for block in content)
+    Only messages that carry an image change; the others are passed on as they are (copying
+    every message of the history on every request was most of the cost).
+    """
+    content = message.content
+    if isinstance(content, str) or "image" in model.input:
+        return message
+    kinds = BLOCK_KINDS
+    for block in content:
+        if kinds[type(block)] is ImageContent:
+            break
+    else:
+        return message
+    placeholder = _USER_IMAGE_PLACEHOLDER if isinstance(message, UserMessage) else _TOOL_IMAGE_PLACEHOLDER
+    return message.model_copy(update={"content": _without_images(content, placeholder)})
 
 
 def transform_messages(
     messages: Sequence[Message], model: Model, normalize_id: Callable[[str], str] | None = None
 ) -> list[Message]:
     """Return the messages as ``model`` should receive them; see the module docstring."""
+    # One pass: a message's transformation depends only on the messages before it (tool-call
+    # ids rewritten earlier), and so does the orphan repair, which sees transformed messages.
     id_map: dict[str, str] = {}
-    transformed: list[Message] = []
-    for message in _downgrade_images(messages, model):
-        if isinstance(message, ToolResultMessage):
-            mapped = id_map.get(message.tool_call_id)
-            if mapped and mapped != message.tool_call_id:
-                message = message.model_copy(update={"tool_call_id": mapped})
-        elif isinstance(message, AssistantMessage):
-            message = _transform_assistant(message, model, normalize_id, id_map)
-        transformed.append(message)
-
     result: list[Message] = []
     pending: list[ToolCall] = []
     answered: set[str] = set()
@@ -119,21 +114,40 @@ def transform_messages(
         pending = []
         answered = set()
 
-    for message in transformed:
-        if isinstance(message, AssistantMessage):
-            flush_orphans()
+    kinds, block_kinds = MESSAGE_KINDS, BLOCK_KINDS
+    for message in messages:
+        kind = kinds[type(message)]
+        if kind is AssistantMessage:
+            assert isinstance(message, AssistantMessage)  # a match costs little; a miss is slow
+            message = _transform_assistant(message, model, normalize_id, id_map)
+            if pending:
+                flush_orphans()
             if message.stop_reason in ("error", "aborted"):
                 continue
-            calls = [block for block in message.content if isinstance(block, ToolCall)]
+            calls: list[ToolCall] = []
+            for block in message.content:
+                if block_kinds[type(block)] is ToolCall:
+                    assert isinstance(block, ToolCall)
+                    calls.append(block)
             if calls:
                 pending = calls
                 answered = set()
             result.append(message)
-        elif isinstance(message, ToolResultMessage):
+        elif kind is ToolResultMessage:
+            assert isinstance(message, ToolResultMessage)
+            message = _without_image(message, model)
+            assert isinstance(message, ToolResultMessage)
+            mapped = id_map.get(message.tool_call_id)
+            if mapped and mapped != message.tool_call_id:
+                message = message.model_copy(update={"tool_call_id": mapped})
             answered.add(message.tool_call_id)
             result.append(message)
         else:
-            flush_orphans()
+            if kind is UserMessage:
+                assert isinstance(message, UserMessage)
+                message = _without_image(message, model)
+            if pending:
+                flush_orphans()
             result.append(message)
     flush_orphans()
     return result
@@ -146,10 +160,19 @@ def _transform_assistant(
     id_map: dict[str, str],
 ) -> AssistantMessage:
     same_model = message.provider == model.provider and message.api == model.api and message.model == model.id
+    kinds = BLOCK_KINDS
+    if same_model:
+        for block in message.content:
+            if kinds[type(block)] is ThinkingContent:
+                break
+        else:
+            return message  # for the model that wrote it only thinking can change
     content: list[AssistantContent] = []
     changed = False
     for block in message.content:
-        if isinstance(block, ThinkingContent):
+        kind = kinds[type(block)]
+        if kind is ThinkingContent:
+            assert isinstance(block, ThinkingContent)
             if block.redacted:
                 if same_model:
                     content.append(block)
@@ -165,14 +188,15 @@ def _transform_assistant(
             else:
                 content.append(TextContent(text=block.thinking))
                 changed = True
-        elif isinstance(block, TextContent):
+        elif kind is TextContent:
+            assert isinstance(block, TextContent)
             if same_model or block.text_signature is None:
                 content.append(block)
             else:
                 content.append(TextContent(text=block.text))
                 changed = True
         else:
-            call = block
+            call = cast(ToolCall, block)
             if not same_model and call.thought_signature:
                 call = call.model_copy(update={"thought_signature": None})
             if not same_model and normalize_id is not None:

@@ -35,9 +35,12 @@ def js_number(value: float) -> str:
         return "null"  # JSON.stringify writes NaN and the infinities as null
     if value == 0:
         return "0"
-    if value.is_integer() and -_MAX_SAFE < value < _MAX_SAFE:
+    integral = value.is_integer()
+    if integral and -_MAX_SAFE < value < _MAX_SAFE:
         return str(int(value))
     text = repr(value)
+    if not integral and "e" not in text:
+        return text  # between 1e-4 and 1e16 both languages write a fraction's digits alike
     sign = ""
     if text[0] == "-":
         sign, text = "-", text[1:]
@@ -103,6 +106,84 @@ def js_dumps(obj: Any) -> str:
     :raises TypeError: for values JSON cannot represent (pass pydantic models through
         ``model_dump(mode="json")`` first).
     """
+    # The C encoder writes strings, ints, booleans, null and the structure exactly as
+    # JavaScript does; floats are handed to it as placeholders for their JavaScript text.
+    # Whatever it would get wrong otherwise (keys JavaScript reorders or that are not
+    # strings, unusual types) goes to the token-by-token writer.
+    floats: list[str] = []
+    try:
+        ready = _ready(obj, floats)
+    except _Unusual:
+        return _slow_dumps(obj)
+    text = _c_encode(ready)
+    if floats:
+        if text.count(_PLACEHOLDER_START) != len(floats):
+            return _slow_dumps(obj)  # a string looked like a placeholder: not worth untangling
+        text = _PLACEHOLDER.sub(lambda match: floats[int(match[1])], text)
+    if not text.isascii() and _LONE_SURROGATE.search(text) is not None:
+        text = _LONE_SURROGATE.sub(_escape_surrogate, text)
+    return text
+
+
+class _Unusual(Exception):
+    """A value :func:`js_dumps` leaves to :func:`_slow_dumps`."""
+
+
+_c_encode = json.encoder.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+_PLAIN = frozenset((str, int, bool, type(None)))
+# A float's stand-in is a NUL and the float's index. The encoder always escapes a NUL, so a
+# placeholder comes out as "\u0000<index>", quotes included; js_dumps counts those openings and
+# takes the slow path when the data's own strings produced one too.
+_PLACEHOLDER_START = '"\\u0000'
+_PLACEHOLDER = re.compile(r'"\\u0000([0-9]+)"')
+_DIGITS = frozenset("0123456789")  # an array index's first character
+
+
+def _ready(value: Any, floats: list[str]) -> Any:
+    """``value`` with every float replaced by a placeholder (its text appended to ``floats``).
+
+    Containers are copied only where something in them changed.
+
+    :raises _Unusual: for a key JavaScript would write elsewhere or differently, or a value
+        of another type than the encoder's plain ones.
+    """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        floats.append(js_number(value))
+        return f"\x00{len(floats) - 1}"
+    if kind is dict:
+        replaced: dict[str, Any] | None = None
+        for key, item in value.items():
+            if type(key) is not str or (key[:1] in _DIGITS and _is_array_index(key)):
+                raise _Unusual
+            if type(item) not in _PLAIN:
+                new = _ready(item, floats)
+                if new is not item:
+                    if replaced is None:
+                        replaced = {}
+                    replaced[key] = new
+        if replaced is None:
+            return value
+        copy = dict(value)
+        copy.update(replaced)  # the keys keep their places
+        return copy
+    if kind is list or kind is tuple:
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
+            if type(item) not in _PLAIN:
+                new = _ready(item, floats)
+                if new is not item:
+                    if items is None:
+                        items = list(value)
+                    items[index] = new
+        return value if items is None else items
+    raise _Unusual  # subclasses and types JSON has no text for
+
+
+def _slow_dumps(obj: Any) -> str:
+    """:func:`js_dumps` for any value, one token at a time in Python."""
     parts: list[str] = []
     append = parts.append
 
