@@ -468,6 +468,31 @@ async def test_provider_request_and_response_hooks_on_a_real_http_provider(tmp_p
     assert seen[1] == ("response", 200, "text/event-stream")
 
 
+async def test_a_plugin_editing_the_request_in_place_changes_only_that_request(tmp_path: Path) -> None:
+    """The Anthropic provider reuses each message's wire form in the next request: a plugin that
+    edits the body in place (the hookspec says not to) must not leak into later requests."""
+
+    class EditsInPlace:
+        calls = 0
+
+        @hookimpl
+        def pi_before_provider_request(self, payload: Any) -> None:
+            EditsInPlace.calls += 1
+            if EditsInPlace.calls == 2:  # the first prompt is history now, no longer the last turn
+                payload["messages"][0]["content"][0]["text"] += " [edited]"
+
+    server = AnthropicServer([anthropic_reply("one"), anthropic_reply("two"), anthropic_reply("three")])
+    with server:
+        fake_anthropic_models(tmp_path / "agent", server.base_url)
+        options = {"provider": "fake", "model": "fake-1"}
+        async with open_session(tmp_path, plugins=[EditsInPlace()], options=options) as rig:
+            for text in ("first", "second", "third"):
+                await rig.session.prompt(text)
+        _, edited, later = (request.json()["messages"] for request in server.requests)
+    assert json.dumps(edited[0]).count("first [edited]") == 1  # in place, as before: sent
+    assert "edited" not in json.dumps(later)
+
+
 # -- message hooks --------------------------------------------------------------------------------
 
 

@@ -648,11 +648,18 @@ class Dispatcher:
         return cast("list[AgentMessage]", await self._run(hook, {"messages": messages, "ctx": ctx}))
 
     async def before_provider_request(self, *, payload: Any, model: Model, ctx: PluginContext) -> Any:
-        """``pi_before_provider_request``: the payload to send (``payload`` itself when unchanged)."""
+        """``pi_before_provider_request``: the payload to send (``payload`` itself when no plugin
+        implements the hook, else a copy, possibly replaced)."""
         hook = self._hooks.get("pi_before_provider_request") or self._prepare("pi_before_provider_request")
         if not hook.impls:
             return payload
-        return await self._run(hook, {"payload": payload, "model": model, "ctx": ctx})
+        # Plugins get a copy, and the copy is what is sent: a provider may reuse parts of a body
+        # in its next request (the Anthropic one keeps each message's wire form), and an
+        # implementation that edits the body in place, against the contract, must change only
+        # this request.
+        import copy
+
+        return await self._run(hook, {"payload": copy.deepcopy(payload), "model": model, "ctx": ctx})
 
     async def after_provider_response(
         self, *, status: int, headers: Mapping[str, str], ctx: PluginContext
