@@ -152,7 +152,9 @@ def test_feeding_is_linear_not_quadratic() -> None:
         parser.value()
     elapsed = time.perf_counter() - started
     assert parser.value() == {"path": "big.txt", "content": content}
-    assert elapsed < 3.0, f"{elapsed:.2f} s"
+    # Well under a second here; re-parsing the whole text per fragment takes minutes, so a
+    # generous bound tells the two apart on a loaded machine.
+    assert elapsed < 30, f"{elapsed:.2f} s"
 
 
 # parse_json_with_repair tries pydantic-core's parser first; it must never disagree with the

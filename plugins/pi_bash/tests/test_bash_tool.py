@@ -24,6 +24,11 @@ GroupMembers = Callable[[int], list[int]]
 
 # -- the definition ---------------------------------------------------------------------------
 
+# Seconds within which a stopped command must have returned: far below the 100 s its sleep
+# would run, far above what a loaded machine adds. The tests check that a call is stopped,
+# not how fast.
+PROMPTLY = 10
+
 
 def test_definition_matches_pi() -> None:
     tool = pi_bash.create_bash_tool(default_timeout=None)
@@ -150,14 +155,14 @@ async def test_timeout_kills_a_command_that_ignores_sigterm(
 ) -> None:
     run = await run_tool("echo before; trap '' TERM; sleep 100 & sleep 100", timeout=1)
     assert run.text == "before\n\n\nCommand timed out after 1 seconds"
-    assert 1 <= run.elapsed < 2
+    assert 1 <= run.elapsed < PROMPTLY
     assert marked_processes() == []
 
 
 async def test_the_default_timeout_applies_and_a_call_overrides_it(run_tool: RunTool) -> None:
     run = await run_tool("sleep 100", tool_options={"default_timeout": 0.3})
     assert run.text == "Command timed out after 0.3 seconds"
-    assert run.elapsed < 1.3
+    assert run.elapsed < PROMPTLY
     run = await run_tool("sleep 0.5; echo finished", timeout=5, tool_options={"default_timeout": 0.2})
     assert run.text == "finished\n"
     # Zero or less is no override: the default still guards the call.
@@ -175,7 +180,7 @@ async def test_timeout_stops_a_bounded_fork_storm(run_tool: RunTool, marked_proc
     )
     run = await run_tool(storm, timeout=1)
     assert run.text == "Command timed out after 1 seconds"
-    assert run.elapsed < 2
+    assert run.elapsed < PROMPTLY
     assert marked_processes() == []
 
 
@@ -209,7 +214,7 @@ async def test_abort_mid_run_stops_the_group(run_tool: RunTool, marked_processes
         signal.abort()
     (run,) = outcome
     assert run.text == "started\n\n\nCommand aborted"
-    assert run.elapsed < 2
+    assert run.elapsed < PROMPTLY
     assert marked_processes() == []
 
 
@@ -276,7 +281,7 @@ async def test_a_daemon_holding_the_pipe_does_not_hold_the_call(
     assert run.result is not None
     before, after, pgid = run.text.splitlines()
     assert (before, after) == ("before", "after")
-    assert run.elapsed < 1
+    assert run.elapsed < PROMPTLY
     # Kept by default (pi keeps them), remembered, and stopped at shutdown.
     assert group_members(int(pgid))
     assert int(pgid) in pi_bash.background_process_groups()
@@ -293,7 +298,7 @@ async def test_background_kill_policy_stops_them_on_return(
     )
     before, pgid = run.text.splitlines()
     assert before == "before"
-    assert run.elapsed < 2
+    assert run.elapsed < PROMPTLY
     assert group_members(int(pgid)) == []
     assert marked_processes() == []
 
@@ -306,7 +311,7 @@ async def test_a_process_that_leaves_the_group_is_not_touched(
     command = "mkfifo left; setsid sh -c 'echo > left; exec sleep 100' & read _ < left; echo started"
     run = await run_tool(command, timeout=10, tool_options={"background": "kill"})
     assert run.text == "started\n"
-    assert run.elapsed < 1
+    assert run.elapsed < PROMPTLY
     escaped = marked_processes()
     assert len(escaped) == 1
     for pid in escaped:
