@@ -22,12 +22,13 @@ RunTool = Callable[..., Awaitable[Any]]
 Processes = Callable[[], list[int]]
 GroupMembers = Callable[[int], list[int]]
 
-# -- the definition ---------------------------------------------------------------------------
-
 # Seconds within which a stopped command must have returned: far below the 100 s its sleep
 # would run, far above what a loaded machine adds. The tests check that a call is stopped,
 # not how fast.
 PROMPTLY = 10
+
+
+# -- the definition ---------------------------------------------------------------------------
 
 
 def test_definition_matches_pi() -> None:
