@@ -47,6 +47,7 @@ from pi_host.modes._interactive import (
     CompactionStartEvent,
     ContextUsage,
     ForkPoint,
+    ImportResult,
     PluginCommand,
     QueueUpdateEvent,
     SessionInfoChangedEvent,
@@ -54,6 +55,7 @@ from pi_host.modes._interactive import (
     SwitchResult,
     ThinkingLevelChangedEvent,
     TreeNode,
+    TrustState,
     UiBridge,
     UserBashResult,
 )
@@ -113,6 +115,8 @@ class FakeInteractiveSession:
         self.ui: UiBridge | None = None
         self.plugin_log: list[tuple[str, str]] = []
         self.compactions: list[str | None] = []
+        self.trusted = False
+        self.trust_log: list[str] = []
 
     # -- state ------------------------------------------------------------------------------
 
@@ -481,6 +485,49 @@ class FakeInteractiveSession:
 
     async def reload(self) -> None:
         return None
+
+    async def import_session(
+        self, path: str, *, confirm_missing_cwd: Callable[[str, str], Awaitable[bool]]
+    ) -> ImportResult:
+        """Read the file's messages with the real session store (no copy: the fake has no
+        session directory)."""
+        import os
+
+        from pi_host.session import SessionManager
+
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"File not found: {os.path.abspath(path)}")
+        manager = SessionManager.open(path, cache_dir=False)
+        missing = bool(manager.cwd) and not os.path.isdir(manager.cwd)
+        if missing and not await confirm_missing_cwd(manager.cwd, self._cwd):
+            return ImportResult(cancelled=True)
+        self._entries.clear()
+        self._leaf = None
+        for message in manager.build_session_context().messages:
+            self._append_message(message)
+        self._file = os.path.abspath(path)
+        return ImportResult(file=self._file)
+
+    _TRUST_OPTIONS = (
+        "Trust",
+        "Trust (this session only)",
+        "Do not trust",
+        "Do not trust (this session only)",
+    )
+
+    def trust_state(self) -> TrustState:
+        return TrustState(
+            cwd=self._cwd,
+            trusted=self.trusted,
+            source="for this session only" if self.trust_log else "not decided yet",
+            options=self._TRUST_OPTIONS,
+        )
+
+    async def set_trust(self, option: str) -> bool:
+        self.trust_log.append(option)
+        trusted = not option.startswith("Do not")
+        changed, self.trusted = trusted != self.trusted, trusted
+        return changed
 
     def plugin_commands(self) -> list[PluginCommand]:
         return [PluginCommand("greet", "Say hello through the UI bridge")]

@@ -16,6 +16,7 @@ from ._driver import (
     CompactionStartEvent,
     ContextUsage,
     ForkPoint,
+    ImportResult,
     InteractiveSession,
     PluginCommand,
     QueueUpdateEvent,
@@ -25,6 +26,7 @@ from ._driver import (
     SwitchResult,
     ThinkingLevelChangedEvent,
     TreeNode,
+    TrustState,
     UserBashResult,
 )
 from ._ui_bridge import UiBridge
@@ -40,6 +42,7 @@ __all__ = [
     "CompactionStartEvent",
     "ContextUsage",
     "ForkPoint",
+    "ImportResult",
     "InteractiveSession",
     "PluginCommand",
     "QueueUpdateEvent",
@@ -49,6 +52,7 @@ __all__ = [
     "SwitchResult",
     "ThinkingLevelChangedEvent",
     "TreeNode",
+    "TrustState",
     "UiBridge",
     "UserBashResult",
     "run_interactive",
