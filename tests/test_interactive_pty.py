@@ -347,6 +347,17 @@ def test_changelog_import_and_trust_commands(launch: Any, tmp_path: Path) -> Non
     term.wait_for("Replace current session with missing.jsonl?", where=term.screen.screen_text)
     term.send("y")
     term.wait_for("Failed to import session: File not found")
+    # The directory the session was recorded in is gone: asked, as pi asks; "n" cancels.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (tmp_path / "moved.jsonl").write_bytes(_old_session(tmp_path / "elsewhere", gone).read_bytes())
+    gone.rmdir()
+    term.submit("/import moved.jsonl")
+    term.wait_for("Replace current session with moved.jsonl?", where=term.screen.screen_text)
+    term.send("y")
+    term.wait_for("Session cwd not found", where=term.screen.screen_text)
+    term.send("n")
+    term.wait_for(lambda: term.screen.text().count("Import cancelled") == 2)
     # "y": the session's messages are shown.
     term.submit("/import old.jsonl")
     term.wait_for("Replace current session with old.jsonl?", where=term.screen.screen_text)
