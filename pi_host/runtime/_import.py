@@ -24,6 +24,7 @@ __all__ = [
     "check_session_file",
     "copy_into_session_dir",
     "import_destination",
+    "same_directory",
 ]
 
 
@@ -76,27 +77,34 @@ def check_session_file(path: str | os.PathLike[str]) -> ImportedSession:
 
 
 def import_destination(source: Path, session_dir: Path) -> Path:
-    """Where pi would put the copy: the session directory, under the file's own name."""
-    return session_dir / source.name
-
-
-def copy_into_session_dir(source: Path, session_dir: Path) -> Path:
-    """Copy *source* into *session_dir* and return the copy (or *source*, already there).
-
-    A file of the same name with the same content is reused; one with other content is kept
-    and the copy gets the next free name (``name-2.jsonl`` …).
+    """Where the copy of *source* goes in *session_dir*: its own name, as pi does, or the same
+    name numbered (``name-2.jsonl`` …) when a different file holds it. A file there with the
+    same content (or *source* itself) is the destination as it is.
     """
-    session_dir.mkdir(parents=True, exist_ok=True)
-    first = import_destination(source, session_dir)
-    for destination in _candidates(first):
+    for destination in _candidates(session_dir / source.name):
         if not destination.exists():
-            break
+            return destination
         if os.path.samefile(destination, source) or _same_content(destination, source):
             return destination
+    raise AssertionError("unreachable: the candidates never end")
+
+
+def copy_into_session_dir(source: Path, destination: Path) -> None:
+    """Copy *source* to *destination* (see :func:`import_destination`), unless it is there."""
+    if destination.exists():
+        return  # the same file, or the same content
+    destination.parent.mkdir(parents=True, exist_ok=True)
     # "x": never replace a file that appeared meanwhile.
     with open(source, "rb") as src, open(destination, "xb") as dst:
         shutil.copyfileobj(src, dst)
-    return destination
+
+
+def same_directory(a: str, b: str) -> bool:
+    """Whether *a* and *b* name the same directory (by path when either is gone)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _candidates(path: Path) -> Iterator[Path]:

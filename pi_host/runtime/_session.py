@@ -1318,7 +1318,7 @@ class AgentSession:
 
         :raises SessionError: the file cannot be imported, or this session is not saved.
         """
-        from ._import import check_session_file, copy_into_session_dir, import_destination
+        from ._import import check_session_file, copy_into_session_dir, import_destination, same_directory
 
         checked = check_session_file(path)
         directory = self.session_manager.session_dir
@@ -1328,27 +1328,30 @@ class AgentSession:
                 "import into; start pi-host without --no-session"
             )
         if checked.cwd_missing:
-            question = (
-                "Stored session working directory does not exist: "
-                f"{checked.cwd}\nSession file: {checked.source}\nCurrent working directory: {self.cwd}"
-            )
             if confirm_missing_cwd is None:
-                raise SessionError(question)
+                # pi's refusal, as at start-up with --session.
+                raise SessionError(
+                    "Stored session working directory does not exist: "
+                    f"{checked.cwd}\nSession file: {checked.source}\nCurrent working directory: {self.cwd}"
+                )
             if not await confirm_missing_cwd(checked.cwd, self.cwd):
                 return SessionImport(cancelled=True)
-        target = str(import_destination(checked.source, directory))
+        try:
+            copy = import_destination(checked.source, directory)
+        except OSError as exc:
+            raise SessionError(f"Cannot look into the session directory {directory}: {exc}") from exc
         if (
             await self.host.dispatcher.session_before_switch(
-                reason="resume", target_session_file=target, ctx=self.ctx
+                reason="resume", target_session_file=str(copy), ctx=self.ctx
             )
         ) is not None:
             return SessionImport(cancelled=True)
         try:
-            copy = copy_into_session_dir(checked.source, directory)
+            copy_into_session_dir(checked.source, copy)
         except OSError as exc:
             raise SessionError(f"Cannot copy {checked.source} into {directory}: {exc}") from exc
         await self._enter_session(str(copy))
-        recorded = checked.cwd if checked.cwd and not _same_dir(checked.cwd, self.cwd) else None
+        recorded = checked.cwd if checked.cwd and not same_directory(checked.cwd, self.cwd) else None
         warnings = tuple(str(warning) for warning in self.session_manager.warnings)
         return SessionImport(cancelled=False, file=str(copy), recorded_cwd=recorded, warnings=warnings)
 
@@ -1492,15 +1495,6 @@ class AgentSession:
 
 def _file_text(file: Path | None) -> str | None:
     return None if file is None else str(file)
-
-
-def _same_dir(a: str, b: str) -> bool:
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
 
 
 # -- helpers shared with plugins through the stash ----------------------------------------------
