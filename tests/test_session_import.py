@@ -101,7 +101,8 @@ async def test_what_cannot_be_imported_is_named_and_nothing_changes(
     tmp_path: Path, content: str | None, message: str
 ) -> None:
     session = await start(tmp_path)
-    await session.prompt("before the import")
+    # A conversation to keep (not prompted: the faux provider's script is per process).
+    await session.import_session(str(session_file(tmp_path / "elsewhere", tmp_path, "before the import")))
     before = session.session_manager.session_file
     path = tmp_path / "bad.jsonl"
     if content is not None:
