@@ -296,3 +296,15 @@ async def test_keybinding_problems_warn_at_start_and_reload_rereads(tmp_path: Pa
         await app.commands.run("/hotkeys")
         await harness.committed("Keyboard Shortcuts")
         await harness.committed("Alt+T")
+
+
+async def test_import_without_a_path_and_the_changelog(tmp_path: Path) -> None:
+    async with running(tmp_path) as harness:
+        app = harness.app
+        assert app.commands.is_builtin("/import old.jsonl") and app.commands.is_builtin("/trust")
+        await app.commands.run("/import")
+        await harness.committed("Usage: /import <path.jsonl>")
+        await app.commands.run("/changelog")
+        await harness.committed("What's New")
+        await harness.committed("[Unreleased]")
+        app.request_exit()

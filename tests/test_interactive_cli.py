@@ -176,3 +176,98 @@ def test_an_undecided_project_is_asked_about_before_the_screen_starts(
         assert term.wait_exit() == 0
     finally:
         term.close()
+
+
+def test_trust_command_saves_the_answer_and_loads_the_project(tmp_path: Path) -> None:
+    """Untrusted at start-up (Escape), then /trust: trust.json records it and the project's
+    settings and prompt templates take effect at once."""
+    agent_dir, project = tmp_path / "agent", tmp_path / "project"
+    agent_dir.mkdir()
+    (project / ".pi" / "prompts").mkdir(parents=True)
+    (project / ".pi" / "settings.json").write_text(json.dumps({"compaction": {"enabled": False}}))
+    (project / ".pi" / "prompts" / "greet.md").write_text("Say hello from the project template.\n")
+    script = tmp_path / "faux.json"
+    script.write_text(json.dumps([{"text": "Hello back."}]))
+    env = {"PI_HOST_DIR": str(agent_dir), "PI_HOST_FAUX_SCRIPT": str(script), "ANTHROPIC_API_KEY": ""}
+    term = Terminal([PI_HOST, "--provider", "faux"], cwd=project, env=env)
+    try:
+        term.wait_for("Trust project folder?", timeout=60)
+        term.send(ESCAPE)
+        term.wait_for("(auto)", timeout=60)  # global settings only: auto-compaction is on
+
+        term.submit("/trust")
+        term.wait_for("not decided yet")
+        term.wait_for(f"{SELECTED} Trust", where=term.screen.screen_text)
+        term.send(ENTER)
+        term.wait_for("Project trusted")
+        assert json.loads((agent_dir / "trust.json").read_text()) == {str(project): True}
+        # The project's settings.json turns auto-compaction off; its prompt template expands.
+        term.wait_for(lambda: "(auto)" not in _footer(term))
+        term.submit("/greet")
+        term.wait_for("Hello back.")
+        assert "Say hello from the project template." in term.screen.text()
+
+        term.submit("/trust")
+        term.wait_for("remembered in")
+        term.wait_for(f"{SELECTED} Trust", where=term.screen.screen_text)
+        move_down_to(term, "Do not trust (this session only)")
+        term.send(ENTER)
+        term.wait_for("Project not trusted")
+        term.wait_for(lambda: "(auto)" in _footer(term))
+        assert json.loads((agent_dir / "trust.json").read_text()) == {str(project): True}
+        term.send(CTRL_C)
+        term.send(CTRL_C)
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+
+
+def _footer(term: Terminal) -> str:
+    return next((line for line in reversed(term.screen.display()) if "↑" in line or "%/" in line), "")
+
+
+def test_import_continues_a_session_file_from_elsewhere(pi_host: Any, tmp_path: Path) -> None:
+    from pi_host.messages import AssistantMessage, TextContent, UserMessage
+    from pi_host.session import SessionManager
+
+    elsewhere = tmp_path / "elsewhere"
+    manager = SessionManager.create(tmp_path, elsewhere, cache_dir=False)
+    manager.append_message(UserMessage(content="question from the old session"))
+    manager.append_message(
+        AssistantMessage(
+            api="faux", provider="faux", model="m", content=[TextContent(text="answer from the old session")]
+        )
+    )
+    assert manager.session_file is not None
+    source = tmp_path / "old.jsonl"
+    source.write_bytes(manager.session_file.read_bytes())
+    original = source.read_bytes()
+    (tmp_path / "notes.jsonl").write_text("just some notes\n")
+    term: Terminal = pi_host([{"text": "Continuing the old session."}])
+
+    # Not a session file: named, and left as it was.
+    term.submit("/import notes.jsonl")
+    term.wait_for("Replace current session with notes.jsonl?", where=term.screen.screen_text)
+    term.send("y")
+    # (The message names the file by its full path, so it may wrap anywhere.)
+    term.wait_for(re.compile(r"is\s+not\s+a\s+pi\s+session\s+file"))
+    assert (tmp_path / "notes.jsonl").read_text() == "just some notes\n"
+
+    term.submit("/import old.jsonl")
+    term.wait_for("Replace current session with old.jsonl?", where=term.screen.screen_text)
+    term.send("y")
+    term.wait_for("Session imported from: old.jsonl")
+    text = term.screen.text()
+    assert "question from the old session" in text and "answer from the old session" in text
+
+    # The conversation goes on in a copy inside the session directory; the original is untouched.
+    term.submit("and now?")
+    term.wait_for("Continuing the old session.")
+    term.wait_gone("Working...")
+    copies = list((tmp_path / "agent" / "sessions").rglob("old.jsonl"))
+    assert len(copies) == 1
+    assert "Continuing the old session." in copies[0].read_text()
+    assert source.read_bytes() == original
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0

@@ -306,3 +306,78 @@ def test_keybindings_json_rebinds_keys_and_a_bad_entry_only_warns(launch: Any) -
     term.wait_for("app.message.followUp")
     term.send(CTRL_D)
     assert term.wait_exit() == 0
+
+
+def _old_session(directory: Path, cwd: Path) -> Path:
+    """A pi session file with one exchange, as another machine or project left it."""
+    from pi_host.messages import AssistantMessage, TextContent, UserMessage
+    from pi_host.session import SessionManager
+
+    manager = SessionManager.create(cwd, directory, cache_dir=False)
+    manager.append_message(UserMessage(content="question from the old session"))
+    manager.append_message(
+        AssistantMessage(
+            api="faux", provider="faux", model="m", content=[TextContent(text="answer from the old session")]
+        )
+    )
+    assert manager.session_file is not None
+    return manager.session_file
+
+
+def test_changelog_import_and_trust_commands(launch: Any, tmp_path: Path) -> None:
+    (tmp_path / "old.jsonl").write_bytes(_old_session(tmp_path / "elsewhere", tmp_path).read_bytes())
+    term: Terminal = launch([])
+
+    # /changelog renders pi-host's own CHANGELOG.md.
+    term.submit("/changelog")
+    term.wait_for("What's New")
+    term.wait_for("[Unreleased]")
+    term.wait_for("Interactive slash commands")
+
+    # /import asks first; "n" keeps the current session.
+    term.submit("/import")
+    term.wait_for("Usage: /import <path.jsonl>")
+    term.submit("/import old.jsonl")
+    term.wait_for("Replace current session with old.jsonl?", where=term.screen.screen_text)
+    term.send("n")
+    term.wait_for("Import cancelled")
+    assert "answer from the old session" not in term.screen.text()
+    # What cannot be imported is named; nothing changes.
+    term.submit("/import missing.jsonl")
+    term.wait_for("Replace current session with missing.jsonl?", where=term.screen.screen_text)
+    term.send("y")
+    term.wait_for("Failed to import session: File not found")
+    # The directory the session was recorded in is gone: asked, as pi asks; "n" cancels.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (tmp_path / "moved.jsonl").write_bytes(_old_session(tmp_path / "elsewhere", gone).read_bytes())
+    gone.rmdir()
+    term.submit("/import moved.jsonl")
+    term.wait_for("Replace current session with moved.jsonl?", where=term.screen.screen_text)
+    term.send("y")
+    term.wait_for("Session cwd not found", where=term.screen.screen_text)
+    term.send("n")
+    term.wait_for(lambda: term.screen.text().count("Import cancelled") == 2)
+    # "y": the session's messages are shown.
+    term.submit("/import old.jsonl")
+    term.wait_for("Replace current session with old.jsonl?", where=term.screen.screen_text)
+    term.send("y")
+    term.wait_for("Session imported from: old.jsonl")
+    text = term.screen.text()
+    assert "question from the old session" in text and "answer from the old session" in text
+
+    # /trust shows the state, then asks with the start-up question's answers.
+    term.submit("/trust")
+    term.wait_for("Project Trust")
+    term.wait_for("not decided yet")
+    term.wait_for(f"{SELECTED} Trust", where=term.screen.screen_text)
+    term.wait_for("Do not trust (this session only)", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("Project trusted: its .pi settings, skills, prompts and plugins are loaded")
+    term.submit("/trust")
+    term.wait_for("for this session only")
+    term.wait_for(f"{SELECTED} Trust", where=term.screen.screen_text)
+    term.send(ESCAPE)
+    term.wait_gone("Do not trust (this session only)")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0

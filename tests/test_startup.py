@@ -119,6 +119,8 @@ ONE_SHOT_LEAVES_OUT = (
     "pi_host.agent._tool_hooks",
     "pi_host.resources._diagnostic_models",
     "pi_host.session._index",
+    "pi_host.runtime._import",  # /import
+    "pi_host.runtime._project",  # /trust
 )
 
 

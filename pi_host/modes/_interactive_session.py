@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,7 @@ from ._interactive import UiBridge
 from ._interactive._driver import (
     ContextUsage,
     ForkPoint,
+    ImportResult,
     Listener,
     LoginProvider,
     LoginResult,
@@ -25,6 +26,7 @@ from ._interactive._driver import (
     StreamingBehavior,
     SwitchResult,
     TreeNode,
+    TrustState,
     UserBashResult,
 )
 
@@ -298,6 +300,17 @@ class InteractiveSessionAdapter:
             raise SessionError("This session is not saved (--no-session); there is nothing to export.")
         return str(export_html(file, path))
 
+    async def import_session(
+        self, path: str, *, confirm_missing_cwd: Callable[[str, str], Awaitable[bool]]
+    ) -> ImportResult:
+        outcome = await self._session.import_session(path, confirm_missing_cwd=confirm_missing_cwd)
+        return ImportResult(
+            cancelled=outcome.cancelled,
+            file=outcome.file,
+            recorded_cwd=outcome.recorded_cwd,
+            warnings=outcome.warnings,
+        )
+
     async def reload(self) -> None:
         await self._session.reload()
 
@@ -316,6 +329,40 @@ class InteractiveSessionAdapter:
         from ._settings_change import change_setting
 
         change_setting(self._session, key, value)
+
+    def trust_state(self) -> TrustState:
+        session = self._session
+        project = session.project
+        if project is None:
+            return TrustState(session.cwd, session.project_trusted, "fixed when this session was built")
+        description = project.describe(session.project_trusted)
+        options = (
+            tuple(option.label for option in project.trust.options(session.cwd))
+            if description.changeable
+            else ()
+        )
+        return TrustState(
+            cwd=session.cwd,
+            trusted=session.project_trusted,
+            source=description.reason,
+            options=options,
+            needs_trust=description.needs_trust,
+            issues=project.trust.issues,
+        )
+
+    async def set_trust(self, option: str) -> bool:
+        session = self._session
+        project = session.project
+        if project is None:
+            raise SessionError("This session was built without project resources; trust cannot change")
+        choices = {choice.label: choice for choice in project.trust.options(session.cwd)}
+        if option not in choices:
+            raise SessionError(f"Unknown trust answer {option!r}; choose one of: {', '.join(choices)}")
+        trusted = project.trust.choose(session.cwd, choices[option])
+        if trusted == session.project_trusted:
+            return False
+        await session.set_project_trusted(trusted)
+        return True
 
     def plugin_commands(self) -> Sequence[PluginCommand]:
         return [

@@ -263,6 +263,19 @@ class ProjectTrust:
             return False
         return None
 
+    def session_decision(self, cwd: str | os.PathLike[str]) -> bool | None:
+        """The answer given for *cwd* during this session (remembered or not), if any."""
+        return self._session.get(_normalize(cwd))
+
+    def remembered_entry(self, cwd: str | os.PathLike[str]) -> TrustEntry | None:
+        """The decision ``trust.json`` holds for *cwd* or its nearest ancestor; a malformed
+        file counts as none and is reported in :attr:`issues`."""
+        try:
+            return self.store.get_entry(cwd)
+        except TrustStoreError as exc:
+            self._report(str(exc))
+            return None
+
     def is_trusted(self, cwd: str | os.PathLike[str]) -> bool:
         """Whether to load *cwd*'s project resources now; undecided means no.
 

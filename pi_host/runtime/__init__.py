@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ._session import (
         AgentSession,
         SessionError,
+        SessionImport,
         SessionListener,
         TreeNavigation,
         clamp_thinking_level,
@@ -60,6 +61,7 @@ __all__ = [
     "SessionAgentEndEvent",
     "SessionError",
     "SessionEvent",
+    "SessionImport",
     "SessionInfoChangedEvent",
     "SessionListener",
     "SessionOptions",
@@ -94,6 +96,7 @@ _EXPORTS: dict[str, str] = {
     "SessionAgentEndEvent": "_events",
     "SessionError": "_session",
     "SessionEvent": "_events",
+    "SessionImport": "_session",
     "SessionInfoChangedEvent": "_events",
     "SessionListener": "_session",
     "SessionOptions": "_factory",

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_host.agent import Agent, Tool
 from pi_host.hookspecs import Mode, PluginContext
@@ -28,6 +28,9 @@ from ._context import NullUI
 from ._host import BUILTIN_TOOL_NAMES, Host
 from ._models import ModelResolver
 from ._session import AgentSession, SessionError, clamp_thinking_level
+
+if TYPE_CHECKING:
+    from ._project import ProjectResources
 
 __all__ = [
     "DEFAULT_ACTIVE_TOOLS",
@@ -225,22 +228,18 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     restored = manager.build_session_context()
 
     model, thinking = _initial_model(options, resolver, restored, settings)
-    resources = load_resources(
-        cwd=cwd,
-        agent_dir=root,
-        settings=settings_manager,
-        options=ResourceOptions(
-            context_files=not options.no_context_files,
-            skills=not options.no_skills,
-            prompt_templates=not options.no_prompt_templates,
-            skill_paths=tuple(options.skills),
-            prompt_template_paths=tuple(options.prompt_templates),
-            system_prompt=options.system_prompt,
-            append_system_prompt=None
-            if options.append_system_prompt is None
-            else tuple(options.append_system_prompt),
-        ),
+    resource_options = ResourceOptions(
+        context_files=not options.no_context_files,
+        skills=not options.no_skills,
+        prompt_templates=not options.no_prompt_templates,
+        skill_paths=tuple(options.skills),
+        prompt_template_paths=tuple(options.prompt_templates),
+        system_prompt=options.system_prompt,
+        append_system_prompt=None
+        if options.append_system_prompt is None
+        else tuple(options.append_system_prompt),
     )
+    resources = load_resources(cwd=cwd, agent_dir=root, settings=settings_manager, options=resource_options)
     agent = Agent(
         stream_fn=resolver.stream,
         model=model,
@@ -257,6 +256,21 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         # Skills plugins add at session start (pi_resources_discover) are listed too.
         skills = resources.skills if session is None else tuple(session.skills)
         return replace(resources, skills=skills).system_prompt(tools)
+
+    def project() -> ProjectResources:
+        # Built when /trust first asks: a one-shot run never needs it.
+        from ._project import ProjectResources
+
+        return ProjectResources(
+            cwd=cwd,
+            agent_dir=root,
+            trust=trust,
+            resource_options=resource_options,
+            resources=resources,
+            mode=options.mode,
+            flags=dict(options.flags),
+            disabled_plugins=options.disabled_plugins,
+        )
 
     session = AgentSession(
         host=host,
@@ -275,6 +289,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         project_trusted=trusted,
         settings_manager=settings_manager,
     )
+    session.project_factory = project
     if not restored.messages and model is not None:
         manager.append_model_change(model.provider, model.id)
         manager.append_thinking_level_change(thinking)

@@ -84,7 +84,9 @@ if TYPE_CHECKING:
     from pi_host.resources import PromptTemplate, Settings, SettingsManager, Skill
     from pi_host.session import SessionManager
 
-__all__ = ["AgentSession", "SessionError", "SessionListener", "TreeNavigation"]
+    from ._project import ProjectResources
+
+__all__ = ["AgentSession", "SessionError", "SessionImport", "SessionListener", "TreeNavigation"]
 
 logger = logging.getLogger("pi_host.runtime")
 
@@ -100,6 +102,23 @@ _QUEUE_WITHOUT_BEHAVIOR = (
 
 class SessionError(RuntimeError):
     """The session cannot do what was asked (no model, no credentials, bad entry id …)."""
+
+
+@dataclass(frozen=True)
+class SessionImport:
+    """How ``/import`` went.
+
+    :ivar cancelled: the user or a plugin (``pi_session_before_switch``) stopped it.
+    :ivar file: the imported copy, now the session file.
+    :ivar recorded_cwd: the working directory the session was recorded in, when it differs
+        from the one this session works in.
+    :ivar warnings: what was skipped while reading the file (malformed lines …).
+    """
+
+    cancelled: bool
+    file: str | None = None
+    recorded_cwd: str | None = None
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,6 +188,9 @@ class AgentSession:
         self.skills = list(skills)
         self.prompt_templates = list(prompt_templates)
         self.project_trusted = project_trusted
+        #: Builds what /trust changes (set by create_session; None for sessions built by hand).
+        self.project_factory: Callable[[], ProjectResources] | None = None
+        self._project: ProjectResources | None = None
         self.stash = Stash()
         self.ctx = SessionPluginContext(self)
         self._flags = dict(flags or {})
@@ -195,6 +217,24 @@ class AgentSession:
         agent.subscribe(self._handle_agent_event)
         self._install_agent_callbacks()
         self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
+
+    @property
+    def project(self) -> ProjectResources | None:
+        """The project's trust and the resources it allows (``None`` without a factory)."""
+        if self._project is None and self.project_factory is not None:
+            self._project = self.project_factory()
+        return self._project
+
+    async def set_project_trusted(self, trusted: bool) -> None:
+        """Load (or drop) the project's settings, resources and plugins for ``trusted`` and
+        rebind the plugins, as ``/reload`` does.
+
+        :raises SessionError: this session was not built by ``create_session``.
+        """
+        project = self.project
+        if project is None:
+            raise SessionError("This session was built without project resources; trust cannot change")
+        await project.apply(self, trusted)
 
     # -- wiring the agent to plugins ----------------------------------------------------------
 
@@ -516,6 +556,10 @@ class AgentSession:
         return True
 
     # -- tools and the system prompt ----------------------------------------------------------
+
+    def set_system_prompt_builder(self, builder: Callable[[Sequence[Tool[Any]]], str] | None) -> None:
+        """Build the system prompt with ``builder(active tools)`` from the next rebuild on."""
+        self._system_prompt_builder = builder
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Activate the named tools (unknown names are ignored) and rebuild the system prompt."""
@@ -1252,13 +1296,68 @@ class AgentSession:
             await dispatcher.session_before_switch(reason="resume", target_session_file=path, ctx=self.ctx)
         ) is not None:
             return True
+        await self._enter_session(path)
+        return False
+
+    async def _enter_session(self, path: str) -> None:
         previous = self._session_file_text()
         await self.shutdown("resume", path)
         self.session_manager.set_session_file(path)
         replaced = self._restore_from_session()
         await self.start("resume", previous)
         await self._announce_restored_model(replaced)
-        return False
+
+    async def import_session(
+        self,
+        path: str,
+        *,
+        confirm_missing_cwd: Callable[[str, str], Awaitable[bool]] | None = None,
+    ) -> SessionImport:
+        """Copy a session file into this session's directory and continue it (``/import``).
+
+        The file is checked first (see :func:`~pi_host.runtime._import.check_session_file`).
+        When the working directory it recorded is gone, ``confirm_missing_cwd(recorded, current)``
+        decides whether to continue in this session's directory (no callback: refuse). The
+        session keeps working in :attr:`cwd` either way.
+
+        :raises SessionError: the file cannot be imported, or this session is not saved.
+        """
+        from ._import import check_session_file, copy_into_session_dir, import_destination, same_directory
+
+        checked = check_session_file(path)
+        directory = self.session_manager.session_dir
+        if directory is None or not self.session_manager.is_persisted:
+            raise SessionError(
+                "This session is not saved (--no-session), so there is no session directory to "
+                "import into; start pi-host without --no-session"
+            )
+        if checked.cwd_missing:
+            if confirm_missing_cwd is None:
+                # pi's refusal, as at start-up with --session.
+                raise SessionError(
+                    "Stored session working directory does not exist: "
+                    f"{checked.cwd}\nSession file: {checked.source}\nCurrent working directory: {self.cwd}"
+                )
+            if not await confirm_missing_cwd(checked.cwd, self.cwd):
+                return SessionImport(cancelled=True)
+        try:
+            copy = import_destination(checked.source, directory)
+        except OSError as exc:
+            raise SessionError(f"Cannot look into the session directory {directory}: {exc}") from exc
+        if (
+            await self.host.dispatcher.session_before_switch(
+                reason="resume", target_session_file=str(copy), ctx=self.ctx
+            )
+        ) is not None:
+            return SessionImport(cancelled=True)
+        try:
+            copy_into_session_dir(checked.source, copy)
+        except OSError as exc:
+            raise SessionError(f"Cannot copy {checked.source} into {directory}: {exc}") from exc
+        await self._enter_session(str(copy))
+        recorded = checked.cwd if checked.cwd and not same_directory(checked.cwd, self.cwd) else None
+        warnings = tuple(str(warning) for warning in self.session_manager.warnings)
+        return SessionImport(cancelled=False, file=str(copy), recorded_cwd=recorded, warnings=warnings)
 
     async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool:
         """Fork the conversation into a new session file (``/fork``: before a user message;

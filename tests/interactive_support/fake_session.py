@@ -47,6 +47,7 @@ from pi_host.modes._interactive import (
     CompactionStartEvent,
     ContextUsage,
     ForkPoint,
+    ImportResult,
     LoginProvider,
     LoginResult,
     PluginCommand,
@@ -57,6 +58,7 @@ from pi_host.modes._interactive import (
     SwitchResult,
     ThinkingLevelChangedEvent,
     TreeNode,
+    TrustState,
     UiBridge,
     UserBashResult,
 )
@@ -129,6 +131,8 @@ class FakeInteractiveSession:
         self.compactions: list[str | None] = []
         # /login and /logout use it as the runtime does: tests may put a file-backed one here.
         self.auth = AuthStorage.in_memory()
+        self.trusted = False
+        self.trust_log: list[str] = []
 
     # -- state ------------------------------------------------------------------------------
 
@@ -516,6 +520,49 @@ class FakeInteractiveSession:
         else:
             node[last] = value
         self.saved_settings.append((key, value))
+
+    async def import_session(
+        self, path: str, *, confirm_missing_cwd: Callable[[str, str], Awaitable[bool]]
+    ) -> ImportResult:
+        """Read the file's messages with the real session store (no copy: the fake has no
+        session directory)."""
+        import os
+
+        from pi_host.session import SessionManager
+
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"File not found: {os.path.abspath(path)}")
+        manager = SessionManager.open(path, cache_dir=False)
+        missing = bool(manager.cwd) and not os.path.isdir(manager.cwd)
+        if missing and not await confirm_missing_cwd(manager.cwd, self._cwd):
+            return ImportResult(cancelled=True)
+        self._entries.clear()
+        self._leaf = None
+        for message in manager.build_session_context().messages:
+            self._append_message(message)
+        self._file = os.path.abspath(path)
+        return ImportResult(file=self._file)
+
+    _TRUST_OPTIONS = (
+        "Trust",
+        "Trust (this session only)",
+        "Do not trust",
+        "Do not trust (this session only)",
+    )
+
+    def trust_state(self) -> TrustState:
+        return TrustState(
+            cwd=self._cwd,
+            trusted=self.trusted,
+            source="for this session only" if self.trust_log else "not decided yet",
+            options=self._TRUST_OPTIONS,
+        )
+
+    async def set_trust(self, option: str) -> bool:
+        self.trust_log.append(option)
+        trusted = not option.startswith("Do not")
+        changed, self.trusted = trusted != self.trusted, trusted
+        return changed
 
     def plugin_commands(self) -> list[PluginCommand]:
         return [PluginCommand("greet", "Say hello through the UI bridge")]

@@ -16,6 +16,7 @@ from ._driver import (
     CompactionStartEvent,
     ContextUsage,
     ForkPoint,
+    ImportResult,
     InteractiveSession,
     LoginProvider,
     LoginResult,
@@ -28,6 +29,7 @@ from ._driver import (
     SwitchResult,
     ThinkingLevelChangedEvent,
     TreeNode,
+    TrustState,
     UserBashResult,
 )
 from ._ui_bridge import UiBridge
@@ -43,6 +45,7 @@ __all__ = [
     "CompactionStartEvent",
     "ContextUsage",
     "ForkPoint",
+    "ImportResult",
     "InteractiveSession",
     "LoginProvider",
     "LoginResult",
@@ -55,6 +58,7 @@ __all__ = [
     "SwitchResult",
     "ThinkingLevelChangedEvent",
     "TreeNode",
+    "TrustState",
     "UiBridge",
     "UserBashResult",
     "run_interactive",

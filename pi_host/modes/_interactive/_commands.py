@@ -44,9 +44,12 @@ BUILTIN_COMMANDS: tuple[tuple[str, str], ...] = (
     ("name", "Set the session's display name"),
     ("session", "Show the session file, id, message counts, tokens and cost"),
     ("export", "Write the session as HTML (optional output path)"),
+    ("import", "Import a session file (.jsonl) and continue it"),
     ("copy", "Copy the last reply to the clipboard"),
     ("reload", "Reload plugins, skills, prompt templates and context files"),
+    ("trust", "Show or change whether this project's .pi resources are trusted"),
     ("hotkeys", "Show the keyboard shortcuts"),
+    ("changelog", "Show pi-host's changelog"),
     ("quit", "Quit"),
     ("login", "Log in to a provider (Anthropic Claude Pro/Max)"),
     ("logout", "Remove a credential stored in auth.json"),
@@ -106,9 +109,12 @@ class CommandRunner:
             "name": self.name,
             "session": self.session_info,
             "export": self.export,
+            "import": self.import_session,
             "copy": self.copy,
             "reload": self.reload,
+            "trust": self.trust,
             "hotkeys": self.hotkeys,
+            "changelog": self.changelog,
             "quit": self.quit,
             "login": self.login,
             "logout": self.logout,
@@ -488,6 +494,46 @@ class CommandRunner:
             return
         self.app.notice(f"Session exported to: {path}")
 
+    async def import_session(self, args: str) -> None:
+        path = _first_argument(args)
+        if not path:
+            self.app.error("Usage: /import <path.jsonl>")
+            return
+        if self.app.busy:
+            self.app.warning("Wait for the current response to finish before importing.")
+            return
+        if not await self.app.confirm("Import session", f"Replace current session with {path}?"):
+            self.app.notice("Import cancelled")
+            return
+
+        async def continue_without_cwd(recorded: str, current: str) -> bool:
+            return await self.app.confirm(
+                "Session cwd not found",
+                f"The session's working directory does not exist:\n{recorded}\n\n"
+                f"Continue in the current one?\n{current}",
+            )
+
+        try:
+            result = await self.session.import_session(path, confirm_missing_cwd=continue_without_cwd)
+        except Exception as exc:
+            self.app.error(f"Failed to import session: {exc}")
+            return
+        if result.cancelled:
+            self.app.notice("Import cancelled")
+            return
+        self.app.session_switched(f"Session imported from: {path}")
+        if result.file:
+            self.app.notice(f"Saved as {shorten_path(result.file)}")
+        if result.recorded_cwd:
+            self.app.notice(
+                f"The session was recorded in {shorten_path(result.recorded_cwd)}; "
+                f"it continues in {shorten_path(self.session.cwd)}"
+            )
+        for warning in result.warnings[:3]:
+            self.app.warning(warning)
+        if len(result.warnings) > 3:
+            self.app.warning(f"… and {len(result.warnings) - 3} more problems in the file were skipped")
+
     async def copy(self, args: str) -> None:
         text = None
         for message in reversed(list(self.session.messages)):
@@ -518,12 +564,67 @@ class CommandRunner:
             return
         self.app.notice("Reloaded keybindings, plugins, skills, prompt templates and context files")
 
+    async def trust(self, args: str) -> None:
+        state = self.session.trust_state()
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="dim")
+        table.add_column()
+        table.add_row(Text("Project Trust", style="bold"), "")
+        table.add_row("Folder", shorten_path(state.cwd))
+        table.add_row("Trusted", "yes" if state.trusted else "no")
+        table.add_row("Because", state.source)
+        self.app.add_static(table)
+        for issue in state.issues:
+            self.app.warning(issue)
+        if not state.options:
+            if state.needs_trust:
+                self.app.notice("Trust cannot change in this run.")
+            return
+        if self.app.busy:
+            self.app.warning("Wait for the current response to finish before changing trust.")
+            return
+        question = (
+            f"Trust project folder?\n{state.cwd}\n\nThis lets pi-host load the project's .pi settings, "
+            "skills, prompts and system prompt, and run its project plugins."
+        )
+        index = await self.app.select(question, list(state.options))
+        if index is None:
+            return
+        try:
+            changed = await self.session.set_trust(state.options[index])
+        except Exception as exc:
+            self.app.error(f"Changing trust failed: {exc}")
+            return
+        after = self.session.trust_state()
+        for issue in after.issues:
+            if issue not in state.issues:
+                self.app.warning(issue)
+        if changed and after.trusted:
+            self.app.notice("Project trusted: its .pi settings, skills, prompts and plugins are loaded")
+        elif changed:
+            self.app.notice("Project not trusted: its .pi settings, skills, prompts and plugins are unloaded")
+        else:
+            verdict = "trusted" if after.trusted else "not trusted"
+            self.app.notice(f"Trust unchanged ({verdict}, {after.source})")
+
     async def hotkeys(self, args: str) -> None:
         self.app.add_static(
             Group(
                 Rule(style="dim"),
                 Text("Keyboard Shortcuts", style="bold cyan"),
                 render_markdown(hotkeys_markdown(self.app.keymap)),
+                Rule(style="dim"),
+            )
+        )
+
+    async def changelog(self, args: str) -> None:
+        from ._changelog import changelog_markdown
+
+        self.app.add_static(
+            Group(
+                Rule(style="dim"),
+                Text("What's New", style="bold cyan"),
+                render_markdown(changelog_markdown()),
                 Rule(style="dim"),
             )
         )

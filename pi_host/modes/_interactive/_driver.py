@@ -32,6 +32,7 @@ __all__ = [
     "CompactionStartEvent",
     "ContextUsage",
     "ForkPoint",
+    "ImportResult",
     "InteractiveSession",
     "Listener",
     "LoginProvider",
@@ -45,6 +46,7 @@ __all__ = [
     "SwitchResult",
     "ThinkingLevelChangedEvent",
     "TreeNode",
+    "TrustState",
     "UserBashResult",
 ]
 
@@ -133,6 +135,41 @@ class SwitchResult:
     cancelled: bool = False
     aborted: bool = False
     editor_text: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """The outcome of ``/import``.
+
+    ``file``: the session file now in use (the copy in the session directory).
+    ``recorded_cwd``: the directory the session was recorded in, when it is not the one the
+    session goes on working in. ``warnings``: what was skipped while reading the file.
+    """
+
+    cancelled: bool = False
+    file: str | None = None
+    recorded_cwd: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrustState:
+    """The project's trust, as ``/trust`` shows it.
+
+    ``trusted``: whether the project's resources are loaded now. ``source``: why, in words
+    (``"remembered in trust.json for /home/me/src"``, ``"--approve"`` …). ``options``: the
+    answers that can change it (the start-up question's labels); empty when the command line
+    decides (``--approve``/``--no-approve``) and nothing can be changed. ``needs_trust``: the
+    project has resources that only load when trusted. ``issues``: problems with trust.json
+    (a decision that could not be saved holds for this session only).
+    """
+
+    cwd: str
+    trusted: bool
+    source: str
+    options: tuple[str, ...] = ()
+    needs_trust: bool = True
+    issues: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -343,6 +380,16 @@ class InteractiveSession(Protocol):
         """Write the session as HTML and return the file's path."""
         ...
 
+    async def import_session(
+        self, path: str, *, confirm_missing_cwd: Callable[[str, str], Awaitable[bool]]
+    ) -> ImportResult:
+        """Copy the session file ``path`` into the session directory and continue it.
+
+        ``confirm_missing_cwd(recorded, current)`` is asked when the directory the session was
+        recorded in is gone. Raises naming the file when it cannot be imported.
+        """
+        ...
+
     async def reload(self) -> None: ...
 
     def setting(self, key: str) -> Any:
@@ -357,6 +404,12 @@ class InteractiveSession(Protocol):
         The change applies even when saving fails; the exception then names the file, why it
         was not written (it is never overwritten when it cannot be parsed) and what to do.
         """
+
+    def trust_state(self) -> TrustState: ...
+
+    async def set_trust(self, option: str) -> bool:
+        """Apply one of :attr:`TrustState.options`; when that changes whether the project is
+        trusted, reload settings, resources and plugins. Returns whether it changed."""
         ...
 
     def plugin_commands(self) -> Sequence[PluginCommand]: ...
