@@ -436,6 +436,27 @@ async def test_set_model_without_credentials_returns_false(tmp_path: Path, monke
 # -- start and reload ----------------------------------------------------------------------------------
 
 
+async def test_reload_reads_settings_skills_templates_and_context_files_again(tmp_path: Path) -> None:
+    options = {"no_context_files": False}
+    async with open_session(tmp_path, options=options) as rig:
+        session = rig.session
+        agent, project = tmp_path / "agent", tmp_path / "project"
+        assert session.settings.steering_mode == "one-at-a-time"
+        (agent / "settings.json").write_text('{"steeringMode": "all"}')
+        skill = agent / "skills" / "greet"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text("---\nname: greet\ndescription: Say hello nicely.\n---\nHello.\n")
+        (agent / "prompts").mkdir()
+        (agent / "prompts" / "review.md").write_text("Review the code.\n")
+        (project / "AGENTS.md").write_text("Always answer in haiku.\n")
+        await session.reload()
+        assert session.settings.steering_mode == "all"
+        assert session.agent.steering_mode == "all"
+        assert [s.name for s in session.skills] == ["greet"]
+        assert [t.name for t in session.prompt_templates] == ["review"]
+        assert "Always answer in haiku." in session.system_prompt
+
+
 async def test_start_on_bind_and_reload_order(tmp_path: Path) -> None:
     hooks = SessionHooks()
     async with open_session(tmp_path, plugins=[hooks], start=False) as rig:

@@ -1487,7 +1487,16 @@ class AgentSession:
         return TreeNavigation(cancelled=False, editor_text=editor_text)
 
     async def reload(self) -> None:
-        """Re-collect plugin registrations and rebuild the system prompt (``/reload``)."""
+        """``/reload``: read settings, skills, prompt templates and context files again,
+        re-collect the plugins' registrations and rebuild the system prompt.
+
+        Plugins see ``pi_session_shutdown`` then ``pi_session_start``, both with reason
+        ``reload``. A session not built by ``create_session`` has no resources to re-read: only
+        the plugins are re-collected.
+        """
+        if self.project is not None:
+            await self.project.apply(self, self.project_trusted)
+            return
         await self.shutdown("reload")
         self.host.collect_registrations()
         self.set_active_tools(self._active_tool_names)
