@@ -46,15 +46,19 @@ MAX_ENTRIES = 20_000
 class CompileCache:
     """Compiled code by ``(mode, source text)``, loaded from and saved to one file.
 
-    Entries are kept marshalled and unmarshalled on first use: a run pays only for the code
-    it asks for, whatever other commands added to the file.
+    Entries are kept marshalled and unmarshalled on first use: a run pays only for the code it
+    asks for, whatever other commands added to the file. An entry is dropped from memory once
+    used (the code lives on in the function made from it), so the cache costs a run little
+    memory beyond start-up; only annotations, which repeat (``str``, ``int | None``), keep
+    their code at hand.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._stored = _read(path)
-        self._used: dict[tuple[str, str], bytes] = {}
-        self._unsaved = False
+        self._annotations: dict[str, CodeType] = {}
+        self._used: set[int] = set()  # hash() of each key used, to prune the file by
+        self._new: dict[tuple[str, str], bytes] = {}
         self.hits = 0
         self.misses = 0
 
@@ -63,33 +67,44 @@ class CompileCache:
 
         :raises SyntaxError: as ``compile`` does; nothing is cached then.
         """
-        key = (mode, source)
-        blob = self._used.get(key) or self._stored.get(key)
-        if blob is not None:
-            cached = _load_code(blob)
-            if cached is not None:
+        if mode == "eval":
+            known = self._annotations.get(source)
+            if known is not None:
                 self.hits += 1
-                self._used[key] = blob
-                return cached
-        code = builtins.compile(source, "<string>", mode, dont_inherit=True)
-        self.misses += 1
-        self._unsaved = True
-        self._used[key] = marshal.dumps(code)
+                return known
+        key = (mode, source)
+        blob = self._stored.pop(key, None)
+        code = None if blob is None else _load_code(blob)
+        if code is not None:
+            self.hits += 1
+        else:
+            code = builtins.compile(source, "<string>", mode, dont_inherit=True)
+            self.misses += 1
+            self._new[key] = marshal.dumps(code)
+        self._used.add(hash(key))
+        if mode == "eval":
+            self._annotations[source] = code
         return code
 
     def save(self) -> bool:
-        """Write the file if this run compiled anything new; ``True`` when it was written.
+        """Write the file if this run compiled anything it does not hold; ``True`` when written.
 
         Like bytecode, it is not written under ``PYTHONDONTWRITEBYTECODE`` (``python -B``).
-        The file is replaced atomically, so a concurrent run reads the old or the new one. A
-        directory that cannot be written to leaves the cache unsaved, without an error: it is
-        only a speed-up.
+        The file is read again first (another run may have written it meanwhile) and replaced
+        atomically, so a concurrent run reads the old or the new one. A directory that cannot be
+        written to leaves the cache unsaved, without an error: it is only a speed-up.
         """
-        if not self._unsaved or sys.dont_write_bytecode:
+        if not self._new or sys.dont_write_bytecode:
             return False
-        entries = {**self._stored, **self._used}
+        stored = _read(self.path)
+        # What this run compiled again may be there already: compiled twice in this run (the
+        # first use dropped it from memory), or written meanwhile by another run.
+        if all(key in stored and _load_code(stored[key]) is not None for key in self._new):
+            self._new.clear()
+            return False
+        entries = {**stored, **self._new}
         if len(entries) > MAX_ENTRIES:
-            entries = dict(self._used)
+            entries = {key: blob for key, blob in entries.items() if hash(key) in self._used}
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +114,7 @@ class CompileCache:
             with suppress(OSError):
                 temporary.unlink()
             return False
-        self._stored, self._unsaved = entries, False
+        self._new.clear()
         return True
 
 

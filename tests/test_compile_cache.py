@@ -166,6 +166,26 @@ def test_a_damaged_entry_is_compiled_again(tmp_path: Path) -> None:
     assert (again.hits, again.misses) == (3, 0)
 
 
+def test_used_entries_leave_memory_and_repeats_do_not_rewrite_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "cache.bin"
+    first = CompileCache(path)
+    for source in ("a = 1", "b = 2"):
+        first.compile(source, "exec")
+    first.compile("int | None", "eval")
+    assert first.save() is True
+    written = path.read_bytes()
+
+    again = CompileCache(path)
+    again.compile("a = 1", "exec")
+    assert ("exec", "a = 1") not in again._stored  # its code lives on in what was made of it
+    again.compile("a = 1", "exec")  # the same text twice in a run: compiled the second time
+    for _ in range(3):
+        again.compile("int | None", "eval")  # annotations repeat: kept at hand
+    assert (again.hits, again.misses) == (4, 1)
+    assert again.save() is False  # the file holds everything already
+    assert path.read_bytes() == written
+
+
 def test_a_syntax_error_is_raised_and_not_cached(tmp_path: Path) -> None:
     cache = CompileCache(tmp_path / "cache.bin")
     with pytest.raises(SyntaxError):
