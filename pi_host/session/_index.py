@@ -166,6 +166,9 @@ class FileIndex:
                 yield
             finally:
                 self._f = None
+                # The block scanned last serves the reads that follow its scan; kept, it would
+                # hold up to 4 MiB of the file for the rest of the session.
+                self._buf, self._buf_lo = b"", 0
 
     def _read(self, offset: int, length: int) -> bytes:
         at = offset - self._buf_lo
