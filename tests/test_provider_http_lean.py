@@ -184,6 +184,35 @@ async def test_the_same_request_reaches_the_server(
     }
 
 
+async def test_a_large_request_goes_out_whole_a_slice_at_a_time(
+    server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long resumed session makes a request of megabytes: it must arrive intact, without the
+    # transport ever buffering (copying) more than a slice of it beyond asyncio's high-water mark.
+    buffered: list[int] = []
+    original = _lean_http._Connection.connection_made
+
+    def connection_made(self: Any, transport: Any) -> None:
+        original(self, transport)
+        write = transport.write
+
+        def recording_write(data: Any) -> None:
+            write(data)
+            buffered.append(transport.get_write_buffer_size())
+
+        transport.write = recording_write
+
+    monkeypatch.setattr(_lean_http._Connection, "connection_made", connection_made)
+    prompt = "".join(f"line {n} of a long history\n" for n in range(300_000))  # ~8 MB
+    server.enqueue(anthropic_reply("ok"))
+    context = LlmContext(messages=[UserMessage(content=prompt)])
+    events = [event async for event in stream(model(server.base_url), context, StreamOptions(api_key="key"))]
+    assert isinstance(events[-1], DoneEvent)
+    (request,) = server.requests
+    assert request.json()["messages"][0]["content"][0]["text"] == prompt
+    assert len(buffered) > 1 and max(buffered) <= _lean_http._WRITE_SLICE + 64 * 1024
+
+
 # -- abort -----------------------------------------------------------------------------------
 
 

@@ -49,6 +49,9 @@ __all__ = ["LEAN_HTTP_ENV", "LeanTransport", "lean_transport_applies"]
 _KEEPALIVE_EXPIRY_S = 5.0
 #: Received bytes beyond which the connection stops reading until the consumer catches up.
 _READ_HIGH_WATER = 256 * 1024
+#: Bytes of a request handed to the transport at a time; the next slice waits until its buffer
+#: drains (asyncio's high-water mark), so a large body is never copied whole into it.
+_WRITE_SLICE = 256 * 1024
 #: httpx's default request headers (``accept-encoding`` lists the decoders we have).
 _DEFAULT_HEADERS = (
     ("accept", "*/*"),
@@ -371,16 +374,24 @@ class _Connection(asyncio.Protocol):
         """Write the request; return the response's status and headers."""
         connection = self.h11
         try:
-            data = connection.send(h11.Request(method="POST", target=target, headers=headers))
+            head = connection.send(h11.Request(method="POST", target=target, headers=headers))
         except h11.LocalProtocolError as exc:
             raise LocalProtocolError(str(exc)) from exc
-        data += connection.send(h11.Data(data=body))
-        data += connection.send(h11.EndOfMessage())
-        transport = self._transport
-        if transport is not None:
-            transport.write(data)
-            if self._writing_paused:
-                await self._drain(timeout)
+        # The body is written as it is, a slice at a time: joined to the head, and copied into
+        # the transport's buffer where the socket did not take it at once, a 10 MB request
+        # (a long resumed session) held three more copies of itself at its peak.
+        # (h11 returns None only for a ConnectionClosed event.)
+        pieces = [head or b"", *(connection.send_with_data_passthrough(h11.Data(data=body)) or ())]
+        pieces.append(connection.send(h11.EndOfMessage()) or b"")
+        for piece in pieces:
+            view = memoryview(piece)
+            for start in range(0, len(view), _WRITE_SLICE):
+                transport = self._transport
+                if transport is None:
+                    break  # the server closed; its answer, if any, is read below
+                transport.write(view[start : start + _WRITE_SLICE])
+                if self._writing_paused:
+                    await self._drain(timeout)
         # A server may answer (an error) before reading all of the request; as httpx does, a
         # failed write is not an error until reading the response fails too.
         while True:
