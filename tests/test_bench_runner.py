@@ -110,6 +110,23 @@ def test_peak_memory_is_per_process_not_the_largest_child_so_far(tmp_path: Path)
     assert first.exit_code == second.exit_code == 0
 
 
+def test_the_runners_own_memory_is_no_floor_under_a_childs_peak(tmp_path: Path) -> None:
+    # Forked straight from a big process, a child's ru_maxrss starts at that process's size.
+    held = bytearray(200 * 1024 * 1024)
+    held[::4096] = b"x" * len(held[::4096])
+    small = run_measured([sys.executable, "-c", "pass"], env={}, cwd=tmp_path)
+    assert small.exit_code == 0
+    assert small.max_rss_mib < 100
+    del held
+
+
+def test_the_agents_exit_status_and_cost_are_its_own(tmp_path: Path) -> None:
+    busy = "import sys; sum(range(3_000_000)); sys.exit(3)"
+    measurement = run_measured([sys.executable, "-c", busy], env={}, cwd=tmp_path)
+    assert measurement.exit_code == 3
+    assert measurement.cpu_s > 0 and 0 < measurement.wall_s < 60
+
+
 def test_a_hung_process_is_killed_at_the_timeout(tmp_path: Path) -> None:
     process = MeasuredProcess(
         [sys.executable, "-c", "import sys; sys.stdin.read()"], env={}, cwd=tmp_path, stdin=True, timeout=0.5

@@ -4,8 +4,10 @@
 largest of *all* children reaped so far, so a small run after a big one reports the big one.
 ``os.wait4(pid)`` returns the resource usage of exactly the process it reaps (with the
 descendants it reaped itself, such as the shells of bash tool calls), which is what a per-run
-figure needs. :class:`MeasuredProcess` therefore reaps its child with ``wait4`` instead of
-``Popen.wait``.
+figure needs. A child's peak also starts from the resident set of the process that forked it,
+so the agent is started, and reaped with ``wait4``, by a small process of its own
+(``_spawn.py``) rather than by the runner, whose memory would otherwise set a floor under
+every agent's figure.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +24,8 @@ from pathlib import Path
 from typing import IO
 
 __all__ = ["AgentFailed", "MeasuredProcess", "Measurement", "run_measured"]
+
+_SPAWNER = Path(__file__).with_name("_spawn.py")
 
 
 class AgentFailed(RuntimeError):
@@ -57,15 +62,23 @@ class MeasuredProcess:
         timeout: float = 600.0,
     ) -> None:
         self._started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            list(argv),
-            env=dict(env),
-            cwd=cwd,
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-        )
+        self._report, report_end = os.pipe()
+        try:
+            # -I -S: the spawner imports next to nothing, so the floor it passes on is small.
+            # Its own session: a kill reaches the spawner and the agent together.
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(_SPAWNER), str(report_end), *argv],
+                env=dict(env),
+                cwd=cwd,
+                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                pass_fds=(report_end,),
+                start_new_session=True,
+            )
+        finally:
+            os.close(report_end)
         self._stderr: list[bytes] = []
         self._stdout: list[bytes] = []
         self._threads = [_drain(self.proc.stderr, self._stderr)]
@@ -99,7 +112,14 @@ class MeasuredProcess:
         finally:
             self._timer.cancel()
         wall = time.perf_counter() - self._started
-        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        cpu = usage.ru_utime + usage.ru_stime
+        max_rss_kib = usage.ru_maxrss
+        exit_code = os.waitstatus_to_exitcode(status)
+        with os.fdopen(self._report, "rb") as report:
+            line = report.read().split()
+        if len(line) == 4:  # the agent's own figures (none when it was killed with the spawner)
+            wall, cpu, max_rss_kib, exit_code = float(line[0]), float(line[1]), int(line[2]), int(line[3])
+        self.proc.returncode = exit_code
         for thread in self._threads:
             thread.join(10)
         for stream in (self.proc.stdout, self.proc.stderr):
@@ -107,10 +127,10 @@ class MeasuredProcess:
                 stream.close()
         return Measurement(
             wall_s=wall,
-            cpu_s=usage.ru_utime + usage.ru_stime,
+            cpu_s=cpu,
             # Linux reports kilobytes (macOS bytes; this runner targets Linux).
-            max_rss_mib=usage.ru_maxrss / 1024,
-            exit_code=self.proc.returncode,
+            max_rss_mib=max_rss_kib / 1024,
+            exit_code=exit_code,
             stdout=b"".join(self._stdout),
             stderr=b"".join(self._stderr),
         )
@@ -122,7 +142,7 @@ class MeasuredProcess:
     def kill(self) -> None:
         """Stop the process at once (a workload that gave up on it)."""
         try:
-            os.kill(self.proc.pid, signal.SIGKILL)
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the spawner and the agent
         except ProcessLookupError:
             pass
 
