@@ -4,16 +4,18 @@ The session is created before the terminal UI starts, and creating it may need t
 undecided project's trust, or a plugin's ``pi_project_trust`` asking through ``ctx.ui``. This UI
 asks inline in the terminal with prompt_toolkit prompts that end before the full-screen app
 takes over. Escape or Ctrl+C dismisses a question (``None``, or ``False`` for a confirmation),
-as the app's own dialogs do. Footer and widget calls have no screen to go to yet and are dropped.
+as the app's own dialogs do.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
+
+from pi_host.runtime._context import NullUI
 
 if TYPE_CHECKING:
     from prompt_toolkit.key_binding import KeyBindings
@@ -53,8 +55,12 @@ async def _ask(question: Callable[[], Awaitable[T]], timeout: float | None) -> T
     return None
 
 
-class StartupUI:
-    """:class:`pi_host.hookspecs.PluginUI` for the moments before interactive mode's screen."""
+class StartupUI(NullUI):
+    """:class:`pi_host.hookspecs.PluginUI` for the moments before interactive mode's screen.
+
+    Footer, widget, title and editor calls are :class:`~pi_host.runtime._context.NullUI`'s: they
+    have no screen to go to yet.
+    """
 
     async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
         from prompt_toolkit.shortcuts.choice_input import ChoiceInput
@@ -94,27 +100,3 @@ class StartupUI:
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         prefix = {"info": "", "warning": "Warning: ", "error": "Error: "}.get(level, "")
         print(f"{prefix}{message}", file=sys.stderr, flush=True)
-
-    def set_status(self, key: str, text: str | None) -> None:
-        pass
-
-    def set_widget(
-        self,
-        key: str,
-        lines: Sequence[str] | None,
-        *,
-        placement: Literal["aboveEditor", "belowEditor"] = "aboveEditor",
-    ) -> None:
-        pass
-
-    def set_working_message(self, message: str | None = None) -> None:
-        pass
-
-    def set_title(self, title: str) -> None:
-        pass
-
-    def set_editor_text(self, text: str) -> None:
-        pass
-
-    def get_editor_text(self) -> str:
-        return ""
