@@ -131,7 +131,7 @@ def test_interactive_session_end_to_end(pi_host: Any, tmp_path: Path) -> None:
     # /tree: go back to the first user message, without a summary; its text returns to the editor.
     term.submit("/tree")
     term.wait_for("Session tree", where=term.screen.screen_text)
-    assert "• [compaction:" in term.screen.screen_text()
+    term.wait_for("• [compaction:", where=term.screen.screen_text)  # the tree draws after its title
     for _ in range(40):
         term.send(UP)
     term.wait_for(f"{SELECTED} • [model: faux-1]", where=term.screen.screen_text)  # the first entry

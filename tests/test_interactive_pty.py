@@ -241,7 +241,8 @@ def test_alt_up_restores_queued_messages(launch: Any) -> None:
     term.wait_for("Follow-up: first follow-up", where=term.screen.screen_text)
     term.send(ALT_UP)
     term.wait_for("Restored 1 queued message to editor")
-    assert term.editor_text() == "first follow-up"
+    # The notice can reach the screen before the editor's redraw does.
+    term.wait_for(lambda: term.editor_text() == "first follow-up")
     term.wait_gone("Follow-up: first follow-up")
     term.send(ESCAPE)
     term.wait_for("Command aborted")

@@ -66,17 +66,28 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
         terminal.close()
 
 
+def _selected_row(term: Terminal) -> int | None:
+    """The line of the picker's cursor, or ``None`` while a redraw shows none or two of them."""
+    rows = [i for i, line in enumerate(term.screen.screen_text().splitlines()) if line.startswith(SELECTED)]
+    return rows[0] if len(rows) == 1 else None
+
+
 def select_row(term: Terminal, text: str, limit: int = 12) -> None:
-    """Move the picker's cursor (Up or Down) until the selected row starts with ``text``."""
+    """Move the picker's cursor (Up or Down) until the selected row starts with ``text``.
+
+    Each key waits for the cursor to settle on its new row: judged from a half-drawn screen,
+    the next key would overshoot.
+    """
     for _ in range(limit):
-        screen = term.screen.screen_text()
-        lines = screen.splitlines()
-        selected = next(i for i, line in enumerate(lines) if line.startswith(SELECTED))
+        term.wait_for(lambda: _selected_row(term) is not None)
+        lines = term.screen.screen_text().splitlines()
+        selected = _selected_row(term)
+        assert selected is not None
         if lines[selected].startswith(f"{SELECTED} {text}"):
             return
         target = next(i for i, line in enumerate(lines) if line[2:].startswith(text))
         term.send(UP if target < selected else DOWN)
-        term.wait_for(lambda screen=screen: term.screen.screen_text() != screen)
+        term.wait_for(lambda selected=selected: _selected_row(term) not in (None, selected))
     raise AssertionError(f"{text!r} not reached:\n{term.dump()}")
 
 
@@ -129,10 +140,14 @@ def test_settings_file_that_does_not_parse_is_left_alone(pi_host: Any, tmp_path:
     term.wait_for("Quiet startup", where=term.screen.screen_text)
     select_row(term, "Quiet startup")
     term.send(ENTER)
-    term.wait_for("Fix the file, then change the setting again.")
-    message = " ".join(term.screen.text().split())
-    assert "quietStartup applies to this session but was not saved to" in message
-    assert "settings.json: the file is not valid JSON" in message
+
+    # The notice wraps over several lines; wait until all of it is on the screen.
+    def message() -> str:
+        return " ".join(term.screen.text().split())
+
+    term.wait_for(lambda: "quietStartup applies to this session but was not saved to" in message())
+    term.wait_for(lambda: "Fix the file, then change the setting again." in message())
+    assert "settings.json: the file is not valid JSON" in message()
     assert settings.read_text() == '{"steeringMode": "all",'
     # The session still uses the new value.
     term.wait_for(lambda: re.search(r"Quiet startup\s+true", term.screen.screen_text()) is not None)
