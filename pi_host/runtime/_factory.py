@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pi_host.agent import Agent, Tool
 from pi_host.hookspecs import Mode, PluginContext
-from pi_host.plugin import PluginControls, load_local_plugins
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.providers._registry import ModelRegistry
 from pi_host.resources import (
@@ -193,20 +192,8 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     trusted = await _decide_trust(trust, cwd, host, options)
     settings_manager = SettingsManager.load(cwd, root, project_trusted=True) if trusted else global_settings
     settings = settings_manager.settings
-    for name in settings.plugins.disable:
-        # The project's settings may disable more plugins, now that it is trusted.
-        if host.plugin_manager.get_plugin(name) is not None:
-            host.plugin_manager.set_blocked(name)
-    if trusted and not host.local_plugins_loaded:
-        # A trusted project's own plugins (.pi/plugins/*.py) join now, before pi_configure.
-        disabled = [*settings.plugins.disable, *options.disabled_plugins]
-        controls = PluginControls.from_environ(disabled=disabled)
-        host.load_errors.extend(
-            load_local_plugins(
-                host.plugin_manager, cwd, trusted=True, allow=controls.allow, disabled=controls.disabled
-            )
-        )
-        host.local_plugins_loaded = True
+    # The project's settings may disable more plugins, and its own plugins join, once trusted.
+    host.apply_plugin_settings(cwd, settings.plugins.disable, options.disabled_plugins, trusted=trusted)
     host.configure(
         SessionHostConfig(
             cwd=cwd, mode=options.mode, settings=settings_manager.merged(), flags=dict(options.flags)

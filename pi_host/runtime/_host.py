@@ -75,6 +75,30 @@ class Host:
         host.collect_registrations()
         return host
 
+    def apply_plugin_settings(
+        self, cwd: str, settings_disabled: Iterable[str], disabled: Iterable[str], *, trusted: bool
+    ) -> None:
+        """Block the plugins the settings disable and, for a trusted project, load its own
+        plugins (``.pi/plugins/*.py``) once, before ``pi_configure``.
+
+        :param settings_disabled: the settings' ``plugins.disable`` (the project's too, once
+            trusted).
+        :param disabled: plugins the command line disabled.
+        """
+        settings_disabled = list(settings_disabled)
+        pm = self.plugin_manager
+        for name in settings_disabled:
+            if pm.get_plugin(name) is not None:
+                pm.set_blocked(name)
+        if trusted and not self.local_plugins_loaded:
+            from pi_host.plugin import PluginControls, load_local_plugins
+
+            controls = PluginControls.from_environ(disabled=[*settings_disabled, *disabled])
+            self.load_errors.extend(
+                load_local_plugins(pm, cwd, trusted=True, allow=controls.allow, disabled=controls.disabled)
+            )
+            self.local_plugins_loaded = True
+
     def configure(self, config: Any) -> None:
         """Call ``pi_configure`` (settings and flags are known now), then collect registrations
         again so tools built from settings (the bash tool's shell, timeouts) use them."""

@@ -114,24 +114,9 @@ class ProjectResources:
         settings_manager = SettingsManager.load(self.cwd, self.agent_dir, project_trusted=trusted)
         settings = settings_manager.settings
         if trusted:
-            for name in settings.plugins.disable:
-                if host.plugin_manager.get_plugin(name) is not None:
-                    host.plugin_manager.set_blocked(name)
-            if not host.local_plugins_loaded:
-                from pi_host.plugin import PluginControls, load_local_plugins
-
-                disabled = [*settings.plugins.disable, *self._disabled_plugins]
-                controls = PluginControls.from_environ(disabled=disabled)
-                host.load_errors.extend(
-                    load_local_plugins(
-                        host.plugin_manager,
-                        self.cwd,
-                        trusted=True,
-                        allow=controls.allow,
-                        disabled=controls.disabled,
-                    )
-                )
-                host.local_plugins_loaded = True
+            host.apply_plugin_settings(
+                self.cwd, settings.plugins.disable, self._disabled_plugins, trusted=True
+            )
         elif host.local_plugins_loaded:
             _unload_local_plugins(session, self.cwd)
             host.local_plugins_loaded = False
