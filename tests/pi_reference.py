@@ -30,6 +30,7 @@ __all__ = [
     "clean_env",
     "installed_pi_cli",
     "require_pi_cli",
+    "require_pi_package",
 ]
 
 PI_VERSION = "0.73.1"
@@ -87,6 +88,12 @@ def require_pi_cli() -> Path:
         )
         pytest.skip(_unavailable[0])
     return cli
+
+
+def require_pi_package() -> Path:
+    """pi's ``pi-coding-agent`` package directory (``dist/`` inside), installed as
+    :func:`require_pi_cli` does."""
+    return require_pi_cli().parent.parent
 
 
 def clean_env() -> dict[str, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -32,12 +31,9 @@ from pi_host.session import (
     build_session_context,
     parse_entry,
 )
+from tests.pi_reference import require_pi_package
 
 DATA = Path(__file__).parent / "data" / "session"
-PI_SESSION_MANAGER = (
-    Path(os.environ.get("PI073_ROOT", "/tmp/pi073/node_modules/@mariozechner/pi-coding-agent"))
-    / "dist/core/session-manager.js"
-)
 
 
 @pytest.fixture(autouse=True)
@@ -238,8 +234,9 @@ def test_new_ids_avoid_ids_in_lines_not_yet_read(tmp_path: Path, monkeypatch: py
 
 
 def pi_view(file: Path) -> dict[str, Any]:
+    session_manager = require_pi_package() / "dist/core/session-manager.js"
     done = subprocess.run(
-        ["node", str(DATA / "pi_view.mjs"), str(PI_SESSION_MANAGER), str(file)],
+        ["node", str(DATA / "pi_view.mjs"), str(session_manager), str(file)],
         capture_output=True,
         text=True,
         check=True,
@@ -249,9 +246,6 @@ def pi_view(file: Path) -> dict[str, Any]:
     return view
 
 
-@pytest.mark.skipif(
-    shutil.which("node") is None or not PI_SESSION_MANAGER.exists(), reason="needs node and pi 0.73"
-)
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_pi_agrees_on_random_trees(tmp_path: Path, seed: int) -> None:
     manager = random_session(random.Random(seed), tmp_path, 120)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from datetime import UTC, datetime
@@ -13,12 +12,9 @@ import pytest
 
 from pi_host.messages import AssistantMessage, TextContent, UserMessage
 from pi_host.session import SessionManager, list_all_sessions, list_sessions, read_session_info
+from tests.pi_reference import require_pi_package
 
 DATA = Path(__file__).parent / "data" / "session"
-PI_SESSION_MANAGER = (
-    Path(os.environ.get("PI073_ROOT", "/tmp/pi073/node_modules/@mariozechner/pi-coding-agent"))
-    / "dist/core/session-manager.js"
-)
 
 
 @pytest.fixture(autouse=True)
@@ -82,10 +78,8 @@ def test_list_all_covers_every_project(agent_dir: Path) -> None:
     assert list_all_sessions(agent_dir / "nowhere") == []
 
 
-@pytest.mark.skipif(
-    shutil.which("node") is None or not PI_SESSION_MANAGER.exists(), reason="needs node and pi 0.73"
-)
 def test_listing_matches_pi(tmp_path: Path) -> None:
+    session_manager = require_pi_package() / "dist/core/session-manager.js"
     shutil.copy(DATA / "pi073_session.jsonl", tmp_path / "pi.jsonl")
     make(tmp_path, "ours", stamp=1_900_000_000_000, name="mine")
     script = (
@@ -94,7 +88,7 @@ def test_listing_matches_pi(tmp_path: Path) -> None:
         "process.stdout.write(JSON.stringify(list));"
     )
     done = subprocess.run(
-        ["node", "--input-type=module", "-e", script, PI_SESSION_MANAGER.as_uri(), str(tmp_path)],
+        ["node", "--input-type=module", "-e", script, session_manager.as_uri(), str(tmp_path)],
         capture_output=True,
         text=True,
         check=True,

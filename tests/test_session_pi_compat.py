@@ -23,15 +23,9 @@ from pi_host.messages import AssistantMessage, BashExecutionMessage, TextContent
 from pi_host.messages import ToolResultMessage as ToolResult
 from pi_host.session import LabelEntry, SessionContext, SessionManager, SessionTreeNode, migrate_entries
 from pi_host.session._jsjson import js_dumps
+from tests.pi_reference import require_pi_cli, require_pi_package
 
 DATA = Path(__file__).parent / "data" / "session"
-PI_ROOT = Path(os.environ.get("PI073_ROOT", "/tmp/pi073/node_modules/@mariozechner/pi-coding-agent"))
-PI_SESSION_MANAGER = PI_ROOT / "dist" / "core" / "session-manager.js"
-PI_CLI = PI_ROOT / "dist" / "cli.js"
-needs_pi = pytest.mark.skipif(
-    shutil.which("node") is None or not PI_SESSION_MANAGER.exists(),
-    reason="needs node and pi 0.73 (set PI073_ROOT to its pi-coding-agent package)",
-)
 
 
 @pytest.fixture(autouse=True)
@@ -81,7 +75,12 @@ def _our_view(manager: SessionManager) -> dict[str, Any]:
 
 def _pi_view(file: Path) -> dict[str, Any]:
     done = subprocess.run(
-        ["node", str(DATA / "pi_view.mjs"), str(PI_SESSION_MANAGER), str(file)],
+        [
+            "node",
+            str(DATA / "pi_view.mjs"),
+            str(require_pi_package() / "dist/core/session-manager.js"),
+            str(file),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -232,7 +231,6 @@ def _build_rich_session(directory: Path) -> SessionManager:
     return manager
 
 
-@needs_pi
 def test_pi_resolves_a_pi_host_file_exactly_as_pi_host_does(tmp_path: Path) -> None:
     manager = _build_rich_session(tmp_path / "sessions")
     file = manager.session_file
@@ -243,7 +241,6 @@ def test_pi_resolves_a_pi_host_file_exactly_as_pi_host_does(tmp_path: Path) -> N
     assert pi["header"] == manager.header.to_json_dict()
 
 
-@needs_pi
 def test_pi_reads_a_branched_session_pi_host_made(tmp_path: Path) -> None:
     manager = _build_rich_session(tmp_path / "sessions")
     entries = manager.get_entries()
@@ -353,8 +350,7 @@ def _sse_reply(number: int, blocks: list[dict[str, Any]]) -> bytes:
 
 @pytest.fixture
 def pi_cli(tmp_path: Path) -> Iterator[Any]:
-    if shutil.which("node") is None or not PI_CLI.exists():
-        pytest.skip("needs node and pi 0.73 (set PI073_ROOT to its pi-coding-agent package)")
+    pi_cli = require_pi_cli()
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.txt").write_text("alpha\nbeta\n", "utf-8")
@@ -389,7 +385,7 @@ def pi_cli(tmp_path: Path) -> Iterator[Any]:
         def run(*args: str) -> None:
             env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1"}
             subprocess.run(
-                ["node", str(PI_CLI), "--provider", "fake", "--model", "fake-1", *args],
+                ["node", str(pi_cli), "--provider", "fake", "--model", "fake-1", *args],
                 cwd=project,
                 env=env,
                 check=True,
@@ -402,7 +398,6 @@ def pi_cli(tmp_path: Path) -> Iterator[Any]:
         yield run
 
 
-@needs_pi
 def test_round_trip_with_the_real_pi(pi_cli: Any) -> None:
     pi_cli("-p", "What is in notes.txt?")
     files = list((pi_cli.agent / "sessions").glob("*/*.jsonl"))

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from datetime import date
@@ -29,6 +27,7 @@ from pi_host.resources import (
     load_system_prompt_sources,
     resolve_prompt_input,
 )
+from tests.pi_reference import require_pi_package
 
 DAY = date(2026, 3, 4)
 NO_DOCS = DocsPaths()
@@ -397,16 +396,9 @@ def test_package_exports_are_explicit() -> None:
     assert len(resources.__all__) == len(set(resources.__all__))
 
 
-PI_PACKAGE = Path(os.environ.get("PI_REFERENCE_DIR", "/tmp/pi073/node_modules/@mariozechner/pi-coding-agent"))
-
-
-@pytest.mark.skipif(
-    shutil.which("node") is None or not (PI_PACKAGE / "dist" / "core" / "system-prompt.js").is_file(),
-    reason="pi 0.73 (npm) and node are needed for the side-by-side check; set PI_REFERENCE_DIR",
-)
 def test_same_prompt_as_pi_apart_from_identity_and_docs(tmp_path: Path) -> None:
     script = tmp_path / "pi_prompt.mjs"
-    module = (PI_PACKAGE / "dist" / "core" / "system-prompt.js").as_uri()
+    module = (require_pi_package() / "dist" / "core" / "system-prompt.js").as_uri()
     script.write_text(
         f'import {{ buildSystemPrompt }} from "{module}";\n'
         "const cases = JSON.parse(process.argv[2]);\n"
