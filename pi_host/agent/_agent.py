@@ -557,8 +557,8 @@ class Agent:
             kinds = MESSAGE_KINDS
             if kinds[type(replacement)] is None or kinds[type(replacement)] is not kinds[type(message)]:
                 raise AgentError(
-                    f"message_end listener {listener!r} returned {type(replacement).__name__} for a "
-                    f"{message.role} message; return a message of the same role, or None to keep it"
+                    f"message_end listener {listener!r} returned {type(replacement).__name__} in place "
+                    f"of the {message.role} message; return a message of the same role, or None to keep it"
                 )
             messages = self._state._messages
             for index in range(len(messages) - 1, -1, -1):
