@@ -13,7 +13,7 @@ adds one in a single module to show it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pi_host.errors import HookError
@@ -91,16 +91,25 @@ class EventHooks:
         self._bindings[event_type] = found
         return found
 
-    async def dispatch(self, event: BaseModel) -> Any:
-        """Call ``event``'s hook with its arguments; return the combined result.
+    def dispatch(self, event: BaseModel) -> Awaitable[Any] | None:
+        """The call of ``event``'s hook with its arguments, to await for the combined result.
 
         ``None`` when no hookspec is named after the event or no plugin implements it (for a
-        pipeline such as ``pi_message_end``: no replacement).
+        pipeline such as ``pi_message_end``: no replacement). Not a coroutine itself: with
+        nothing to call, an event costs no coroutine at all, and this runs per streamed delta.
         """
-        binding = self._bindings.get(type(event)) or self.binding(type(event))
-        if binding is None or not self._dispatcher.has_implementations(binding.hook):
+        binding = self._bindings.get(type(event))
+        if binding is None:
+            binding = self.binding(type(event))
+            if binding is None:
+                return None
+        if not self._dispatcher.has_implementations(binding.hook):
             return None
-        arguments = {name: getattr(event, name) for name in binding.fields}
+        # Loops, not a comprehension: a comprehension (a function call of its own before
+        # Python 3.12) took twice as long.
+        arguments: dict[str, Any] = {}
+        for name in binding.fields:
+            arguments[name] = getattr(event, name)
         for name, supply in binding.supplied:
             arguments[name] = supply()
-        return await self._dispatcher.call(binding.hook, **arguments)
+        return self._dispatcher.call(binding.hook, **arguments)

@@ -374,7 +374,8 @@ class AgentSession:
             if isinstance(message, UserMessage):
                 self._dequeue_display(_user_text(message))
         # Plugins see every event before session subscribers (pi's order).
-        outcome = await self._event_hooks.dispatch(event)
+        call = self._event_hooks.dispatch(event)
+        outcome = None if call is None else await call
         if kind == "message_end":
             return await self._end_message(cast("MessageEndEvent", event), outcome)
         if kind == "turn_end":
