@@ -733,3 +733,88 @@ async def test_abort_during_prepare_next_turn_stops_before_the_next_request() ->
     assert stream.calls == 1 and asked == []
     assert agent.state.messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
     assert [text_of(m) for m in agent.steering_queue] == ["queued meanwhile"]
+
+
+# -- message_end replacement (pi's listeners replace the message in place) -----------------------
+
+
+def shout(message: AgentMessage) -> AgentMessage:
+    """``message`` with its text upper-cased (string content or text blocks)."""
+    content = message.content  # type: ignore[union-attr]
+    if isinstance(content, str):
+        return message.model_copy(update={"content": content.upper()})
+    blocks = [TextContent(text=b.text.upper()) if isinstance(b, TextContent) else b for b in content]
+    return message.model_copy(update={"content": blocks})
+
+
+async def test_a_message_end_replacement_is_what_the_rest_of_the_run_uses() -> None:
+    stream = Stream(
+        reply(content=[TextContent(text="calling"), ToolCall(id="t1", name="work")], stop_reason="toolUse"),
+        reply("r2"),
+        reply("r3"),
+    )
+
+    async def work(params: Empty, ctx: ToolCallContext) -> ToolResult:
+        return ToolResult.text("worked")
+
+    agent = Agent(stream_fn=stream, tools=[tool("work", work)])
+
+    async def replace(event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
+        return shout(event.message) if event.type == "message_end" else None
+
+    agent.subscribe(replace)
+    later = Events(agent)
+    agent.follow_up("follow")
+    await agent.prompt("go")
+    expected = ["GO", "CALLING", "WORKED", "R2", "FOLLOW", "R3"]
+    assert [text_of(m) for m in agent.state.messages] == expected
+    # The prompt, the reply, the tool result and the follow-up: each request sees them replaced.
+    assert [text_of(m) for m in stream.contexts[1].messages] == expected[:3]
+    assert [text_of(m) for m in stream.contexts[2].messages] == expected[:5]
+    ends = [e for e in later.events if e.type == "message_end"]
+    assert [text_of(e.message) for e in ends] == expected
+    turn_ends = [e for e in later.events if e.type == "turn_end"]
+    assert [text_of(e.message) for e in turn_ends] == ["CALLING", "R2", "R3"]
+    assert [text_of(m) for m in turn_ends[0].tool_results] == ["WORKED"]
+    (agent_end,) = [e for e in later.events if e.type == "agent_end"]
+    assert [text_of(m) for m in agent_end.messages] == expected
+
+
+async def test_each_message_end_listener_sees_the_previous_replacement() -> None:
+    agent = Agent(stream_fn=Stream(reply("hello")))
+    seen: list[str] = []
+
+    async def first(event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
+        if event.type == "message_end" and event.message.role == "assistant":
+            return event.message.model_copy(update={"content": [TextContent(text="first")]})
+        return None
+
+    async def second(event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
+        if event.type == "message_end" and event.message.role == "assistant":
+            seen.append(text_of(event.message))
+            assert agent.state.messages[-1] is event.message
+        return None
+
+    agent.subscribe(first)
+    agent.subscribe(second)
+    await agent.prompt("hi")
+    assert seen == ["first"]
+    assert [text_of(m) for m in agent.state.messages] == ["hi", "first"]
+
+
+async def test_a_replacement_with_another_role_fails_the_run_naming_the_listener() -> None:
+    agent = Agent(stream_fn=Stream(reply("hello")))
+
+    async def wrong(event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
+        if event.type == "message_end" and text_of(event.message) == "hello":
+            return UserMessage(content="not a reply")
+        return None
+
+    agent.subscribe(wrong)
+    await agent.prompt("hi")
+    failure = agent.state.messages[-1]
+    assert isinstance(failure, AssistantMessage) and failure.stop_reason == "error"
+    assert failure.error_message is not None
+    assert "returned UserMessage in place of the assistant message" in failure.error_message
+    assert "wrong" in failure.error_message
+    assert [text_of(m) for m in agent.state.messages[:-1]] == ["hi", "hello"]

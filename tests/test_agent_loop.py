@@ -1340,3 +1340,24 @@ def test_the_tool_call_callback_types_resolve_lazily_to_one_set_of_classes() -> 
     for name in _tool_hooks.__all__:
         assert getattr(pi_host.agent, name) is getattr(_tool_hooks, name)
         assert name in pi_host.agent.__all__
+
+
+# -- the emit sink may replace a message at its message_end ------------------------------------------
+
+
+async def test_a_replacement_from_the_sink_is_returned_and_sent_and_a_wrong_one_is_refused() -> None:
+    async def redact(event: AgentEvent) -> AgentMessage | None:
+        if isinstance(event, MessageEndEvent) and text_of(event.message) == "secret":
+            return user("[redacted]")
+        return None
+
+    stream = MockStream(assistant("ok"))
+    messages = await run_agent_loop([user("secret")], AgentContext(), config(stream), redact)
+    assert [text_of(m) for m in messages] == ["[redacted]", "ok"]
+    assert [text_of(m) for m in stream.contexts[0].messages] == ["[redacted]"]
+
+    async def wrong(event: AgentEvent) -> AgentMessage | None:
+        return assistant("not a user message") if isinstance(event, MessageEndEvent) else None
+
+    with pytest.raises(TypeError, match="replaced a UserMessage with AssistantMessage at message_end"):
+        await run_agent_loop([user("hi")], AgentContext(), config(MockStream(assistant("ok"))), wrong)

@@ -3,7 +3,8 @@
 A re-implementation of pi's ``Agent`` class (pi-agent-core 0.73). The transcript is built from
 the loop's own events (every ``message_end`` appends to ``state.messages``), and listeners are
 awaited one by one, so a listener that is slow on ``message_end`` holds the loop before the
-next step: the assistant reply is in the transcript before any tool runs.
+next step: the assistant reply is in the transcript before any tool runs. A ``message_end``
+listener may replace the message (see :data:`Listener`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 import anyio
 
 from pi_host.messages import (
+    MESSAGE_KINDS,
     AgentEndEvent,
     AgentEvent,
     AgentMessage,
@@ -61,9 +63,15 @@ __all__ = [
     "PromptInput",
 ]
 
-Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], Awaitable[None]]
+Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], Awaitable[AgentMessage | None]]
 """``async def listener(event, signal)``: sees every event of every run, after the state
-update, with the run's abort signal."""
+update, with the run's abort signal.
+
+Listeners return ``None``, except that for ``message_end`` one may return a replacement
+message of the same role (pi's listeners replace the message in place): from then on the
+replacement is the message, for the transcript, later listeners and the rest of the run
+(the next request, ``turn_end``, ``agent_end``). What a listener returns for any other event
+is ignored."""
 
 PromptInput: TypeAlias = str | AgentMessage | Sequence[AgentMessage]
 
@@ -485,9 +493,9 @@ class Agent:
             timestamp=now_ms(),
         )
         await self._process_event(MessageStartEvent(message=failure))
-        await self._process_event(MessageEndEvent(message=failure))
-        await self._process_event(TurnEndEvent(message=failure, tool_results=[]))
-        await self._process_event(AgentEndEvent(messages=[failure]))
+        final = await self._process_event(MessageEndEvent(message=failure)) or failure
+        await self._process_event(TurnEndEvent(message=final, tool_results=[]))
+        await self._process_event(AgentEndEvent(messages=[final]))
 
     def _finish_run(self, run: _ActiveRun) -> None:
         # Drained queue messages that never reached the transcript go back to their queue,
@@ -503,8 +511,12 @@ class Agent:
         self._active = None
         run.done.set()
 
-    async def _process_event(self, event: AgentEvent) -> None:
-        """Update the state for ``event``, then await every listener."""
+    async def _process_event(self, event: AgentEvent) -> AgentMessage | None:
+        """Update the state for ``event``, then await every listener.
+
+        :returns: for ``message_end``, the message as the listeners left it (the loop goes
+            on with it); ``None`` for other events.
+        """
         state = self._state
         if isinstance(event, MessageUpdateEvent | MessageStartEvent):
             state._streaming_message = event.message
@@ -528,9 +540,34 @@ class Agent:
         active = self._active
         if active is None:
             raise AgentError("Agent listener invoked outside active run")
+        if type(event) is MessageEndEvent:
+            return await self._end_message(event, active.signal)
         if self._listeners:
             for listener in tuple(self._listeners):
                 await listener(event, active.signal)
+        return None
+
+    async def _end_message(self, event: MessageEndEvent, signal: AbortSignal) -> AgentMessage:
+        """Await the listeners of ``message_end``, each seeing the previous one's replacement."""
+        message = event.message
+        for listener in tuple(self._listeners):
+            replacement = await listener(event, signal)
+            if replacement is None or replacement is message:
+                continue
+            kinds = MESSAGE_KINDS
+            if kinds[type(replacement)] is None or kinds[type(replacement)] is not kinds[type(message)]:
+                raise AgentError(
+                    f"message_end listener {listener!r} returned {type(replacement).__name__} in place "
+                    f"of the {message.role} message; return a message of the same role, or None to keep it"
+                )
+            messages = self._state._messages
+            for index in range(len(messages) - 1, -1, -1):
+                if messages[index] is message:
+                    messages[index] = replacement
+                    break
+            message = replacement
+            event = MessageEndEvent(message=replacement)
+        return message
 
 
 def _as_message(message: str | AgentMessage) -> AgentMessage:

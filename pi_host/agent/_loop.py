@@ -4,7 +4,8 @@ A re-implementation of pi's ``runAgentLoop`` / ``runAgentLoopContinue`` (pi-agen
 with the same event sequence, tool-execution rules and queue semantics. The loop is stateless
 between runs: it works on a copy of an :class:`AgentContext` and reports everything it does
 through an ``emit`` sink that it awaits (back-pressure: a slow listener slows the loop, it never
-drops events). :class:`~pi_host.agent.Agent` is the stateful wrapper most code wants.
+drops events); it may replace a message at its ``message_end`` (see :data:`Emit`).
+:class:`~pi_host.agent.Agent` is the stateful wrapper most code wants.
 
 Shape of a run::
 
@@ -33,7 +34,7 @@ import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypeVar, cast
 
 import anyio
 from pydantic import BaseModel
@@ -139,7 +140,11 @@ class TurnUpdate:
     thinking_level: ThinkingLevel | None = None
 
 
-Emit: TypeAlias = Callable[[AgentEvent], Awaitable[None]]
+Emit: TypeAlias = Callable[[AgentEvent], Awaitable[AgentMessage | None]]
+"""The loop's event sink, awaited per event. For ``message_end`` it may return a replacement
+message (same role), which the run then uses in the message's place: in the context of the
+next request, in ``turn_end`` and ``agent_end``, and (for a reply) for its tool calls.
+``None`` keeps the message; for other events the result is ignored."""
 ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], Awaitable[list[Message]]]
 TransformContext: TypeAlias = Callable[[list[AgentMessage], AbortSignal], Awaitable[list[AgentMessage]]]
 GetApiKey: TypeAlias = Callable[[str], Awaitable[str | None]]
@@ -222,19 +227,20 @@ async def run_agent_loop(
 
     Emits ``agent_start``, ``turn_start`` and ``message_start``/``message_end`` for each
     prompt, then runs turns until the model stops, ``should_stop_after_turn`` says so, a reply
-    fails or the run is aborted. The returned list starts with ``prompts``.
+    fails or the run is aborted. The returned list starts with ``prompts`` (as replaced at
+    their ``message_end``).
     """
-    new_messages: list[AgentMessage] = list(prompts)
-    current = AgentContext(
-        system_prompt=context.system_prompt,
-        messages=[*context.messages, *prompts],
-        tools=list(context.tools),
-    )
     await emit(AgentStartEvent())
     await emit(TurnStartEvent())
+    new_messages: list[AgentMessage] = []
     for prompt in prompts:
         await emit(MessageStartEvent(message=prompt))
-        await emit(MessageEndEvent(message=prompt))
+        new_messages.append(await _end_message(emit, prompt))
+    current = AgentContext(
+        system_prompt=context.system_prompt,
+        messages=[*context.messages, *new_messages],
+        tools=list(context.tools),
+    )
     await _Run(current, new_messages, config, emit, signal or AbortSignal()).run()
     return new_messages
 
@@ -269,6 +275,26 @@ async def run_agent_loop_continue(
 
 
 # -- the run --------------------------------------------------------------------------------
+
+
+_M = TypeVar("_M", bound=AgentMessage)
+
+
+async def _end_message(emit: Emit, message: _M) -> _M:
+    """Emit ``message``'s ``message_end``; return what the run goes on with (a replacement).
+
+    :raises TypeError: the sink returned something other than a message of the same role.
+    """
+    final = await emit(MessageEndEvent(message=message))
+    if final is None or final is message:
+        return message
+    kinds = MESSAGE_KINDS
+    if kinds[type(final)] is None or kinds[type(final)] is not kinds[type(message)]:
+        raise TypeError(
+            f"the event sink replaced a {type(message).__name__} with {type(final).__name__} at "
+            "message_end; a replacement must be a message of the same role"
+        )
+    return cast("_M", final)
 
 
 class _Prepared(NamedTuple):
@@ -347,7 +373,7 @@ class _Run:
                     await emit(TurnStartEvent())
                 for message in pending:
                     await emit(MessageStartEvent(message=message))
-                    await emit(MessageEndEvent(message=message))
+                    message = await _end_message(emit, message)
                     self.context.messages.append(message)
                     self.new_messages.append(message)
                 pending = []
@@ -564,7 +590,8 @@ class _Run:
         else:
             messages.append(final)
             await emit(MessageStartEvent(message=final))
-        await emit(MessageEndEvent(message=final))
+        final = await _end_message(emit, final)
+        messages[-1] = final
         return final
 
     # -- tools ----------------------------------------------------------------------------
@@ -772,5 +799,4 @@ class _Run:
             timestamp=now_ms(),
         )
         await self.emit(MessageStartEvent(message=message))
-        await self.emit(MessageEndEvent(message=message))
-        return message
+        return await _end_message(self.emit, message)

@@ -2,7 +2,8 @@
 
 Prompt, custom, tool-result and assistant messages all get ``pi_message_start`` and
 ``pi_message_end``; assistant replies also get one ``pi_message_update`` per streamed delta,
-between them. The session records a message when its ``pi_message_end`` has run.
+between them. The session records a message when its ``pi_message_end`` has run, as that
+hook left it.
 """
 
 # mypy: disable-error-code="empty-body"
@@ -101,8 +102,12 @@ def pi_message_end(message: AgentMessage, ctx: PluginContext) -> AgentMessage | 
     """A message is final; replace it before it is recorded, if you must.
 
     Fires after the message's ``pi_message_start`` (and updates); for an assistant reply,
-    before its tool calls run (``pi_tool_execution_start``). The session, later hooks and
-    the model see the replacement.
+    before its tool calls run (``pi_tool_execution_start``). From then on the replacement is
+    the message: the agent's state, the next provider request, later hooks (``pi_turn_end``,
+    ``pi_agent_end`` …), the ``message_end``, ``turn_end`` and ``agent_end`` events that
+    subscribers and JSON/RPC clients receive, and the session file. A replaced reply's tool
+    calls are the ones that run. The ``pi_message_update`` deltas streamed before this hook
+    (JSON/RPC ``message_update`` lines) have already gone out with the original text.
 
     :param message: the final message (as replaced by earlier implementations).
     :param ctx: the plugin context.

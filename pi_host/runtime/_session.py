@@ -43,7 +43,6 @@ from pi_host.messages import (
     AgentEndEvent,
     AgentEvent,
     AgentMessage,
-    AgentStartEvent,
     AssistantMessage,
     BashExecutionMessage,
     CustomMessage,
@@ -52,13 +51,7 @@ from pi_host.messages import (
     ImageContent,
     MessageEndEvent,
     MessageStartEvent,
-    MessageUpdateEvent,
     TextContent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
-    TurnEndEvent,
-    TurnStartEvent,
     UserMessage,
     estimate_context_tokens,
     now_ms,
@@ -68,6 +61,7 @@ from pi_host.providers import clamp_thinking_level as _clamp_for_model
 
 from ._agent_end import SessionAgentEndEvent
 from ._context import NullUI, SessionPluginContext
+from ._event_hooks import EventHooks
 from ._host import Host
 from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
 
@@ -214,6 +208,12 @@ class AgentSession:
         host.dispatcher.add_error_listener(self._on_extension_error)
         host.dispatcher.add_argument_listener(self._on_hook_arguments)
         self._chained_system_prompt: str | None = None
+        # Agent events reach their hooks by name; what the hooks take beyond the events'
+        # fields comes from here.
+        self._event_hooks = EventHooks(
+            host.dispatcher,
+            {"ctx": lambda: self.ctx, "turn_index": lambda: self._turn_index, "timestamp": now_ms},
+        )
         agent.subscribe(self._handle_agent_event)
         self._install_agent_callbacks()
         self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
@@ -365,71 +365,42 @@ class AgentSession:
             QueueUpdateEvent(steering=list(self._steering_texts), follow_up=list(self._follow_up_texts))
         )
 
-    async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
-        dispatcher, ctx = self.host.dispatcher, self.ctx
-        if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage):
-            self._dequeue_display(_user_text(event.message))
-        # Plugins see every event before session subscribers (pi's order).
-        if isinstance(event, AgentStartEvent):
+    async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
+        kind = event.type
+        if kind == "agent_start":
             self._turn_index = 0
-            await dispatcher.agent_start(ctx=ctx)
-        elif isinstance(event, TurnStartEvent):
-            await dispatcher.turn_start(turn_index=self._turn_index, timestamp=now_ms(), ctx=ctx)
-        elif isinstance(event, MessageStartEvent):
-            await dispatcher.message_start(message=event.message, ctx=ctx)
-        elif isinstance(event, MessageUpdateEvent):
-            await dispatcher.message_update(
-                message=event.message, assistant_message_event=event.assistant_message_event, ctx=ctx
-            )
-        elif isinstance(event, MessageEndEvent):
-            replacement = await dispatcher.message_end(message=event.message, ctx=ctx)
-            if replacement is not event.message:
-                self._replace_last_message(event.message, replacement)
-                event = MessageEndEvent(message=replacement)
-        elif isinstance(event, ToolExecutionStartEvent):
-            await dispatcher.tool_execution_start(
-                tool_call_id=event.tool_call_id, tool_name=event.tool_name, args=event.args, ctx=ctx
-            )
-        elif isinstance(event, ToolExecutionUpdateEvent):
-            await dispatcher.tool_execution_update(
-                tool_call_id=event.tool_call_id,
-                tool_name=event.tool_name,
-                args=event.args,
-                partial_result=event.partial_result,
-                ctx=ctx,
-            )
-        elif isinstance(event, ToolExecutionEndEvent):
-            await dispatcher.tool_execution_end(
-                tool_call_id=event.tool_call_id,
-                tool_name=event.tool_name,
-                result=event.result,
-                is_error=event.is_error,
-                ctx=ctx,
-            )
-        elif isinstance(event, TurnEndEvent):
-            await dispatcher.turn_end(
-                turn_index=self._turn_index, message=event.message, tool_results=event.tool_results, ctx=ctx
-            )
+        elif kind == "message_start":
+            message = cast("MessageStartEvent", event).message
+            if isinstance(message, UserMessage):
+                self._dequeue_display(_user_text(message))
+        # Plugins see every event before session subscribers (pi's order).
+        call = self._event_hooks.dispatch(event)
+        outcome = None if call is None else await call
+        if kind == "message_end":
+            return await self._end_message(cast("MessageEndEvent", event), outcome)
+        if kind == "turn_end":
             self._turn_index += 1
-        elif isinstance(event, AgentEndEvent):
-            await dispatcher.agent_end(messages=event.messages, ctx=ctx)
+        elif kind == "agent_end":
+            messages = cast("AgentEndEvent", event).messages
             will_retry = False
             if self._last_assistant is not None and self._last_assistant.stop_reason == "error":
-                will_retry = await dispatcher.will_retry(message=self._last_assistant, ctx=ctx)
-            await self._emit(SessionAgentEndEvent(messages=event.messages, will_retry=will_retry))
-            return
+                will_retry = await self.host.dispatcher.will_retry(message=self._last_assistant, ctx=self.ctx)
+            await self._emit(SessionAgentEndEvent(messages=messages, will_retry=will_retry))
+            return None
         await self._emit(event)
-        if isinstance(event, MessageEndEvent):
-            self._persist(event.message)
+        return None
 
-    def _replace_last_message(self, original: AgentMessage, replacement: AgentMessage) -> None:
-        if getattr(replacement, "role", None) != getattr(original, "role", None):
-            return
-        messages = self.agent.state.messages
-        for index in range(len(messages) - 1, -1, -1):
-            if messages[index] is original:
-                messages[index] = replacement
-                break
+    async def _end_message(self, event: MessageEndEvent, replacement: AgentMessage | None) -> AgentMessage:
+        """Tell subscribers and the session file about the message as ``pi_message_end`` left
+        it; the agent takes the same message back (``Agent`` listeners may replace one), so the
+        rest of the run sees the replacement too."""
+        message = event.message
+        if replacement is not None and replacement is not message:
+            message = replacement
+            event = MessageEndEvent(message=message)
+        await self._emit(event)
+        self._persist(message)
+        return message
 
     def _persist(self, message: AgentMessage) -> None:
         manager = self.session_manager
