@@ -86,10 +86,35 @@ class SessionOptions:
 def _open_session_manager(
     options: SessionOptions, cwd: str, session_dir: str, cache_dir: Path
 ) -> SessionManager:
+    """The session the options ask for.
+
+    :raises SessionError: naming the file (or id) and what is wrong with it; a file that is
+        not a session is left as it was.
+    """
+    from pi_host.session import SessionFileError
+
+    try:
+        return _session_manager_for(options, cwd, session_dir, cache_dir)
+    except SessionFileError as exc:
+        raise SessionError(str(exc)) from exc
+    except ValueError as exc:  # a bad --session-id, a fork source with no entries
+        raise SessionError(str(exc)) from exc
+    except OSError as exc:  # the fork's copy could not be written
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SessionError(f"Cannot create the session file{where}: {exc.strerror or exc}") from exc
+
+
+def _session_manager_for(
+    options: SessionOptions, cwd: str, session_dir: str, cache_dir: Path
+) -> SessionManager:
     if options.no_session:
         return SessionManager.in_memory(cwd)
     if options.fork:
+        from pi_host.session import check_session_file
+
         source = _find_session(options.fork, cwd, session_dir)
+        if check_session_file(source) is None:
+            raise SessionError(f"Session file not found: {source}")
         return SessionManager.fork_from(source, cwd, session_dir, cache_dir=cache_dir)
     if options.session:
         return SessionManager.open(_find_session(options.session, cwd, session_dir), cache_dir=cache_dir)

@@ -1300,6 +1300,12 @@ class AgentSession:
         return False
 
     async def _enter_session(self, path: str) -> None:
+        from pi_host.session import SessionFileError, check_session_file
+
+        try:
+            check_session_file(path)  # refused before this session is shut down
+        except SessionFileError as exc:
+            raise SessionError(str(exc)) from exc
         previous = self._session_file_text()
         await self.shutdown("resume", path)
         self.session_manager.set_session_file(path)

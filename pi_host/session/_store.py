@@ -77,8 +77,7 @@ class SessionFileError(ValueError):
 
     def __init__(self, file: Path, problem: str) -> None:
         super().__init__(
-            f"{file} {problem}. It was left unchanged: pass a session file (.jsonl), or a path "
-            "that does not exist yet to start a new session there"
+            f"{file} {problem}. It was left unchanged: give the path of a pi session file (.jsonl)"
         )
         self.file = file
 
