@@ -168,6 +168,11 @@ async def open_with_retries(
     Anthropic transports and the OpenAI transport go through here, so a retry behaves the same
     whichever carried the request (the SDK's own retries stay off).
     """
+    if not request.url.lower().startswith(("http://", "https://")):
+        # Not worth a retry, nor a connection attempt: the model's base URL is wrong.
+        raise ProviderFailure(
+            f"Invalid request URL {request.url!r}: the model's base URL needs http:// or https://"
+        )
     attempt = 0
     while True:
         try:

@@ -239,7 +239,13 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     _check_session_cwd(manager, cwd)
     restored = manager.build_session_context()
 
-    model, thinking = _initial_model(options, resolver, restored, settings)
+    try:
+        model, thinking = _initial_model(options, resolver, restored, settings)
+    except SessionError as exc:
+        if registry.error_line is None:
+            raise
+        # The model asked for may be one the broken models.json would have defined.
+        raise SessionError(f"{exc}\n{registry.error_line}") from exc
     resource_options = ResourceOptions(
         context_files=not options.no_context_files,
         skills=not options.no_skills,

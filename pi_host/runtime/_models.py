@@ -61,6 +61,10 @@ class ModelResolver:
             return True
         return self.registry.has_configured_auth(model)
 
+    def no_models_message(self) -> str:
+        """Why no model has credentials, and what to do about it (one line)."""
+        return self.registry.no_models_message()
+
     def missing_auth_message(self, model: Model) -> str:
         return (
             f'No API key found for "{model.provider}".\n\n'

@@ -697,6 +697,10 @@ class AgentSession:
     def _check_model_and_auth(self) -> None:
         model = self.model
         if model is None:
+            resolver = self.model_resolver
+            if resolver is not None and not resolver.registry.available():
+                # Nothing is selected because nothing has credentials: say that, not "no model".
+                raise SessionError(f"No model selected. {resolver.no_models_message()}")
             raise SessionError(
                 "No model selected.\n\nUse --model provider/id, set defaultProvider and defaultModel in "
                 "settings.json, or configure a provider in models.json."
