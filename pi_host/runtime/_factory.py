@@ -225,7 +225,9 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         )
     )
     registry = ModelRegistry.create(root)
-    resolver = ModelResolver(registry, host.providers, api_key=options.api_key)
+    resolver = ModelResolver(
+        registry, host.providers, api_key=options.api_key, max_retries=settings.retry.provider.max_retries
+    )
 
     # Sessions and their resume checkpoints live under the agent directory in use (pi's SDK
     # derives the default session directory from its agentDir option, not the environment).
