@@ -56,6 +56,15 @@ def test_export_refuses_a_file_that_is_not_a_session(tmp_path: Path) -> None:
     assert not (tmp_path / "out.html").exists()
 
 
+def test_export_reads_only_an_empty_file_is_not_turned_into_a_session(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"\n\n")
+    result = run(["--export", str(empty), str(tmp_path / "out.html")], tmp_path)
+    assert result.returncode == 1
+    one_clear_line(result.stderr, str(empty), "is empty")
+    assert empty.read_bytes() == b"\n\n"
+
+
 def test_rpc_switch_session_refuses_a_file_that_is_not_a_session(tmp_path: Path) -> None:
     path = notes(tmp_path)
     process = RpcProcess(tmp_path, [{"text": "first reply"}], "--session-dir", str(tmp_path / "sessions"))

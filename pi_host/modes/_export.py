@@ -161,7 +161,7 @@ def run_export(session_file: str, output: str | None) -> int:
         # Exporting only reads: a file that is not a session is refused before it is opened
         # (opening would start a new session in an empty one).
         checked = check_session_file(session_file)
-        if checked is not None and checked.stat().st_size == 0:
+        if checked is not None and checked.stat().st_size <= 64 * 1024 and not checked.read_bytes().strip():
             raise SessionFileError(checked, "is empty: there is no session to export")
         target = export_html(session_file, output)
     except SessionFileError as exc:
