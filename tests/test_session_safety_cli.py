@@ -152,8 +152,10 @@ def test_rpc_mode_completes_every_turn_when_the_session_cannot_be_saved(tmp_path
             assert end["messages"][-1]["content"][0]["text"] == script[index]["text"]
         assert any(r.get("type") == "turn_end" for r in process.seen)
         assert process.call({"id": "s", "type": "get_state"})["data"]["messageCount"] == 4
-        assert process.close() == 0
-        assert process.proc.stderr is not None
+        assert process.proc.stdin is not None and process.proc.stderr is not None
+        process.proc.stdin.close()
+        assert process.proc.wait(timeout=20) == 0
+        one_clear_line(process.proc.stderr.read().decode(), str(directory), "could not save the session")
     finally:
         process.dispose()
 
