@@ -117,6 +117,9 @@ def context(
 
 async def collect(model: Model, ctx: LlmContext, **options: Any) -> list[AssistantMessageEvent]:
     options.setdefault("api_key", API_KEY)
+    # Each test scripts the server's answers one by one: the transport's quick retries of
+    # failed requests are off unless a test asks for them (tests/test_provider_retries.py).
+    options.setdefault("max_retries", 0)
     return [event async for event in stream(model, ctx, StreamOptions(**options))]
 
 
@@ -387,11 +390,15 @@ async def test_transport_retries_when_asked(server: AnthropicServer, transport: 
     assert len(server.requests) == 2
 
 
-async def test_no_retries_by_default(server: AnthropicServer, transport: str) -> None:
-    server.enqueue(anthropic_error(529, "Overloaded"), anthropic_reply("never"))
-    message = final(await collect(sonnet(server), context()))
-    assert message.stop_reason == "error"
-    assert len(server.requests) == 1
+async def test_two_quick_retries_by_default(server: AnthropicServer, transport: str) -> None:
+    server.enqueue(
+        anthropic_error(529, "Overloaded", headers={"retry-after-ms": "1"}),
+        anthropic_error(529, "Overloaded", headers={"retry-after-ms": "1"}),
+        anthropic_reply("third time"),
+    )
+    message = final(await collect(sonnet(server), context(), max_retries=None))
+    assert message.content == [TextContent(text="third time")]
+    assert len(server.requests) == 3
 
 
 async def test_sse_error_event_mid_stream(server: AnthropicServer, transport: str) -> None:

@@ -75,6 +75,9 @@ def context(*messages: Any, system: str = "Be brief.", tools: list[ToolSpec] | N
 
 async def collect(model: Model, ctx: LlmContext, **options: Any) -> list[AssistantMessageEvent]:
     options.setdefault("api_key", API_KEY)
+    # Each test scripts the server's answers one by one: the transport's quick retries of
+    # failed requests are off unless a test asks for them (tests/test_provider_retries.py).
+    options.setdefault("max_retries", 0)
     return [event async for event in stream(model, ctx, StreamOptions(**options))]
 
 

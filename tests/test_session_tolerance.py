@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pi_host.messages import AssistantMessage, TextContent, UserMessage
-from pi_host.session import SessionManager, UnknownEntry
+from pi_host.session import SessionFileError, SessionManager, UnknownEntry
 
 HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}'
 
@@ -185,20 +185,15 @@ def test_unknown_and_invalid_entries_keep_their_place_in_the_tree(tmp_path: Path
     assert ["kept invalid message entry g" in w.message for w in manager.warnings] == [True]
 
 
-def test_a_file_without_a_valid_header_is_moved_aside_and_restarted(tmp_path: Path) -> None:
+def test_a_file_without_a_valid_header_is_refused_and_left_alone(tmp_path: Path) -> None:
+    # pi 0.73 restarts such a file in place, losing what it held; pi-host refuses it.
     file = write(tmp_path / "s.jsonl", msg("a", None, "no header"), msg("b", "a", "x", "assistant"))
     original = file.read_bytes()
-    manager = SessionManager.open(file)
-    assert manager.get_entries() == [] and manager.leaf_id is None
-    backup = tmp_path / "s.jsonl.invalid"
-    assert backup.read_bytes() == original
-    assert str(backup) in manager.warnings[0].message
-    assert file.read_text("utf-8") == manager.header.to_json() + "\n"
-    manager.append_message(UserMessage(content="fresh"))
-    assert SessionManager.open(file).get_entries()[0].id == manager.leaf_id
-    write(file, "garbage again")
-    SessionManager.open(file)
-    assert (tmp_path / "s.jsonl.invalid.2").read_text("utf-8") == "garbage again\n"
+    with pytest.raises(SessionFileError, match="is not a pi session file") as raised:
+        SessionManager.open(file)
+    assert raised.value.file == file
+    assert file.read_bytes() == original
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("s.jsonl")] == ["s.jsonl"]
 
 
 def test_an_empty_file_is_restarted_quietly(tmp_path: Path) -> None:

@@ -132,6 +132,16 @@ def _one_shot(ctx: Context, agent: Agent) -> dict[str, float]:
     return _run_cli(ctx, agent, args, [_text(ONE_SHOT_REPLY)], b"fake model")
 
 
+OVERLOADED_REPLY = "Answered after two overloaded errors."
+
+
+def _overloaded(ctx: Context, agent: Agent) -> dict[str, float]:
+    """Two 529 ``overloaded_error`` answers, then the reply: how fast each agent recovers."""
+    overloaded = {"error": {"status": 529, "message": "Overloaded"}}
+    args = ["--model", MODEL, "-p", "Say hello."]
+    return _run_cli(ctx, agent, args, [overloaded, overloaded, _text(OVERLOADED_REPLY)], b"two overloaded")
+
+
 # -- tool calls ---------------------------------------------------------------------------------
 
 
@@ -394,6 +404,12 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("version", "`--version`", (_wall(0.1), CPU, RSS), _version),
     Workload("help", "`--help`", (_wall(0.1), CPU, RSS), _help),
     Workload("one-shot", "one-shot `-p` reply", (_wall(0.25), CPU, RSS), _one_shot),
+    Workload(
+        "overloaded-2",
+        "one-shot `-p` reply after two 529 overloaded errors",
+        (_wall(1.2), CPU, RSS),
+        _overloaded,
+    ),
     Workload("tools-20", "20 bash `echo` tool calls (`-p`)", (_wall(0.5), CPU, RSS), _tools_20),
     Workload(
         "tools-100",

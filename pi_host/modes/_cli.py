@@ -274,7 +274,21 @@ async def _start(
     except SessionError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
+    if run_mode != "tui":  # the terminal UI shows these itself
+        _report_configuration_problems(session)
     return run_mode, session, host, messages, images
+
+
+def _report_configuration_problems(session: AgentSession) -> None:
+    """One warning line per problem in models.json and settings.json, before the run: a broken
+    file is otherwise only seen as its effect ("No model selected", a default used)."""
+    resolver = session.model_resolver
+    if resolver is not None and resolver.registry.error_line:
+        print(f"Warning: {resolver.registry.error_line}", file=sys.stderr)
+    if session.settings_manager is not None:
+        for issue in session.settings_manager.drain_issues():
+            if issue.message:
+                print(f"Warning: {issue}", file=sys.stderr)
 
 
 async def _run_mode(

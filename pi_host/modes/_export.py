@@ -152,11 +152,21 @@ def export_html(session_file: str | os.PathLike[str], output: str | os.PathLike[
 
 def run_export(session_file: str, output: str | None) -> int:
     """``--export``: write the page and print its path."""
+    from pi_host.session import SessionFileError, check_session_file
+
     if not os.path.exists(session_file):
         print(f"Error: Session file not found: {session_file}", file=sys.stderr)
         return 1
     try:
+        # Exporting only reads: a file that is not a session is refused before it is opened
+        # (opening would start a new session in an empty one).
+        checked = check_session_file(session_file)
+        if checked is not None and checked.stat().st_size <= 64 * 1024 and not checked.read_bytes().strip():
+            raise SessionFileError(checked, "is empty: there is no session to export")
         target = export_html(session_file, output)
+    except SessionFileError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"Error: could not export {session_file}: {exc}", file=sys.stderr)
         return 1

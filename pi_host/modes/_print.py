@@ -6,6 +6,7 @@ the session header, then every session event as one line of pi's JSON.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -44,8 +45,13 @@ async def run_print_mode(
     *,
     json_mode: bool = False,
 ) -> int:
-    """Run ``messages`` one after another; returns the exit status."""
-    exit_code = 0
+    """Run ``messages`` one after another; returns the exit status.
+
+    The answer is written (and flushed) before the ``session_shutdown`` hooks run, as pi does:
+    a slow hook does not hold it back, and one that hangs is given up on after
+    :data:`SHUTDOWN_LIMIT_S` seconds.
+    """
+    exit_code: int | None = None
     if json_mode:
         sys.stdout.write(session.session_manager.header.to_json() + "\n")
         session.subscribe(_write_json_line)
@@ -59,14 +65,27 @@ async def run_print_mode(
         except SessionError as exc:
             print(str(exc), file=sys.stderr)
             exit_code = 1
+        else:
+            if not session.stash.get(_SIGNAL_EXIT, None):
+                exit_code = _deliver(session, json_mode)
         finally:
+            _flush_output()
             with anyio.CancelScope(shield=True):
-                await session.shutdown("quit")
+                await _shut_down(session)
             tg.cancel_scope.cancel()
     if signal_exit := session.stash.get(_SIGNAL_EXIT, None):
         return signal_exit
-    if exit_code or json_mode:
-        return exit_code
+    return 1 if exit_code is None else exit_code
+
+
+SHUTDOWN_LIMIT_S = 10.0
+"""How long print mode waits for the ``session_shutdown`` hooks once the answer is out."""
+
+
+def _deliver(session: AgentSession, json_mode: bool) -> int:
+    """Write the final answer (print mode) and return the exit status."""
+    if json_mode:
+        return 0
     last = session.messages[-1] if session.messages else None
     if isinstance(last, AssistantMessage):
         if last.stop_reason in ("error", "aborted"):
@@ -76,6 +95,29 @@ async def run_print_mode(
             if isinstance(block, TextContent):
                 sys.stdout.write(block.text + "\n")
     return 0
+
+
+def _flush_output() -> None:
+    """Push the answer out before the shutdown hooks run; a reader that left loses nothing."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            # `pi-host -p … | head`: the rest goes nowhere, and the exit's flush stays quiet.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (OSError, ValueError):
+            pass  # a closed stream: nothing more can reach the reader
+
+
+async def _shut_down(session: AgentSession) -> None:
+    with anyio.move_on_after(SHUTDOWN_LIMIT_S) as waited:
+        await session.shutdown("quit")
+    if waited.cancelled_caught:
+        print(
+            f"Warning: session_shutdown hooks did not finish within {SHUTDOWN_LIMIT_S:g} s; "
+            "exiting without them (the answer above is complete)",
+            file=sys.stderr,
+        )
 
 
 async def _watch_signals(session: AgentSession, scope: anyio.CancelScope) -> None:

@@ -478,6 +478,12 @@ class RpcServer:
             raise CommandError('"switch_session" needs a "sessionPath" string')
         if not await anyio.Path(path).is_file():
             return _error(request_id, "switch_session", f"Session file not found: {path}")
+        from pi_host.session import SessionFileError, check_session_file
+
+        try:
+            check_session_file(path)  # before the current session is shut down
+        except SessionFileError as exc:
+            return _error(request_id, "switch_session", str(exc))
         cancelled = await self.session.switch_session(path)
         return _success(request_id, "switch_session", {"cancelled": cancelled})
 

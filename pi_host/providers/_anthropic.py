@@ -51,6 +51,7 @@ from ._http import (
     Transport,
     abortable,
     describe_transport_error,
+    should_retry_header,
     user_agent,
 )
 from ._types import LlmContext, Model, StreamOptions
@@ -213,6 +214,7 @@ class AnthropicSdkTransport:
                     http_error_message(exc.status_code, _body_text(exc), "anthropic"),
                     status=exc.status_code,
                     retry_after_ms=parse_retry_after(exc.response.headers),
+                    should_retry=should_retry_header(exc.response.headers),
                 ) from exc
             if isinstance(exc, anthropic.APIConnectionError):
                 raise ProviderFailure(

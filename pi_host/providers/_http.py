@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import random
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "DEFAULT_MAX_RETRIES",
     "Aborted",
     "HttpRequest",
     "HttpxTransport",
@@ -44,6 +46,8 @@ __all__ = [
     "abortable",
     "describe_transport_error",
     "open_with_retries",
+    "retry_delay_s",
+    "should_retry_header",
     "tls_context",
     "user_agent",
 ]
@@ -62,13 +66,34 @@ class Aborted(Exception):
 
 
 class ProviderFailure(Exception):
-    """A failed request or stream, worded for the user. ``retry_after_ms`` is the server's wish."""
+    """A failed request or stream, worded for the user.
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after_ms: int | None = None) -> None:
+    ``retry_after_ms`` is how long the server asked to wait (``retry-after-ms`` /
+    ``retry-after``), ``should_retry`` its ``x-should-retry`` verdict (None when it gave none).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after_ms: int | None = None,
+        should_retry: bool | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.retry_after_ms = retry_after_ms
+        self.should_retry = should_retry
+
+
+def should_retry_header(headers: Mapping[str, str]) -> bool | None:
+    """The server's ``x-should-retry`` verdict: True, False, or None when it gave none."""
+    for key, value in headers.items():
+        if key.lower() == "x-should-retry":
+            verdict = value.strip().lower()
+            return True if verdict == "true" else False if verdict == "false" else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -154,35 +179,69 @@ def describe_transport_error(exc: BaseException, *, streaming: bool) -> str:
     return f"Connection error: {detail}"
 
 
+DEFAULT_MAX_RETRIES = 2
+"""Quick retries of a request that failed before its reply began, when the settings set none
+(``retry.provider.maxRetries``): the official SDKs' default, which pi runs with."""
+
+_INITIAL_RETRY_DELAY_S = 0.5
+_MAX_RETRY_DELAY_S = 8.0
+
+
+def retry_delay_s(attempt: int, retry_after_ms: int | None, jitter: float) -> float:
+    """How long to wait before retry number ``attempt + 1``, as the official SDKs wait.
+
+    The server's ``retry-after-ms`` / ``retry-after`` when it gave one; else 0.5 s doubling
+    per attempt, capped at 8 s, shortened by up to a quarter (``jitter`` in [0, 1)) so that
+    clients failed by the same overload do not all come back at once.
+    """
+    if retry_after_ms is not None:
+        return retry_after_ms / 1000
+    return min(_INITIAL_RETRY_DELAY_S * 2.0**attempt, _MAX_RETRY_DELAY_S) * (1 - 0.25 * jitter)
+
+
 async def open_with_retries(
     transport: Transport,
     request: HttpRequest,
     *,
     signal: AbortSignal,
-    max_retries: int,
+    max_retries: int | None = None,
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    jitter: Callable[[], float] = random.random,
 ) -> ResponseStream:
-    """Open ``request``, retrying overloads, rate limits, 5xx and connection errors up to ``max_retries``.
+    """Open ``request``, retrying a failure before the reply began as the official SDKs do.
 
-    Backoff doubles from 0.5 s (capped at 8 s) unless the server says how long to wait. Both
-    Anthropic transports and the OpenAI transport go through here, so a retry behaves the same
-    whichever carried the request (the SDK's own retries stay off).
+    Retried: connection errors and timeouts, and the statuses 408, 409, 429 and 5xx (529
+    overloaded among them), unless the server's ``x-should-retry`` says otherwise either way;
+    at most ``max_retries`` times (None: :data:`DEFAULT_MAX_RETRIES`), waiting as
+    :func:`retry_delay_s` says. A server asking for more than 60 s ends the attempt at once,
+    its wish kept on the failure for the agent-level retry. An abort ends the wait. Every
+    transport (the lean client, httpx, the Anthropic SDK with its own retries off) goes
+    through here, so a retry behaves the same whichever carried the request; once the reply's
+    first byte has arrived nothing is retried here.
     """
+    if not request.url.lower().startswith(("http://", "https://")):
+        # Not worth a retry, nor a connection attempt: the model's base URL is wrong.
+        raise ProviderFailure(
+            f"Invalid request URL {request.url!r}: the model's base URL needs http:// or https://"
+        )
+    limit = DEFAULT_MAX_RETRIES if max_retries is None else max_retries
     attempt = 0
     while True:
         try:
             return await abortable(signal, transport.open(request))
         except ProviderFailure as failure:
-            if attempt >= max_retries or not _worth_retrying(failure):
+            if attempt >= limit or not _worth_retrying(failure):
                 raise
-            delay = 0.5 * 2**attempt if failure.retry_after_ms is None else failure.retry_after_ms / 1000
+            delay = retry_delay_s(attempt, failure.retry_after_ms, jitter())
             if delay > _MAX_INLINE_RETRY_DELAY_S:
                 raise
             attempt += 1
-            await abortable(signal, sleep(min(delay, 8.0) if failure.retry_after_ms is None else delay))
+            await abortable(signal, sleep(delay))
 
 
 def _worth_retrying(failure: ProviderFailure) -> bool:
+    if failure.should_retry is not None:
+        return failure.should_retry
     if failure.status is None:
         return True  # connection errors and timeouts
     return failure.status in (408, 409, 429) or failure.status >= 500
@@ -329,6 +388,7 @@ class HttpxTransport:
             http_error_message(response.status_code, body, self._error_style),
             status=response.status_code,
             retry_after_ms=parse_retry_after(response.headers),
+            should_retry=should_retry_header(response.headers),
         )
 
 

@@ -40,6 +40,7 @@ from ._http import (
     ProviderFailure,
     ResponseStream,
     describe_transport_error,
+    should_retry_header,
     tls_context,
 )
 
@@ -178,6 +179,7 @@ class LeanTransport:
             http_error_message(status, text, self._error_style),
             status=status,
             retry_after_ms=parse_retry_after(response_headers),
+            should_retry=should_retry_header(response_headers),
         )
 
 

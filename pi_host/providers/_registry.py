@@ -121,6 +121,7 @@ class ModelRegistry:
         self._model_headers: dict[tuple[str, str], dict[str, str]] = {}
         self._registered: dict[str, ProviderConfig] = {}
         self.error: str | None = None
+        self.error_line: str | None = None
         self._load()
 
     @classmethod
@@ -141,6 +142,7 @@ class ModelRegistry:
         self._request_configs.clear()
         self._model_headers.clear()
         self.error = None
+        self.error_line = None
         self._load()
         for name, config in self._registered.items():
             self._apply_provider(name, config)
@@ -172,6 +174,7 @@ class ModelRegistry:
             return None
         except OSError as exc:
             self.error = f"Failed to load models.json: {exc.strerror or exc}\n\nFile: {path}"
+            self.error_line = _ignored(path, f"cannot be read ({exc.strerror or exc})")
             return None
         from pydantic import ValidationError
 
@@ -181,15 +184,19 @@ class ModelRegistry:
             raw = json.loads(strip_json_comments(text))
         except ValueError as exc:
             self.error = f"Failed to parse models.json: {exc}\n\nFile: {path}"
+            self.error_line = _ignored(path, f"is not valid JSON ({exc})")
             return None
         try:
             config = ModelsConfig.model_validate(raw)
             self._validate(config)
         except ValidationError as exc:
             self.error = f"Invalid models.json schema:\n{format_validation_error(exc)}\n\nFile: {path}"
+            problems = "; ".join(line.strip(" -") for line in format_validation_error(exc).splitlines())
+            self.error_line = _ignored(path, problems)
             return None
         except ValueError as exc:
             self.error = f"Failed to load models.json: {exc}\n\nFile: {path}"
+            self.error_line = _ignored(path, str(exc))
             return None
         return config
 
@@ -219,6 +226,8 @@ class ModelRegistry:
                     raise ValueError(f"Provider {name}, model {model.id}: invalid contextWindow")
                 if model.max_tokens is not None and model.max_tokens <= 0:
                     raise ValueError(f"Provider {name}, model {model.id}: invalid maxTokens")
+                _check_base_url(f"Provider {name}, model {model.id}", model.base_url)
+            _check_base_url(f"Provider {name}", provider.base_url)
 
     @staticmethod
     def _with_overrides(model: Model, provider: ProviderConfig | None) -> Model:
@@ -506,3 +515,16 @@ class ModelRegistry:
             )
         except ConfigValueError:
             return None
+
+
+def _ignored(path: Path, problem: str) -> str:
+    """One line for a models.json that cannot be used: the file, the problem, the remedy."""
+    return f"{path}: {problem}. Its providers and models are ignored until the file is fixed"
+
+
+def _check_base_url(where: str, url: str | None) -> None:
+    """A base URL without a scheme cannot be requested: say so now, not after retries."""
+    if url is not None and not url.lower().startswith(("http://", "https://")):
+        raise ValueError(
+            f'{where}: "baseUrl" {url!r} needs a scheme; write it as "http://{url}" or "https://{url}"'
+        )

@@ -93,7 +93,9 @@ class StreamOptions:
 
     ``on_payload`` receives the provider-specific request body and may return a replacement
     (``None`` keeps it); the host wires it to ``pi_before_provider_request``. ``on_response``
-    sees the HTTP status and headers (``pi_after_provider_response``).
+    sees the HTTP status and headers (``pi_after_provider_response``). ``max_retries`` is how
+    often a request that failed before its reply began (an overload, a rate limit, a 5xx, a
+    lost connection) is retried at once, as the official SDKs do; None means their default, 2.
     """
 
     signal: AbortSignal | None = None
@@ -106,7 +108,7 @@ class StreamOptions:
     cache_retention: Literal["none", "short", "long"] = "short"
     thinking_budgets: dict[str, int] = field(default_factory=dict)
     timeout_s: float | None = None
-    max_retries: int = 0
+    max_retries: int | None = None
     on_payload: PayloadHook | None = None
     on_response: ResponseHook | None = None
 

@@ -86,10 +86,35 @@ class SessionOptions:
 def _open_session_manager(
     options: SessionOptions, cwd: str, session_dir: str, cache_dir: Path
 ) -> SessionManager:
+    """The session the options ask for.
+
+    :raises SessionError: naming the file (or id) and what is wrong with it; a file that is
+        not a session is left as it was.
+    """
+    from pi_host.session import SessionFileError
+
+    try:
+        return _session_manager_for(options, cwd, session_dir, cache_dir)
+    except SessionFileError as exc:
+        raise SessionError(str(exc)) from exc
+    except ValueError as exc:  # a bad --session-id, a fork source with no entries
+        raise SessionError(str(exc)) from exc
+    except OSError as exc:  # the fork's copy could not be written
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SessionError(f"Cannot create the session file{where}: {exc.strerror or exc}") from exc
+
+
+def _session_manager_for(
+    options: SessionOptions, cwd: str, session_dir: str, cache_dir: Path
+) -> SessionManager:
     if options.no_session:
         return SessionManager.in_memory(cwd)
     if options.fork:
+        from pi_host.session import check_session_file
+
         source = _find_session(options.fork, cwd, session_dir)
+        if check_session_file(source) is None:
+            raise SessionError(f"Session file not found: {source}")
         return SessionManager.fork_from(source, cwd, session_dir, cache_dir=cache_dir)
     if options.session:
         return SessionManager.open(_find_session(options.session, cwd, session_dir), cache_dir=cache_dir)
@@ -200,7 +225,9 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         )
     )
     registry = ModelRegistry.create(root)
-    resolver = ModelResolver(registry, host.providers, api_key=options.api_key)
+    resolver = ModelResolver(
+        registry, host.providers, api_key=options.api_key, max_retries=settings.retry.provider.max_retries
+    )
 
     # Sessions and their resume checkpoints live under the agent directory in use (pi's SDK
     # derives the default session directory from its agentDir option, not the environment).
@@ -214,7 +241,13 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     _check_session_cwd(manager, cwd)
     restored = manager.build_session_context()
 
-    model, thinking = _initial_model(options, resolver, restored, settings)
+    try:
+        model, thinking = _initial_model(options, resolver, restored, settings)
+    except SessionError as exc:
+        if registry.error_line is None:
+            raise
+        # The model asked for may be one the broken models.json would have defined.
+        raise SessionError(f"{exc}\n{registry.error_line}") from exc
     resource_options = ResourceOptions(
         context_files=not options.no_context_files,
         skills=not options.no_skills,

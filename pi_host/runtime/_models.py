@@ -23,11 +23,19 @@ class ModelResolver:
     """
 
     def __init__(
-        self, registry: ModelRegistry, providers: Mapping[str, Provider], *, api_key: str | None = None
+        self,
+        registry: ModelRegistry,
+        providers: Mapping[str, Provider],
+        *,
+        api_key: str | None = None,
+        max_retries: int | None = None,
     ) -> None:
+        """:param max_retries: the settings' ``retry.provider.maxRetries``, for requests that
+        set none (None: the transport's default, as the official SDKs retry)."""
         self.registry = registry
         self.providers = providers
         self._api_key = api_key
+        self._max_retries = max_retries
 
     def _keyless_apis(self) -> set[str]:
         return {api for api, provider in self.providers.items() if not provider.requires_auth}
@@ -60,6 +68,10 @@ class ModelResolver:
         if model.api in self._keyless_apis() or self._api_key:
             return True
         return self.registry.has_configured_auth(model)
+
+    def no_models_message(self) -> str:
+        """Why no model has credentials, and what to do about it (one line)."""
+        return self.registry.no_models_message()
 
     def missing_auth_message(self, model: Model) -> str:
         return (
@@ -100,6 +112,8 @@ class ModelResolver:
             api_key = self._api_key or options.api_key or auth.api_key
             headers = {**(auth.headers or {}), **options.headers}
             options = replace(options, api_key=api_key, headers=headers)
+        if options.max_retries is None and self._max_retries is not None:
+            options = replace(options, max_retries=self._max_retries)
         async for event in provider.load()(model, context, options):
             yield event
 

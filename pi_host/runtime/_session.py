@@ -668,6 +668,10 @@ class AgentSession:
     def _check_model_and_auth(self) -> None:
         model = self.model
         if model is None:
+            resolver = self.model_resolver
+            if resolver is not None and not resolver.registry.available():
+                # Nothing is selected because nothing has credentials: say that, not "no model".
+                raise SessionError(f"No model selected. {resolver.no_models_message()}")
             raise SessionError(
                 "No model selected.\n\nUse --model provider/id, set defaultProvider and defaultModel in "
                 "settings.json, or configure a provider in models.json."
@@ -1271,6 +1275,12 @@ class AgentSession:
         return False
 
     async def _enter_session(self, path: str) -> None:
+        from pi_host.session import SessionFileError, check_session_file
+
+        try:
+            check_session_file(path)  # refused before this session is shut down
+        except SessionFileError as exc:
+            raise SessionError(str(exc)) from exc
         previous = self._session_file_text()
         await self.shutdown("resume", path)
         self.session_manager.set_session_file(path)

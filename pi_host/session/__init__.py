@@ -47,7 +47,14 @@ if TYPE_CHECKING:
         session_file_name,
         validate_session_id,
     )
-    from ._store import EntryNotFoundError, NextSession, SessionManager, SessionTreeNode
+    from ._store import (
+        EntryNotFoundError,
+        NextSession,
+        SessionFileError,
+        SessionManager,
+        SessionTreeNode,
+        check_session_file,
+    )
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -64,6 +71,7 @@ __all__ = [
     "NextSession",
     "SessionContext",
     "SessionEntry",
+    "SessionFileError",
     "SessionHeader",
     "SessionInfo",
     "SessionInfoEntry",
@@ -75,6 +83,7 @@ __all__ = [
     "UnknownEntry",
     "agent_dir",
     "build_session_context",
+    "check_session_file",
     "default_session_dir",
     "entry_to_message",
     "find_most_recent_session",
@@ -105,6 +114,7 @@ _EXPORTS: dict[str, str] = {
     "SESSION_ID_PATTERN": "_paths",
     "SessionContext": "_context",
     "SessionEntry": "_entries",
+    "SessionFileError": "_store",
     "SessionHeader": "_entries",
     "SessionInfo": "_listing",
     "SessionInfoEntry": "_entries",
@@ -116,6 +126,7 @@ _EXPORTS: dict[str, str] = {
     "UnknownEntry": "_entries",
     "agent_dir": "_paths",
     "build_session_context": "_context",
+    "check_session_file": "_store",
     "default_session_dir": "_paths",
     "entry_to_message": "_context",
     "find_most_recent_session": "_listing",

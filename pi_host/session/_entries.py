@@ -418,7 +418,13 @@ def parse_header(data: str | bytes | dict[str, Any]) -> SessionHeader:
     if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
         raise ValueError("not a session header: needs type 'session' and a string 'id'")
     fields = dict(obj)
-    fields.setdefault("version", None)
+    # A version or parent path of the wrong type must not cost the conversation: the header
+    # is still a header (the session manager reads the raw version and reports it).
+    version = fields.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        fields["version"] = None
+    if not isinstance(fields.get("parentSession"), str):
+        fields.pop("parentSession", None)
     if not isinstance(fields.get("timestamp"), str):
         fields["timestamp"] = ""
     if not isinstance(fields.get("cwd"), str):

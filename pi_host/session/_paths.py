@@ -23,6 +23,10 @@ __all__ = [
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 """What a caller-chosen session id must look like (pi's rule): it becomes part of a file name."""
 
+MAX_SESSION_ID_LENGTH = 200
+"""The longest caller-chosen session id: with the timestamp and ``.jsonl`` its file name stays
+under the 255 bytes most file systems allow (pi sets no limit, and fails writing the file)."""
+
 _CWD_SEPARATORS = re.compile(r"[/\\:]")
 
 
@@ -79,5 +83,10 @@ def validate_session_id(session_id: str) -> str:
         raise ValueError(
             f"Invalid session id {session_id!r}: use letters, digits, '.', '_' and '-', "
             "starting and ending with a letter or digit"
+        )
+    if len(session_id) > MAX_SESSION_ID_LENGTH:
+        raise ValueError(
+            f"Invalid session id {session_id[:20]}… ({len(session_id)} characters): use at most "
+            f"{MAX_SESSION_ID_LENGTH}, so that the session's file name fits the file system"
         )
     return session_id

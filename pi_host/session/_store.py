@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import builtins
+import errno
 import gc
 import json
 import logging
 import os
+import stat
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -41,7 +43,14 @@ if TYPE_CHECKING:
     from ._listing import SessionInfo
 from ._paths import agent_dir, default_session_dir, new_session_id, session_file_name, validate_session_id
 
-__all__ = ["EntryNotFoundError", "NextSession", "SessionManager", "SessionTreeNode"]
+__all__ = [
+    "EntryNotFoundError",
+    "NextSession",
+    "SessionFileError",
+    "SessionManager",
+    "SessionTreeNode",
+    "check_session_file",
+]
 
 logger = logging.getLogger("pi_host.session")
 
@@ -58,6 +67,129 @@ class EntryNotFoundError(LookupError):
     def __init__(self, entry_id: str | None) -> None:
         super().__init__(f"Entry {entry_id} not found")
         self.entry_id = entry_id
+
+
+class SessionFileError(ValueError):
+    """A path given as a session file cannot be one; the file was left exactly as it was.
+
+    :ivar file: the file, as an absolute path.
+    """
+
+    def __init__(self, file: Path, problem: str) -> None:
+        super().__init__(
+            f"{file} {problem}. It was left unchanged: give the path of a pi session file (.jsonl)"
+        )
+        self.file = file
+
+
+def check_session_file(path: PathArg) -> Path | None:
+    """Check that ``path`` can be opened as a session, without changing anything.
+
+    :returns: the absolute path when the file exists and starts with a session header (or is
+        empty), None when there is no file yet (a new session would be started there).
+    :raises SessionFileError: for a directory, a device, an unreadable file, or a file whose
+        first line is not a session header.
+    """
+    from ._index import read_header
+
+    file = Path(os.path.abspath(path))
+    size = _check_openable(file)
+    if size is None:
+        return None
+    try:
+        with open(file, "rb") as f:
+            if read_header(f, lambda message, offset: None) is None and not _is_blank(f, size):
+                raise SessionFileError(file, _NOT_A_SESSION)
+    except OSError as exc:
+        raise SessionFileError(file, f"cannot be read ({_os_error_text(exc)})") from exc
+    return file
+
+
+_NOT_A_SESSION = (
+    'is not a pi session file: it does not start with a session header (a JSON line with "type": "session")'
+)
+
+
+def _check_openable(file: Path) -> int | None:
+    """The size of a regular file at ``file``, None when nothing is there."""
+    try:
+        status = os.stat(file)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SessionFileError(file, f"cannot be read ({_os_error_text(exc)})") from exc
+    if stat.S_ISDIR(status.st_mode):
+        raise SessionFileError(file, "is a directory, not a session file")
+    if not stat.S_ISREG(status.st_mode):
+        raise SessionFileError(file, "is not a regular file (a device, a pipe or a socket)")
+    return status.st_size
+
+
+def _is_blank(f: Any, size: int) -> bool:
+    """Whether an open file holds nothing but whitespace (looked at up to 64 KiB)."""
+    if size > 64 * 1024:
+        return False
+    f.seek(0)
+    return not f.read().strip()
+
+
+def _os_error_text(exc: OSError) -> str:
+    name = errno.errorcode.get(exc.errno, "") if exc.errno is not None else ""
+    text = exc.strerror or str(exc) or type(exc).__name__
+    return f"{text}, {name}" if name else text
+
+
+_MISSING_VERSION = object()
+
+
+def _raw_version(header: SessionHeader) -> Any:
+    """The header's ``version`` as written (the model keeps only a valid one)."""
+    if header.version is not None:
+        return header.version
+    try:
+        obj = json.loads(header.to_json())
+    except ValueError:
+        return _MISSING_VERSION
+    return obj.get("version", _MISSING_VERSION) if isinstance(obj, dict) else _MISSING_VERSION
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _infer_version(raw: Any, tree: bool) -> tuple[int, str | None]:
+    """The format version to read a file in, from its header's raw ``version`` and whether
+    its first entry has an id (``tree``); and the problem to report, if any."""
+    if (raw is _MISSING_VERSION or (_is_int(raw) and raw == 1)) and not tree:
+        return 1, None  # a genuine version 1 file
+    if _is_int(raw) and 2 <= raw <= 3:
+        return int(raw), None
+    if _is_int(raw) and raw > 3:
+        return 3, (
+            f"the session header says format version {raw}, newer than the version 3 pi-host "
+            "reads; its entries are read as version 3 and entries of unknown types kept as they are"
+        )
+    shown = "none" if raw is _MISSING_VERSION else js_dumps(raw)
+    read_as, why = (3, "its entries have ids") if tree else (1, "its entries have no ids")
+    return read_as, (
+        f'the session header has an invalid "version" ({shown}); the file is read as format '
+        f"version {read_as} because {why}"
+    )
+
+
+def _first_entry_has_id(file: Path, start: int) -> bool:
+    """Whether the first readable entry after the header has a string ``id`` (version 2+)."""
+    with open(file, "rb") as f:
+        f.seek(start)
+        for raw in f:
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue  # a torn or malformed line: look at the next one
+            return isinstance(obj, dict) and isinstance(obj.get("id"), str)
+    return False
 
 
 @dataclass(slots=True)
@@ -167,6 +299,7 @@ class SessionManager:
             self._cache_dir = Path(cache_dir) if cache_dir is not None else agent_dir() / "cache" / "sessions"
         self._warnings: list[SessionWarning] = []
         self._warning_set: set[SessionWarning] = set()
+        self._write_error: OSError | None = None
         self._init_state(SessionHeader(id="", cwd=cwd), None)
         if session_file is not None:
             self.set_session_file(session_file)
@@ -188,6 +321,7 @@ class SessionManager:
         self._labels: dict[str, tuple[str, str]] | None = {}
         self._checkpoints: CheckpointCache | None = None
         self._file_name: str | object | None = _UNKNOWN
+        self._write_error = None
 
     # -- construction ------------------------------------------------------------------
 
@@ -287,7 +421,13 @@ class SessionManager:
             objects, raw_lines = [], []
         if not objects or not _is_header(objects[0]):
             raise ValueError(f"Cannot fork: source session file is empty or invalid: {source}")
-        if migrate_entries(objects):
+        tree = len(objects) > 1 and isinstance(objects[1], dict) and isinstance(objects[1].get("id"), str)
+        version, problem = _infer_version(objects[0].get("version", _MISSING_VERSION), tree)
+        if problem is not None:
+            logger.warning("%s: %s", source, problem)
+        if version < 3:
+            objects[0]["version"] = version  # what migrate_entries reads: the file's real version
+            migrate_entries(objects)
             raw_lines = [js_dumps(obj) for obj in objects]
         target = os.fspath(target_cwd)
         directory = Path(session_dir) if session_dir is not None else default_session_dir(target)
@@ -351,11 +491,19 @@ class SessionManager:
         return planned.file
 
     def set_session_file(self, path: PathArg) -> None:
-        """Switch to the session in file ``path`` (a missing file starts a new session there)."""
-        file = Path(os.path.abspath(path))
-        self._warnings.clear()
-        self._warning_set.clear()
-        if not file.exists():
+        """Switch to the session in file ``path`` (a missing file starts a new session there).
+
+        :raises SessionFileError: when ``path`` is not a session file (a directory, a device,
+            an unreadable file, or a file whose first line is not a session header). Nothing is
+            changed then: neither the file nor this manager.
+        """
+        self._load(Path(os.path.abspath(path)), clear_warnings=True)
+
+    def _load(self, file: Path, *, clear_warnings: bool) -> None:
+        size = _check_openable(file)
+        if size is None:
+            self._warnings.clear()
+            self._warning_set.clear()
             self._start_new()
             self._file = file
             return
@@ -364,19 +512,31 @@ class SessionManager:
         from ._index import FileIndex, read_header
 
         ends_with_newline = True
-        with open(file, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            found = read_header(f, lambda message, offset: self._warn(message, offset, file))
-            if size:
-                f.seek(size - 1)
-                ends_with_newline = f.read(1) == b"\n"
+        found_warnings: builtins.list[tuple[str, int]] = []
+        try:
+            with open(file, "rb") as f:
+                found = read_header(f, lambda message, offset: found_warnings.append((message, offset)))
+                blank = found is None and _is_blank(f, size)
+                if size:
+                    f.seek(size - 1)
+                    ends_with_newline = f.read(1) == b"\n"
+        except OSError as exc:
+            raise SessionFileError(file, f"cannot be read ({_os_error_text(exc)})") from exc
+        if found is None and not blank:
+            raise SessionFileError(file, _NOT_A_SESSION)
+        if clear_warnings:
+            self._warnings.clear()
+            self._warning_set.clear()
+        for message, offset in found_warnings:
+            self._warn(message, offset, file)
         if found is None:
-            self._restart_invalid(file, size)
+            self._restart_blank(file)
             return
         header, start = found
-        if session_version_of(header) < 3:
-            self._migrate_file(file)
-            self.set_session_file(file)
+        version = self._format_version(header, file, start)
+        if version < 3:
+            self._migrate_file(file, version)
+            self._load(file, clear_warnings=False)
             return
         self._init_state(header, file)
         self._on_disk = True
@@ -390,33 +550,65 @@ class SessionManager:
             self._checkpoints = CheckpointCache(self._cache_dir, header.id)
             self._index.id_cache = self._checkpoints
 
-    def _restart_invalid(self, file: Path, size: int) -> None:
-        """pi restarts a file without a valid header; keep what was in it, then restart."""
-        with open(file, "rb") as f:
-            blank = not f.read(64 * 1024).strip() if size <= 64 * 1024 else False
+    def _restart_blank(self, file: Path) -> None:
+        """An empty (or blank) file starts a new session in its place, as in pi."""
         self._start_new()
-        if not blank:
-            backup = _free_name(file.with_name(file.name + ".invalid"))
-            os.replace(file, backup)
-            self._warn(
-                f"{file} has no valid session header; its content was moved to {backup} "
-                "and a new session was started in its place",
-                None,
-                file,
-            )
         self._file = file
-        file.write_bytes((self._header.to_json() + "\n").encode("utf-8"))
+        try:
+            with open(file, "wb") as f:
+                f.write((self._header.to_json() + "\n").encode("utf-8"))
+        except OSError as exc:
+            self._write_failed(exc)
+            return
         self._on_disk = True
 
-    def _migrate_file(self, file: Path) -> None:
-        """Rewrite an old-format file as version 3 (atomically; pi rewrites it in place)."""
+    def _format_version(self, header: SessionHeader, file: Path, start: int) -> int:
+        """The format the file's entries are in, from the header's ``version``, checked
+        against the entries.
+
+        pi trusts the header: a missing or ``null`` version means version 1, whose migration
+        gives every entry a new id and a linear parent, which flattens a tree. Only a version 1
+        file has entries without ids, so the first entry decides when the header is wrong.
+        """
+        raw = _raw_version(header)
+        if _is_int(raw) and 2 <= raw <= 3:
+            return int(raw)
+        version, problem = _infer_version(raw, _first_entry_has_id(file, start))
+        if problem is not None:
+            self._warn(problem, None, file)
+        return version
+
+    def _migrate_file(self, file: Path, version: int) -> None:
+        """Rewrite an old-format file as version 3 (atomically; pi rewrites it in place).
+
+        The original is copied beside it first (``<name>.v<version>.bak``): migration drops
+        lines that are not JSON, as pi's does, and they must not be lost with it.
+        """
+        import shutil
+
         objects, _ = _read_all(file, lambda message, offset: self._warn(message, offset, file))
+        if objects:
+            objects[0]["version"] = version  # what migrate_entries reads: the file's real version
         migrate_entries(objects)
         content = "".join(js_dumps(obj) + "\n" for obj in objects)
+        backup = _free_name(file.with_name(f"{file.name}.v{version}.bak"))
         temp = file.with_name(f".{file.name}.migrating")
-        temp.write_bytes(content.encode("utf-8"))
-        os.replace(temp, file)
-        logger.info("migrated %s to session format version 3", file)
+        try:
+            shutil.copyfile(file, backup)
+            temp.write_bytes(content.encode("utf-8"))
+            os.replace(temp, file)
+        except OSError as exc:
+            temp.unlink(missing_ok=True)
+            raise SessionFileError(
+                file,
+                f"is in session format version {version} and could not be migrated to version 3 "
+                f"({_os_error_text(exc)}); make its directory writable and try again",
+            ) from exc
+        self._warn(
+            f"migrated from session format version {version} to version 3; the original is kept as {backup}",
+            None,
+            file,
+        )
 
     # -- accessors ---------------------------------------------------------------------
 
@@ -798,40 +990,83 @@ class SessionManager:
         return entry.id
 
     def _flush(self) -> None:
-        """Write what is not on disk yet, creating the file with the first assistant message."""
+        """Write what is not on disk yet, creating the file with the first assistant message.
+
+        A failed write (disk full, a read-only file, a directory that cannot be made) never
+        ends the turn: it is reported once (:attr:`write_error`, a warning, the log), the
+        entries stay in memory, and the next append tries again to write all that is missing.
+        """
         if not self._persist or self._file is None:
             return
         if not self._on_disk and not self._has_assistant:
             return
-        lines = [] if self._on_disk else [self._header.to_json()]
+        with_header = not self._on_disk
+        lines = [self._header.to_json()] if with_header else []
         lines.extend(entry.to_json() for entry in self._new[self._written :])
         if not lines:
             return
         data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+        skip = 0
         if not self._ends_with_newline:
-            data = b"\n" + data  # never continue a torn line: start on a fresh one
+            data, skip = b"\n" + data, 1  # never continue a torn line: start on a fresh one
+        written = 0
+        try:
+            fd = self._open_for_append()
+            try:
+                view = memoryview(data)
+                while written < len(data):
+                    written += os.write(fd, view[written:])
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            self._count_written(data, written, skip, with_header)
+            self._write_failed(exc)
+            return
+        except BaseException:
+            self._count_written(data, written, skip, with_header)
+            raise
+        self._count_written(data, written, skip, with_header)
+        if self._write_error is not None:
+            self._write_error = None
+            logger.warning("%s: the session is saved again (every entry held back is written)", self._file)
+
+    def _open_for_append(self) -> int:
+        assert self._file is not None
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
         try:
-            fd = os.open(self._file, flags, 0o644)
+            return os.open(self._file, flags, 0o644)
         except FileNotFoundError:
             # The directory is made when first needed (or again, if it went away), not
             # checked before every append: that was a failing mkdir per entry.
             self._file.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self._file, flags, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                try:
-                    written = os.write(fd, view)
-                except BaseException:
-                    self._ends_with_newline = len(view) == len(data) and self._ends_with_newline
-                    raise
-                view = view[written:]
-        finally:
-            os.close(fd)
-        self._on_disk = True
-        self._ends_with_newline = True
-        self._written = len(self._new)
+            return os.open(self._file, flags, 0o644)
+
+    def _count_written(self, data: bytes, written: int, skip: int, with_header: bool) -> None:
+        """Account for the first ``written`` bytes of ``data`` being on disk: the lines they
+        complete are saved, a line they tear is written again in full on a fresh line."""
+        if written <= 0:
+            return
+        complete = data.count(b"\n", skip, written) if written > skip else 0
+        if with_header and complete:
+            self._on_disk = True
+            complete -= 1
+        self._written += complete
+        self._ends_with_newline = data[written - 1 : written] == b"\n"
+
+    def _write_failed(self, exc: OSError) -> None:
+        first = self._write_error is None
+        self._write_error = exc
+        if first:
+            self._warn(
+                f"could not save the session ({_os_error_text(exc)}); the conversation goes on "
+                "unsaved, and every later entry tries again to write what is missing",
+                None,
+            )
+
+    @property
+    def write_error(self) -> OSError | None:
+        """Why the last write to the session file failed; None when everything is saved."""
+        return self._write_error
 
     def append_message(self, message: AgentMessage) -> str:
         """Append a message; returns the new entry's id.
