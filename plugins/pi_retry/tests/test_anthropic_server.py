@@ -58,7 +58,9 @@ async def test_overloaded_529_is_retried(tmp_path: Path) -> None:
     with AnthropicServer(
         [anthropic_error(529, "Overloaded"), anthropic_reply("Hello after the overload")]
     ) as server:
-        session = await session_on(server, tmp_path, {"retry": {"baseDelayMs": 1}})
+        session = await session_on(
+            server, tmp_path, {"retry": {"baseDelayMs": 1, "provider": {"maxRetries": 0}}}
+        )
         events: list[Any] = []
         session.subscribe(events.append)
         await session.prompt("hi")
@@ -80,7 +82,9 @@ async def test_rate_limit_429_waits_as_long_as_the_server_asks(tmp_path: Path) -
             anthropic_reply("ok"),
         ]
     ) as server:
-        session = await session_on(server, tmp_path, {"retry": {"baseDelayMs": 1}})
+        session = await session_on(
+            server, tmp_path, {"retry": {"baseDelayMs": 1, "provider": {"maxRetries": 0}}}
+        )
         events: list[Any] = []
         session.subscribe(events.append)
         await session.prompt("hi")
@@ -93,7 +97,9 @@ async def test_rate_limit_429_waits_as_long_as_the_server_asks(tmp_path: Path) -
 
 async def test_persistent_overload_gives_up_after_max_retries(tmp_path: Path) -> None:
     with AnthropicServer([anthropic_error(529, "Overloaded") for _ in range(3)]) as server:
-        session = await session_on(server, tmp_path, {"retry": {"baseDelayMs": 1, "maxRetries": 2}})
+        session = await session_on(
+            server, tmp_path, {"retry": {"baseDelayMs": 1, "maxRetries": 2, "provider": {"maxRetries": 0}}}
+        )
         events: list[Any] = []
         session.subscribe(events.append)
         await session.prompt("hi")
