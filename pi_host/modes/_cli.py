@@ -74,11 +74,7 @@ def _main(argv: list[str] | None, distribution: Distribution | None) -> int:
         return 0
     if distribution is not None:
         distribution.apply_environment()
-    from pi_host._compile_cache import compile_cache
-    from pi_host.session._paths import agent_dir
-
-    with compile_cache(agent_dir() / "cache" / f"compiled-{sys.implementation.cache_tag}.bin"):
-        return _run_command(args, distribution)
+    return _run_command(args, distribution)
 
 
 def _run_command(args: CliArgs, distribution: Distribution | None) -> int:
