@@ -9,9 +9,6 @@ from pydantic.alias_generators import to_camel
 
 __all__ = ["WireModel", "now_ms"]
 
-_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
-
-
 class WireModel(BaseModel):
     """Base for models that cross a boundary in pi's camelCase JSON shape.
 
@@ -32,19 +29,6 @@ class WireModel(BaseModel):
         # them all at import time was most of pi-host's start-up.
         defer_build=True,
     )
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Share the set of fields given with every instance given the same fields.
-
-        pydantic keeps a ``set`` per instance (200 to 700 bytes): for a resumed session that
-        was about half of the memory its messages took. Instances are frozen and pydantic
-        copies the set before changing it (``model_copy``), so one set per distinct
-        combination is safe; there are a handful per class.
-        """
-        fields_set = self.__pydantic_fields_set__
-        shared = _FIELDS_SETS.setdefault(frozenset(fields_set), fields_set)
-        if shared is not fields_set:
-            object.__setattr__(self, "__pydantic_fields_set__", shared)
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return the pi-shaped JSON object (camelCase keys, unset optional fields omitted)."""
