@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 __all__ = ["WireModel", "now_ms"]
+
 
 class WireModel(BaseModel):
     """Base for models that cross a boundary in pi's camelCase JSON shape.
@@ -48,6 +50,4 @@ class WireModel(BaseModel):
 
 def now_ms() -> int:
     """Milliseconds since the epoch, the unit of every message ``timestamp``."""
-    import time
-
     return int(time.time() * 1000)
