@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 __all__ = ["WireModel", "now_ms"]
-
-_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
 
 
 class WireModel(BaseModel):
@@ -33,19 +32,6 @@ class WireModel(BaseModel):
         defer_build=True,
     )
 
-    def model_post_init(self, context: Any, /) -> None:
-        """Share the set of fields given with every instance given the same fields.
-
-        pydantic keeps a ``set`` per instance (200 to 700 bytes): for a resumed session that
-        was about half of the memory its messages took. Instances are frozen and pydantic
-        copies the set before changing it (``model_copy``), so one set per distinct
-        combination is safe; there are a handful per class.
-        """
-        fields_set = self.__pydantic_fields_set__
-        shared = _FIELDS_SETS.setdefault(frozenset(fields_set), fields_set)
-        if shared is not fields_set:
-            object.__setattr__(self, "__pydantic_fields_set__", shared)
-
     def to_json_dict(self) -> dict[str, Any]:
         """Return the pi-shaped JSON object (camelCase keys, unset optional fields omitted)."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -64,6 +50,4 @@ class WireModel(BaseModel):
 
 def now_ms() -> int:
     """Milliseconds since the epoch, the unit of every message ``timestamp``."""
-    import time
-
     return int(time.time() * 1000)

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from pi_host.errors import UsageError
+
 from ._args import CliArgs, parse_args, render_help, unknown_flag_error
 
 if TYPE_CHECKING:
@@ -32,8 +34,6 @@ def main(argv: list[str] | None = None, *, distribution: Distribution | None = N
     :param distribution: run as that agent distribution (its command name, agent directory,
         plugins and defaults) instead of as plain ``pi-host``.
     """
-    from pi_host.errors import UsageError
-
     _skip_collection_at_exit()
     try:
         return _main(argv, distribution)
@@ -74,11 +74,7 @@ def _main(argv: list[str] | None, distribution: Distribution | None) -> int:
         return 0
     if distribution is not None:
         distribution.apply_environment()
-    from pi_host._compile_cache import compile_cache
-    from pi_host.session._paths import agent_dir
-
-    with compile_cache(agent_dir() / "cache" / f"compiled-{sys.implementation.cache_tag}.bin"):
-        return _run_command(args, distribution)
+    return _run_command(args, distribution)
 
 
 def _run_command(args: CliArgs, distribution: Distribution | None) -> int:

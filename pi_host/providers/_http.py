@@ -20,6 +20,7 @@ import asyncio
 import functools
 import os
 import random
+import ssl
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,8 +32,6 @@ from ._abort import AbortSignal
 from ._errors import http_error_message, parse_retry_after
 
 if TYPE_CHECKING:
-    import ssl
-
     import httpx
 
 __all__ = [
@@ -145,8 +144,6 @@ def tls_context() -> ssl.SSLContext:
     it. The bundle is chosen as httpx chooses it: ``SSL_CERT_FILE``, else ``SSL_CERT_DIR``,
     else certifi's.
     """
-    import ssl
-
     if cafile := os.environ.get("SSL_CERT_FILE"):
         return ssl.create_default_context(cafile=cafile)
     if capath := os.environ.get("SSL_CERT_DIR"):

@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import socket
+import ssl
 import weakref
 import zlib
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -31,6 +33,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 import h11
+from pydantic_core import to_json
 
 from ._abort import AbortSignal
 from ._errors import http_error_message, parse_retry_after
@@ -144,8 +147,6 @@ class LeanTransport:
         self._error_style: Literal["anthropic", "openai"] = error_style
 
     async def open(self, request: HttpRequest) -> ResponseStream:
-        from pydantic_core import to_json
-
         split = _split(request.url)
         assert split is not None, "lean_transport_applies() was not checked"
         tls, host, port, authority, target = split
@@ -240,9 +241,6 @@ def _header_dict(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
 
 async def _connect(host: str, port: int, tls: bool, timeout: float) -> _Connection:
     """Open a connection (TLS for https), failing as httpx's connect (on anyio) fails."""
-    import socket
-    import ssl
-
     loop = asyncio.get_running_loop()
     try:
         async with asyncio.timeout(timeout):

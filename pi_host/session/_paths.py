@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
+import time
+import uuid
 from pathlib import Path
 
 __all__ = [
@@ -63,10 +66,6 @@ def session_file_name(timestamp: str, session_id: str) -> str:
 def new_session_id() -> str:
     """A fresh session id: a time-ordered UUID (version 7), as pi makes them."""
     # uuid.uuid7 arrives in Python 3.14; build the RFC 9562 layout by hand until then.
-    import secrets
-    import time
-    import uuid
-
     millis = time.time_ns() // 1_000_000
     rand_a = secrets.randbits(12)
     rand_b = secrets.randbits(62)

@@ -127,12 +127,12 @@ def test_loading_the_plugin_imports_no_process_runner() -> None:
         "manager.hook.pi_register_tools(register=tools.append)\n"
         "specs = [tool.spec() for tool in tools]\n"
     )
-    assert {name for name in modules if name.startswith("pi_bash")} == {
-        "pi_bash",
-        "pi_bash._limits",
-        "pi_bash._tool",
-    }
+    own = sorted(name for name in modules if name.startswith("pi_bash"))
+    assert "pi_bash._tool" in own  # the tools were described
+    # The process runner loads on the first call. A budget, not a list: three modules of
+    # seven when it was set (the package, its limits and the tool's definition).
     assert "subprocess" not in modules
+    assert len(own) <= 4, own
 
 
 def test_importing_the_entry_point_stays_light() -> None:

@@ -78,9 +78,11 @@ def _modules_after(code: str) -> set[str]:
     return set(result.stdout.split())
 
 
-# What registering the tools and describing them to a model may load; the implementations
-# (walker, glob compiler, diff, ripgrep and fd drivers …) load on each tool's first call.
-_DEFINITIONS = {"pi_tools_fs", "pi_tools_fs._definitions", "pi_tools_fs._params", "pi_tools_fs._truncate"}
+# How many of the plugin's modules registering the tools and describing them to a model may
+# load (four of 22 when it was set: the package, the definitions, their parameters and the
+# truncation limits): the implementations (walker, glob compiler, diff, ripgrep and fd
+# drivers …) load on each tool's first call.
+_DEFINITIONS_BUDGET = 5
 
 
 def test_loading_the_plugin_imports_no_tool_implementation() -> None:
@@ -93,7 +95,10 @@ def test_loading_the_plugin_imports_no_tool_implementation() -> None:
         "manager.hook.pi_register_tools(register=tools.append)\n"
         "specs = [tool.spec() for tool in tools]\n"
     )
-    assert {name for name in modules if name.startswith("pi_tools_fs")} == _DEFINITIONS
+    own = sorted(name for name in modules if name.startswith("pi_tools_fs"))
+    assert "pi_tools_fs._definitions" in own  # the tools were described
+    assert len(own) <= _DEFINITIONS_BUDGET, own
+    assert {"difflib", "subprocess"}.isdisjoint(modules)
 
 
 def test_importing_the_entry_point_stays_light() -> None:
