@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 from pydantic import BaseModel
@@ -24,12 +24,17 @@ from pi_host.hookspecs import (
 from pi_host.messages import CustomMessage, ImageContent, TextContent
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 
+from ._events import ExtensionErrorEvent
+from ._plugin_events import wire_event
+
 if TYPE_CHECKING:
     from pi_host.agent import Tool
 
     from ._session import AgentSession
 
 __all__ = ["NullUI", "SessionPluginContext"]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class NullUI:
@@ -183,10 +188,15 @@ class SessionPluginContext:
             reason, will_retry=will_retry, custom_instructions=custom_instructions
         )
 
-    def operation_signal(self, kind: str = "operation") -> AbstractContextManager[AbortSignal]:
-        """``with ctx.operation_signal() as signal:`` — a signal the session's abort also aborts,
-        for a plugin's own waits (a retry delay) and requests (a summary)."""
-        return self._session.operation_signal(kind)
+    def abort_scope(self, name: str, *, fresh: bool = False) -> AbstractContextManager[AbortSignal]:
+        """``with ctx.abort_scope(name) as signal:`` — see :class:`~pi_host.hookspecs.PluginContext`."""
+        return self._session.abort_scopes.open(name, fresh=fresh)
+
+    def abort_named(self, name: str) -> bool:
+        return self._session.abort_scope(name)
+
+    def plugin_settings(self, model: type[_M]) -> _M:
+        return self._session.plugin_settings(model)
 
     async def complete(
         self,
@@ -206,8 +216,14 @@ class SessionPluginContext:
         )
 
     def emit(self, event: BaseModel) -> None:
-        """Send a session event (``auto_retry_start``, ``compaction_end`` …) to subscribers."""
-        self._session.emit_event(event)
+        """Send a plugin's event to subscribers as pi's event line (see :func:`wire_event`)."""
+        line = wire_event(event)
+        if isinstance(line, str):
+            self._session.emit_event(
+                ExtensionErrorEvent(extension_path="<plugin>", event="ctx.emit", error=line)
+            )
+            return
+        self._session.emit_plugin_event(line)
 
     def shutdown(self) -> None:
         self._session.request_shutdown()

@@ -10,10 +10,9 @@ plugins, so a replaced message is what is stored).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -66,13 +65,16 @@ from pi_host.messages import (
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 from pi_host.providers import clamp_thinking_level as _clamp_for_model
 
+from ._abort_scopes import AbortScopes
 from ._agent_end import SessionAgentEndEvent
 from ._context import NullUI, SessionPluginContext
 from ._host import Host
-from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
+from ._plugin_settings import PluginSettingsReader
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from pydantic import BaseModel
 
     from pi_host.agent import (
         AfterToolCallContext,
@@ -87,6 +89,8 @@ if TYPE_CHECKING:
     from ._project import ProjectResources
 
 __all__ = ["AgentSession", "SessionError", "SessionImport", "SessionListener", "TreeNavigation"]
+
+_M = TypeVar("_M", bound="BaseModel")
 
 logger = logging.getLogger("pi_host.runtime")
 
@@ -203,10 +207,12 @@ class AgentSession:
         self._turn_index = 0
         self._last_assistant: AssistantMessage | None = None
         self._compacting = False
-        self._compaction_signal: AbortSignal | None = None
         self._compaction_done: anyio.Event | None = None
         self._bash_signal: AbortSignal | None = None
-        self._operation_signals: dict[AbortSignal, str] = {}
+        self.abort_scopes = AbortScopes()
+        self._plugin_settings = PluginSettingsReader(
+            lambda: self.host.settings_sections, lambda: self.settings, lambda: self.settings_manager
+        )
         self._task_group: TaskGroup | None = None
         self._shutdown_requested = False
         self._active_tool_names: list[str] = []
@@ -214,7 +220,9 @@ class AgentSession:
         host.dispatcher.add_error_listener(self._on_extension_error)
         host.dispatcher.add_argument_listener(self._on_hook_arguments)
         self._chained_system_prompt: str | None = None
-        agent.subscribe(self._handle_agent_event)
+        # Events plugins emit while an agent event is dispatched reach subscribers after it.
+        self._deferred_events: list[Any] | None = None
+        agent.subscribe(self._on_agent_event)
         self._install_agent_callbacks()
         self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
 
@@ -365,6 +373,23 @@ class AgentSession:
             QueueUpdateEvent(steering=list(self._steering_texts), follow_up=list(self._follow_up_texts))
         )
 
+    def emit_plugin_event(self, event: Any) -> None:
+        """Deliver an event a plugin emitted: at once, or after the agent event being dispatched
+        (subscribers see the cause before the reaction, as with pi's own ``auto_retry_end``)."""
+        if self._deferred_events is not None:
+            self._deferred_events.append(event)
+        else:
+            self.emit_event(event)
+
+    async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
+        outer, self._deferred_events = self._deferred_events, []
+        try:
+            await self._handle_agent_event(event, signal)
+        finally:
+            deferred, self._deferred_events = self._deferred_events, outer
+            for plugin_event in deferred:
+                self.emit_plugin_event(plugin_event)
+
     async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         dispatcher, ctx = self.host.dispatcher, self.ctx
         if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage):
@@ -442,18 +467,8 @@ class AgentSession:
         elif isinstance(message, AssistantMessage):
             manager.append_message(message)
             self._last_assistant = message
-            if message.stop_reason != "error":
-                self._note_success()
         elif message.role == "toolResult":
             manager.append_message(message)
-
-    def _note_success(self) -> None:
-        retry_attempt = self.stash.get(RETRY_ATTEMPT, 0)
-        if retry_attempt:
-            from ._events import AutoRetryEndEvent
-
-            self.stash[RETRY_ATTEMPT] = 0
-            self.emit_event(AutoRetryEndEvent(success=True, attempt=retry_attempt))
 
     def _dequeue_display(self, text: str) -> None:
         for queue in (self._steering_texts, self._follow_up_texts):
@@ -672,20 +687,21 @@ class AgentSession:
         return messages
 
     async def _run(self, start: Callable[[], Awaitable[None]]) -> None:
-        """Run the agent, then let plugins continue it (retry, compaction) while they ask to."""
-        await start()
-        dispatcher = self.host.dispatcher
-        while True:
-            last = self._last_assistant_in_state()
-            decision = None
-            if last is not None:
-                decision = await dispatcher.after_agent_run(message=last, ctx=self.ctx)
-            if decision is not None:
-                if decision.messages is not None:
-                    self.agent.state.messages = list(decision.messages)
-            elif not self.agent.has_queued_messages():
-                break
-            await self.agent.continue_()
+        """Run the agent, then let plugins continue it (``pi_after_agent_run``) while they ask to."""
+        with self.abort_scopes.run():
+            await start()
+            dispatcher = self.host.dispatcher
+            while True:
+                last = self._last_assistant_in_state()
+                decision = None
+                if last is not None:
+                    decision = await dispatcher.after_agent_run(message=last, ctx=self.ctx)
+                if decision is not None:
+                    if decision.messages is not None:
+                        self.agent.state.messages = list(decision.messages)
+                elif not self.agent.has_queued_messages():
+                    break
+                await self.agent.continue_()
         self._flush_pending_bash()
 
     def _last_assistant_in_state(self) -> AssistantMessage | None:
@@ -844,12 +860,8 @@ class AgentSession:
         return True
 
     async def abort(self) -> None:
-        """Abort the run (and a retry wait or compaction) and wait until the agent is idle."""
-        if self._compaction_signal is not None:
-            self._compaction_signal.abort()
-        for signal in tuple(self._operation_signals):
-            signal.abort()
-        self.stash[ABORT_REQUESTED] = True
+        """Abort the run (and every plugin's open abort scope) and wait until the agent is idle."""
+        self.abort_scopes.abort_all()
         self.agent.abort()
         await self.agent.wait_for_idle()
 
@@ -1001,7 +1013,8 @@ class AgentSession:
         dispatcher, ctx = self.host.dispatcher, self.ctx
         self._compacting = True
         self._compaction_done = done = anyio.Event()
-        self._compaction_signal = signal = AbortSignal()
+        scope = self.abort_scopes.open("compaction", fresh=reason == "manual")
+        signal = scope.__enter__()
         await self._emit(CompactionStartEvent(reason=reason))
         try:
             branch = cast("list[EntryView]", self.session_manager.get_branch())
@@ -1060,7 +1073,7 @@ class AgentSession:
                     raise _CompactionFailed(_exception_text(failures[-1].message))
                 await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
                 return None
-            from_plugin = not _generated_details(decision.details)
+            from_plugin = decision.from_hook
             self.session_manager.append_compaction(
                 decision.summary,
                 decision.first_kept_entry_id,
@@ -1091,30 +1104,41 @@ class AgentSession:
             return None
         finally:
             self._compacting = False
-            self._compaction_signal = None
+            scope.__exit__(None, None, None)
             self._compaction_done = None
             done.set()
 
     # -- services for plugins -----------------------------------------------------------------
 
-    @contextmanager
-    def operation_signal(self, kind: str = "operation") -> Iterator[AbortSignal]:
-        """An abort signal for a plugin's own wait or work (a retry delay, a summary request)
-        that :meth:`abort` aborts too, and :meth:`abort_operations` aborts by ``kind``
-        (``"retry"`` for RPC ``abort_retry``). It is forgotten when the block ends."""
-        signal = AbortSignal()
-        self._operation_signals[signal] = kind
-        try:
-            yield signal
-        finally:
-            self._operation_signals.pop(signal, None)
+    def abort_scope(self, name: str) -> bool:
+        """Abort plugin work of kind ``name`` (RPC ``abort_<name>``); see :class:`AbortScopes`.
 
-    def abort_operations(self, kind: str) -> bool:
-        """Abort the running plugin operations of one ``kind``; returns whether there were any."""
-        matching = [signal for signal, signal_kind in self._operation_signals.items() if signal_kind == kind]
-        for signal in matching:
-            signal.abort()
-        return bool(matching)
+        Returns whether such work was in progress; during a run, an abort that finds none
+        still cancels the work if it starts before the run ends.
+        """
+        return self.abort_scopes.abort(name)
+
+    def setting_value(self, key_path: str, default: Any = None) -> Any:
+        """A raw value of the session's settings by dotted camelCase key (``"retry.enabled"``)."""
+        node: Any = self.settings.model_dump(by_alias=True) if self.settings is not None else {}
+        for key in key_path.split("."):
+            if not isinstance(node, dict) or key not in node:
+                return default
+            node = node[key]
+        return node
+
+    def set_setting_value(self, key_path: str, value: Any) -> None:
+        """Change one value of a plugin's settings section for this session, without saving it."""
+        from pi_host.resources import Settings
+
+        from ._plugin_settings import with_section_value
+
+        settings = self.settings if self.settings is not None else Settings.model_construct()
+        self.settings = with_section_value(settings, key_path, value)
+
+    def plugin_settings(self, model: type[_M]) -> _M:
+        """A plugin's settings section, validated with ``model`` (see ``pi_register_settings``)."""
+        return self._plugin_settings.read(model)
 
     async def complete(
         self,
@@ -1440,7 +1464,7 @@ class AgentSession:
                 replace_instructions = decision.replace_instructions
             label = decision.label or label
         if summary is None and summarize and to_summarize:
-            with self.operation_signal() as summary_signal:
+            with self.abort_scopes.open("branch_summary", fresh=True) as summary_signal:
                 summary = await self.host.dispatcher.summarize_branch(
                     entries=cast("list[EntryView]", to_summarize),
                     custom_instructions=custom_instructions,
@@ -1529,19 +1553,6 @@ def _exception_text(described: str) -> str:
     """``RuntimeError: boom`` (how the dispatcher describes a failure) → ``boom``."""
     name, separator, text = described.partition(": ")
     return text if separator and name.isidentifier() else described
-
-
-def _generated_details(details: Any) -> bool:
-    """Whether compaction ``details`` are the default summariser's file lists.
-
-    pi records ``fromHook: false`` exactly for those: the next compaction and branch
-    summaries read ``readFiles`` / ``modifiedFiles`` back only from such entries.
-    """
-    return (
-        isinstance(details, dict)
-        and set(details) == {"readFiles", "modifiedFiles"}
-        and all(isinstance(v, list) and all(isinstance(f, str) for f in v) for v in details.values())
-    )
 
 
 def _awaiting(awaitable: Awaitable[Any]) -> Callable[[], Awaitable[Any]]:

@@ -24,6 +24,7 @@ from ._plugin import (
     pi_message_start,
     pi_prepare_next_turn,
     pi_register_commands,
+    pi_register_settings,
     pi_session_before_compact,
     pi_summarize_branch,
 )
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         find_turn_start,
         prepare_compaction,
     )
+    from ._settings import BranchSummarySettings, CompactionSettings
     from ._summarize import (
         BRANCH_SUMMARY_MAX_TOKENS,
         BRANCH_SUMMARY_PREAMBLE,
@@ -63,6 +65,8 @@ __all__ = [
     "NO_BRANCH_CONTENT",
     "OVERFLOW_RECOVERY_FAILED",
     "SUMMARY_SYSTEM_PROMPT",
+    "BranchSummarySettings",
+    "CompactionSettings",
     "CutPoint",
     "Summarize",
     "SummaryAborted",
@@ -84,6 +88,7 @@ __all__ = [
     "pi_message_start",
     "pi_prepare_next_turn",
     "pi_register_commands",
+    "pi_register_settings",
     "pi_session_before_compact",
     "pi_summarize_branch",
     "prepare_branch_entries",
@@ -113,6 +118,7 @@ _EXPORTS: dict[str, str] = {
         ],
         f"{__name__}._prepare",
     ),
+    **dict.fromkeys(["BranchSummarySettings", "CompactionSettings"], f"{__name__}._settings"),
     **dict.fromkeys(
         [
             "BRANCH_SUMMARY_MAX_TOKENS",

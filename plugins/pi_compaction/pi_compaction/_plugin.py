@@ -18,25 +18,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pi_host import Command, StashKey, hookimpl
+from pi_host import Command, SettingsSection, StashKey, hookimpl
 
 from ._trigger import entry_ms, should_compact
 
 if TYPE_CHECKING:
-    from pi_host import AbortSignal
+    from pi_host import AbortSignal, AgentMessage, AssistantMessage, Message, ToolResultMessage
     from pi_host.hookspecs import (
         BranchSummary,
         CommandContext,
         CompactionPreparation,
         CompactionResult,
-        CompactionSettings,
         ContinueRun,
         EntryView,
         NextTurnUpdate,
         PluginContext,
     )
-    from pi_host.messages import AgentMessage, AssistantMessage, Message, ToolResultMessage
 
+    from ._settings import CompactionSettings
     from ._summarize import Summarize
 
 # Loading the plugin (as --help does, for flags) imports neither the runtime, nor pydantic and
@@ -53,6 +52,7 @@ __all__ = [
     "pi_message_start",
     "pi_prepare_next_turn",
     "pi_register_commands",
+    "pi_register_settings",
     "pi_session_before_compact",
     "pi_summarize_branch",
 ]
@@ -67,18 +67,22 @@ OVERFLOW_RECOVERY_FAILED = (
 _OVERFLOW_ATTEMPTED: StashKey[bool] = StashKey()
 
 
-def compaction_settings(ctx: Any) -> CompactionSettings:
-    """The session's ``compaction`` settings as the hook payload model."""
-    from pi_host.hookspecs import CompactionSettings
+def compaction_settings(ctx: PluginContext) -> CompactionSettings:
+    """The session's ``compaction`` settings section."""
+    from ._settings import CompactionSettings
 
-    section = getattr(getattr(ctx, "settings", None), "compaction", None)
-    if section is None:
-        return CompactionSettings()
-    return CompactionSettings(
-        enabled=section.enabled,
-        reserve_tokens=section.reserve_tokens,
-        keep_recent_tokens=section.keep_recent_tokens,
+    return ctx.plugin_settings(CompactionSettings)
+
+
+@hookimpl
+def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
+    """pi's ``compaction`` and ``branchSummary`` sections are this plugin's."""
+    from ._settings import BranchSummarySettings, CompactionSettings
+
+    register(
+        SettingsSection("compaction", CompactionSettings, "Summarise old history when the context fills up")
     )
+    register(SettingsSection("branchSummary", BranchSummarySettings, "Summaries of branches left in /tree"))
 
 
 def _summarizer(ctx: PluginContext, signal: AbortSignal) -> Summarize:
@@ -121,8 +125,9 @@ async def pi_session_before_compact(
 ) -> CompactionResult | None:
     """Write the summary with the session's model (the default every other plugin precedes).
 
-    The ``details`` are pi's ``{readFiles, modifiedFiles}``, by which the runtime records the
-    entry as generated (``fromHook: false``) and the next compaction carries the lists on.
+    The ``details`` are pi's ``{readFiles, modifiedFiles}`` and the result says
+    ``from_hook=False``: the entry is recorded as pi's own summary (``fromHook: false``), whose
+    lists the next compaction carries on.
     """
     from ._summarize import SummaryAborted, summarize_compaction
 
@@ -148,13 +153,11 @@ async def pi_summarize_branch(
     ctx: PluginContext,
 ) -> BranchSummary | None:
     """Summarise the branch left during tree navigation (pi's ``generateBranchSummary``)."""
-    from pi_host.hookspecs import CompactionSettings
-
+    from ._settings import BranchSummarySettings
     from ._summarize import SummaryAborted, summarize_branch
 
     model = ctx.model
-    section = getattr(getattr(ctx, "settings", None), "branch_summary", None)
-    reserve = section.reserve_tokens if section is not None else CompactionSettings().reserve_tokens
+    reserve = ctx.plugin_settings(BranchSummarySettings).reserve_tokens
     try:
         return await summarize_branch(
             entries,
@@ -205,8 +208,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
         return False
     if _predates_compaction(message, ctx):
         return False
-    from pi_host.messages import context_tokens
-    from pi_host.providers import is_context_overflow
+    from pi_host import context_tokens, is_context_overflow
 
     window = model.context_window or 0
     same_model = message.provider == model.provider and message.model == model.id
@@ -216,7 +218,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
             return False
         if ctx.stash.get(_OVERFLOW_ATTEMPTED, False):
             if not before_prompt:
-                from pi_host.runtime import CompactionEndEvent
+                from pi_host import CompactionEndEvent
 
                 ctx.emit(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
             return False
@@ -239,7 +241,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
 def _estimate_after_error(ctx: PluginContext) -> int | None:
     """Context size from the last successful usage (``None`` without one, or when it predates
     the latest compaction and so measured a context that no longer exists)."""
-    from pi_host.messages import AssistantMessage, context_tokens, estimate_context_tokens
+    from pi_host import AssistantMessage, context_tokens, estimate_context_tokens
 
     messages = ctx.messages
     for message in reversed(messages):
@@ -256,7 +258,7 @@ def _estimate_after_error(ctx: PluginContext) -> int | None:
 
 def _without_failed_reply(messages: list[AgentMessage], failed: AssistantMessage) -> tuple[AgentMessage, ...]:
     """The context to retry with: the failed reply leaves it (the session file keeps it)."""
-    from pi_host.messages import AssistantMessage
+    from pi_host import AssistantMessage
 
     kept = [m for m in messages if m is not failed]
     if kept and isinstance(kept[-1], AssistantMessage) and kept[-1].stop_reason == "error":
@@ -300,8 +302,8 @@ async def pi_prepare_next_turn(
     model = ctx.model
     if not settings.enabled or model is None or not model.context_window or not tool_results:
         return None
+    from pi_host import estimate_context_tokens
     from pi_host.hookspecs import NextTurnUpdate
-    from pi_host.messages import estimate_context_tokens
 
     if not should_compact(estimate_context_tokens(messages), model.context_window, settings):
         return None
@@ -326,7 +328,7 @@ def pi_message_start(message: AgentMessage, ctx: PluginContext) -> None:
 @hookimpl
 def pi_message_end(message: AgentMessage, ctx: PluginContext) -> None:
     """A reply that did not fail ends an overflow recovery."""
-    from pi_host.messages import AssistantMessage
+    from pi_host import AssistantMessage
 
     if isinstance(message, AssistantMessage) and message.stop_reason != "error":
         ctx.stash[_OVERFLOW_ATTEMPTED] = False

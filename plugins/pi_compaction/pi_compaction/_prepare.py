@@ -11,17 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_host.hookspecs import CompactionPreparation, CompactionSettings, FileOperations
-from pi_host.messages import (
+from pi_host import (
     AgentMessage,
     AssistantMessage,
+    CompactionPreparation,
+    FileOperations,
     ToolCall,
+    build_session_context,
     context_tokens,
+    entry_to_message,
     estimate_context_tokens,
     estimate_tokens,
 )
-from pi_host.session import build_session_context, entry_to_message
 
+from ._settings import CompactionSettings
 from ._trigger import entry_ms, should_compact
 
 __all__ = [

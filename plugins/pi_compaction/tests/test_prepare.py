@@ -6,8 +6,9 @@ from typing import Any
 
 import pi_compaction as pc
 import pytest
+from pi_compaction import CompactionSettings
 
-from pi_host.hookspecs import CompactionSettings, FileOperations
+from pi_host.hookspecs import FileOperations
 from pi_host.messages import (
     AssistantMessage,
     BashExecutionMessage,
