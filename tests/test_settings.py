@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
