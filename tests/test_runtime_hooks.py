@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pi_compaction
 from pydantic import BaseModel
 
 from pi_host import (
@@ -657,6 +658,10 @@ async def test_pi_tool_result_patches_chain(tmp_path: Path) -> None:
 
 class Compactor:
     """A whole compaction done by hooks: the cut, then the summary."""
+
+    @hookimpl
+    def pi_register_commands(self, register: Any) -> None:
+        register(pi_compaction.compact_command())  # pi's compaction sequence, this class's cut
 
     def __init__(self, cancel: bool = False) -> None:
         self.cancel = cancel

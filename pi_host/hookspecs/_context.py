@@ -256,18 +256,35 @@ class PluginContext(Protocol):
         on_complete: Callable[[CompactionResult], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
-        """Start a compaction without waiting for it."""
+        """Start a compaction without waiting for it (pi's ``ctx.compact()``): the ``compact``
+        command a plugin registered runs, as for ``/compact``."""
         ...
 
-    async def run_compaction(
-        self,
-        reason: Literal["manual", "threshold", "overflow"],
-        *,
-        will_retry: bool = False,
-        custom_instructions: str | None = None,
-    ) -> CompactionResult | None:
-        """Compact now and wait for it, with the session's events and hooks (compaction plugins'
-        triggers use this); ``None`` when nothing was compacted."""
+    async def call_hook(self, hook: str, /, **kwargs: Any) -> Any:
+        """Call a hook's implementations with its combination rule (see its spec) and return
+        the combined result, as the session does for its own hooks.
+
+        For plugins that run a stage other plugins take part in: a compaction plugin calls
+        pi's ``pi_session_before_compact`` and ``pi_session_compact`` this way. Failing
+        implementations are reported and skipped (see :meth:`collect_hook_errors`).
+        """
+        ...
+
+    def collect_hook_errors(self, hook: str) -> AbstractContextManager[list[Any]]:
+        """``with ctx.collect_hook_errors(name) as errors:`` — the failures of ``hook``'s
+        implementations during the block (:class:`pi_host.ExtensionError`, already reported),
+        for a plugin whose outcome depends on them (a summariser that failed)."""
+        ...
+
+    def hold_prompts(self) -> AbstractContextManager[None]:
+        """``with ctx.hold_prompts():`` — a prompt the user sends while the agent is idle waits
+        until the block ends (a compaction rewriting the history uses it)."""
+        ...
+
+    def append_compaction_entry(self, result: CompactionResult) -> EntryView:
+        """Write pi's ``compaction`` entry for ``result`` (``fromHook`` from
+        ``result.from_hook``) and rebuild the agent's messages from the session: the summary,
+        then the entries from ``result.first_kept_entry_id`` on. Returns the new entry."""
         ...
 
     def abort_scope(self, name: str, *, fresh: bool = False) -> AbstractContextManager[AbortSignal]:

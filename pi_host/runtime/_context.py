@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -29,6 +29,8 @@ from ._plugin_events import wire_event
 
 if TYPE_CHECKING:
     from pi_host.agent import Tool
+    from pi_host.hookspecs import EntryView
+    from pi_host.plugin import ExtensionError
 
     from ._session import AgentSession
 
@@ -176,17 +178,28 @@ class SessionPluginContext:
 
         self._session.spawn(run)
 
-    async def run_compaction(
-        self,
-        reason: Literal["manual", "threshold", "overflow"],
-        *,
-        will_retry: bool = False,
-        custom_instructions: str | None = None,
-    ) -> CompactionResult | None:
-        """Compact now and wait for it (for compaction plugins' triggers)."""
-        return await self._session.run_compaction(
-            reason, will_retry=will_retry, custom_instructions=custom_instructions
-        )
+    async def call_hook(self, hook: str, /, **kwargs: Any) -> Any:
+        return await self._session.host.dispatcher.call(hook, **kwargs)
+
+    @contextmanager
+    def collect_hook_errors(self, hook: str) -> Iterator[list[ExtensionError]]:
+        errors: list[ExtensionError] = []
+
+        def collect(error: ExtensionError) -> None:
+            if error.hook == hook:
+                errors.append(error)
+
+        stop = self._session.host.dispatcher.add_error_listener(collect)
+        try:
+            yield errors
+        finally:
+            stop()
+
+    def hold_prompts(self) -> AbstractContextManager[None]:
+        return self._session.prompt_gate.hold()
+
+    def append_compaction_entry(self, result: CompactionResult) -> EntryView:
+        return self._session.append_compaction_entry(result)
 
     def abort_scope(self, name: str, *, fresh: bool = False) -> AbstractContextManager[AbortSignal]:
         """``with ctx.abort_scope(name) as signal:`` — see :class:`~pi_host.hookspecs.PluginContext`."""

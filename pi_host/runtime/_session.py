@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-import anyio
 from anyio.abc import TaskGroup
 
 from pi_host.agent import (
@@ -70,6 +69,7 @@ from ._agent_end import SessionAgentEndEvent
 from ._context import NullUI, SessionPluginContext
 from ._host import Host
 from ._plugin_settings import PluginSettingsReader
+from ._prompt_gate import PromptGate
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -206,8 +206,8 @@ class AgentSession:
         self._pending_bash: list[BashExecutionMessage] = []
         self._turn_index = 0
         self._last_assistant: AssistantMessage | None = None
+        self.prompt_gate = PromptGate()
         self._compacting = False
-        self._compaction_done: anyio.Event | None = None
         self._bash_signal: AbortSignal | None = None
         self.abort_scopes = AbortScopes()
         self._plugin_settings = PluginSettingsReader(
@@ -348,6 +348,9 @@ class AgentSession:
 
     def emit_event(self, event: Any) -> None:
         """Deliver a session event to subscribers now (synchronous listeners) or soon (async ones)."""
+        kind = getattr(event, "type", None)
+        if kind in ("compaction_start", "compaction_end"):
+            self._compacting = kind == "compaction_start"
         for listener in tuple(self._listeners):
             result = listener(event)
             if result is not None:
@@ -507,6 +510,7 @@ class AgentSession:
 
     @property
     def is_compacting(self) -> bool:
+        """Between a ``compaction_start`` and its ``compaction_end`` event (pi's ``isCompacting``)."""
         return self._compacting
 
     @property
@@ -649,10 +653,10 @@ class AgentSession:
                 if result.images is not None:
                     current_images = list(result.images)
         expanded = self._expand(current_text) if expand else current_text
-        # A prompt that arrives while a compaction rewrites the history waits for it (the TUI
-        # shows it queued), rather than racing it for the transcript.
-        while self._compaction_done is not None and not self.is_streaming:
-            await self._compaction_done.wait()
+        # A prompt that arrives while a plugin rewrites the history (a compaction) waits for
+        # it (the TUI shows it queued), rather than racing it for the transcript.
+        if not self.is_streaming:
+            await self.prompt_gate.wait()
         if self.is_streaming:
             if streaming_behavior is None:
                 raise SessionError(_QUEUE_WITHOUT_BEHAVIOR)
@@ -987,126 +991,56 @@ class AgentSession:
         self.session_manager.append_session_info(name)
         self.emit_event(SessionInfoChangedEvent(name=name))
 
-    # -- compaction ---------------------------------------------------------------------------
+    # -- compact (pi's AgentSession.compact) ----------------------------------------------------
 
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult | None:
-        """Compact now (``/compact``): abort any run first, then summarise (reason ``manual``)."""
+        """Compact now (pi's ``compact``, RPC ``compact``, ``/compact``): abort any run first,
+        then run the ``compact`` command a plugin registered.
+
+        Returns the compaction entry the command wrote, as a result, or ``None`` when it wrote
+        none (cancelled or aborted).
+
+        :raises SessionError: no plugin registers ``compact``, or the command failed.
+        """
+        command = self.host.commands.get("compact")
+        if command is None:
+            raise SessionError(
+                "Compacting is not available: no installed plugin registers the compact command."
+            )
         if self.is_streaming:
             await self.abort()
-        return await self.run_compaction("manual", custom_instructions=custom_instructions)
-
-    async def run_compaction(
-        self,
-        reason: Literal["manual", "threshold", "overflow"],
-        *,
-        will_retry: bool = False,
-        custom_instructions: str | None = None,
-    ) -> CompactionResult | None:
-        """Run one compaction with pi's events and hooks; returns its result or ``None``.
-
-        The compaction plugin prepares the cut (``pi_compaction_prepare``) and writes the
-        summary (its ``trylast`` ``pi_session_before_compact``); other plugins may cancel or
-        supply the summary first.
-        """
-        from ._events import CompactionEndEvent, CompactionStartEvent
-
-        dispatcher, ctx = self.host.dispatcher, self.ctx
-        self._compacting = True
-        self._compaction_done = done = anyio.Event()
-        scope = self.abort_scopes.open("compaction", fresh=reason == "manual")
-        signal = scope.__enter__()
-        await self._emit(CompactionStartEvent(reason=reason))
+        before = self.session_manager.leaf_id
         try:
-            branch = cast("list[EntryView]", self.session_manager.get_branch())
-            preparation = (
-                await dispatcher.call(
-                    "pi_compaction_prepare",
-                    branch_entries=branch,
-                    custom_instructions=custom_instructions,
-                    reason=reason,
-                    ctx=ctx,
-                )
-                if dispatcher.has_implementations("pi_compaction_prepare")
-                else None
-            )
-            if preparation is None:
-                message = (
-                    "Nothing to compact (session too small)"
-                    if dispatcher.has_implementations("pi_compaction_prepare")
-                    else "Compaction is not available: no compaction plugin is installed "
-                    "(pip install pi-compaction)."
-                )
-                if reason != "manual":
-                    # pi ends an automatic compaction with nothing to cut quietly: a long tool
-                    # loop may check after every turn.
-                    await self._emit(CompactionEndEvent(reason=reason, will_retry=False))
-                    return None
-                await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=message))
-                raise SessionError(message)
-            # A summariser that fails is reported by the dispatcher and skipped; its error,
-            # not a cancellation, is what ends this compaction then.
-            failures: list[ExtensionError] = []
-
-            def collect(error: ExtensionError) -> None:
-                if error.hook == "pi_session_before_compact":
-                    failures.append(error)
-
-            stop_collecting = dispatcher.add_error_listener(collect)
-            try:
-                with signal.scope():
-                    decision = await dispatcher.session_before_compact(
-                        preparation=preparation,
-                        branch_entries=branch,
-                        custom_instructions=custom_instructions,
-                        reason=reason,
-                        will_retry=will_retry,
-                        signal=signal,
-                        ctx=ctx,
-                    )
-            finally:
-                stop_collecting()
-            if signal.aborted:
-                await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
-                return None
-            if not isinstance(decision, CompactionResult):
-                if decision is None and failures:
-                    raise _CompactionFailed(_exception_text(failures[-1].message))
-                await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
-                return None
-            from_plugin = decision.from_hook
-            self.session_manager.append_compaction(
-                decision.summary,
-                decision.first_kept_entry_id,
-                decision.tokens_before,
-                details=decision.details,
-                from_hook=from_plugin or None,
-            )
-            self.agent.state.messages = self.session_manager.build_session_context().messages
-            entry = self.session_manager.get_leaf_entry()
-            await dispatcher.session_compact(
-                compaction_entry=cast("EntryView", entry),
-                from_extension=bool(from_plugin),
-                reason=reason,
-                will_retry=will_retry,
-                ctx=ctx,
-            )
-            await self._emit(
-                CompactionEndEvent(reason=reason, result=_compaction_json(decision), will_retry=will_retry)
-            )
-            return decision
+            await command.handler(custom_instructions or "", self.ctx)
         except SessionError:
             raise
         except Exception as exc:
-            text = f"{_COMPACTION_FAILED[reason]}{exc}"
-            await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=text))
-            if reason == "manual":
-                raise SessionError(text) from exc
+            raise SessionError(str(exc) or type(exc).__name__) from exc
+        entry: Any = self.session_manager.get_leaf_entry()
+        if entry is None or entry.type != "compaction" or entry.id == before:
             return None
-        finally:
-            self._compacting = False
-            scope.__exit__(None, None, None)
-            self._compaction_done = None
-            done.set()
+        return CompactionResult(
+            summary=entry.summary,
+            first_kept_entry_id=entry.first_kept_entry_id,
+            tokens_before=entry.tokens_before,
+            details=entry.details,
+            from_hook=bool(entry.from_hook),
+        )
+
+    def append_compaction_entry(self, result: CompactionResult) -> EntryView:
+        """Write pi's ``compaction`` entry for ``result`` and rebuild the agent's messages from
+        the session (the summary, then the entries kept)."""
+        self.session_manager.append_compaction(
+            result.summary,
+            result.first_kept_entry_id,
+            result.tokens_before,
+            details=result.details,
+            from_hook=result.from_hook or None,
+        )
+        self.agent.state.messages = self.session_manager.build_session_context().messages
+        entry = self.session_manager.get_leaf_entry()
+        assert entry is not None
+        return cast("EntryView", entry)
 
     # -- services for plugins -----------------------------------------------------------------
 
@@ -1534,44 +1468,11 @@ def _file_text(file: Path | None) -> str | None:
     return None if file is None else str(file)
 
 
-# -- helpers shared with plugins through the stash ----------------------------------------------
-
-
-class _CompactionFailed(Exception):
-    """The summariser failed; the message is its error."""
-
-
-# pi's prefixes of ``compaction_end.errorMessage`` when compacting failed.
-_COMPACTION_FAILED = {
-    "manual": "Compaction failed: ",
-    "threshold": "Auto-compaction failed: ",
-    "overflow": "Context overflow recovery failed: ",
-}
-
-
-def _exception_text(described: str) -> str:
-    """``RuntimeError: boom`` (how the dispatcher describes a failure) → ``boom``."""
-    name, separator, text = described.partition(": ")
-    return text if separator and name.isidentifier() else described
-
-
 def _awaiting(awaitable: Awaitable[Any]) -> Callable[[], Awaitable[Any]]:
     async def wait() -> Any:
         return await awaitable
 
     return wait
-
-
-def _compaction_json(result: CompactionResult) -> dict[str, Any]:
-    """A compaction result in pi's camelCase shape (``compaction_end.result``)."""
-    data: dict[str, Any] = {
-        "summary": result.summary,
-        "firstKeptEntryId": result.first_kept_entry_id,
-        "tokensBefore": result.tokens_before,
-    }
-    if result.details is not None:
-        data["details"] = result.details
-    return data
 
 
 def clamp_thinking_level(model: Model | None, level: ThinkingLevel) -> ThinkingLevel:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._plugin import (
     OVERFLOW_RECOVERY_FAILED,
+    compact_command,
     compaction_settings,
     pi_after_agent_run,
     pi_before_prompt,
@@ -28,6 +29,7 @@ from ._plugin import (
     pi_session_before_compact,
     pi_summarize_branch,
 )
+from ._run import NOTHING_TO_COMPACT, CompactionFailed, compaction_json, run_compaction
 from ._trigger import entry_ms, should_compact
 
 if TYPE_CHECKING:
@@ -62,15 +64,19 @@ if TYPE_CHECKING:
 __all__ = [
     "BRANCH_SUMMARY_MAX_TOKENS",
     "BRANCH_SUMMARY_PREAMBLE",
+    "NOTHING_TO_COMPACT",
     "NO_BRANCH_CONTENT",
     "OVERFLOW_RECOVERY_FAILED",
     "SUMMARY_SYSTEM_PROMPT",
     "BranchSummarySettings",
+    "CompactionFailed",
     "CompactionSettings",
     "CutPoint",
     "Summarize",
     "SummaryAborted",
     "add_file_ops",
+    "compact_command",
+    "compaction_json",
     "compaction_settings",
     "context_tokens",
     "entry_ms",
@@ -93,6 +99,7 @@ __all__ = [
     "pi_summarize_branch",
     "prepare_branch_entries",
     "prepare_compaction",
+    "run_compaction",
     "serialize_conversation",
     "should_compact",
     "summarize_branch",

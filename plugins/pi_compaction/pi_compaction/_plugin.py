@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_host import Command, SettingsSection, StashKey, hookimpl
 
+from ._run import run_compaction
 from ._trigger import entry_ms, should_compact
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
+    "compact_command",
     "compaction_settings",
     "pi_after_agent_run",
     "pi_before_prompt",
@@ -214,7 +216,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
     same_model = message.provider == model.provider and message.model == model.id
     if same_model and is_context_overflow(message, window):
         if message.stop_reason != "error":
-            await ctx.run_compaction("overflow", will_retry=False)
+            await run_compaction(ctx, "overflow", will_retry=False)
             return False
         if ctx.stash.get(_OVERFLOW_ATTEMPTED, False):
             if not before_prompt:
@@ -224,7 +226,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
             return False
         ctx.stash[_OVERFLOW_ATTEMPTED] = True
         # Before a prompt the new prompt is what runs next, so the failed request is not retried.
-        result = await ctx.run_compaction("overflow", will_retry=not before_prompt)
+        result = await run_compaction(ctx, "overflow", will_retry=not before_prompt)
         return result is not None and not before_prompt
     if message.stop_reason == "error":
         tokens = _estimate_after_error(ctx)
@@ -233,7 +235,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
     else:
         tokens = context_tokens(message)
     if window and should_compact(tokens, window, settings):
-        result = await ctx.run_compaction("threshold")
+        result = await run_compaction(ctx, "threshold")
         return result is not None and not before_prompt and ctx.has_pending_messages()
     return False
 
@@ -313,7 +315,7 @@ async def pi_prepare_next_turn(
     # point) the run goes on without announcing a compaction each time.
     if prepare_compaction(ctx.session_manager.get_branch(), settings) is None:
         return None
-    if await ctx.run_compaction("threshold") is None:
+    if await run_compaction(ctx, "threshold") is None:
         return None
     return NextTurnUpdate(messages=tuple(ctx.messages))
 
@@ -334,11 +336,18 @@ def pi_message_end(message: AgentMessage, ctx: PluginContext) -> None:
         ctx.stash[_OVERFLOW_ATTEMPTED] = False
 
 
-@hookimpl
-def pi_register_commands(register: Callable[[Command], None]) -> None:
-    """``/compact [instructions]``: summarise now, with an optional focus."""
+def compact_command() -> Command:
+    """``/compact [instructions]``: summarise now, with an optional focus (also what RPC
+    ``compact`` and ``ctx.compact()`` run). Usable by a plugin that prepares or summarises
+    compactions its own way but wants pi's sequence of events and hooks."""
 
     async def handler(args: str, ctx: CommandContext) -> None:
-        await ctx.run_compaction("manual", custom_instructions=args or None)
+        await run_compaction(ctx, "manual", custom_instructions=args or None)
 
-    register(Command(name="compact", description="Manually compact the session context", handler=handler))
+    return Command(name="compact", description="Manually compact the session context", handler=handler)
+
+
+@hookimpl
+def pi_register_commands(register: Callable[[Command], None]) -> None:
+    """``/compact [instructions]`` (see :func:`compact_command`)."""
+    register(compact_command())

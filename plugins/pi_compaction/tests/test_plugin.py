@@ -59,6 +59,7 @@ def test_loading_the_plugin_stays_light() -> None:
     assert {name for name in modules if name.startswith("pi_compaction")} == {
         "pi_compaction",
         "pi_compaction._plugin",
+        "pi_compaction._run",
         "pi_compaction._trigger",
     }
     assert "pi_host.runtime" not in modules
