@@ -110,12 +110,13 @@ def _summarizer(ctx: PluginContext, signal: AbortSignal) -> Summarize:
 
 @hookimpl(trylast=True)
 def pi_compaction_prepare(
-    branch_entries: Sequence[EntryView], ctx: PluginContext
+    branch_entries: Sequence[EntryView], reason: str, ctx: PluginContext
 ) -> CompactionPreparation | None:
-    """pi's cut: keep ``keepRecentTokens`` of recent history, summarise the rest."""
+    """pi's cut: keep ``keepRecentTokens`` of recent history, summarise the rest (a provider's
+    overflow on a small session still compacts: see :func:`prepare_compaction`)."""
     from ._prepare import prepare_compaction
 
-    return prepare_compaction(branch_entries, compaction_settings(ctx))
+    return prepare_compaction(branch_entries, compaction_settings(ctx), reason=reason)
 
 
 @hookimpl(trylast=True)

@@ -244,7 +244,7 @@ async def summarize_compaction(
         instructions = f"{instructions}\n\nAdditional focus: {custom_instructions}"
 
     async def history() -> str:
-        if not preparation.messages_to_summarize:
+        if not preparation.messages_to_summarize and preparation.is_split_turn:
             return "No prior history."
         request = summary_request(
             preparation.messages_to_summarize,
