@@ -232,7 +232,7 @@ class SessionPluginContext:
         """Send a plugin's event to subscribers as pi's event line (see :func:`wire_event`)."""
         line = wire_event(event)
         if isinstance(line, str):
-            self._session.emit_event(
+            self._session.emit_plugin_event(
                 ExtensionErrorEvent(extension_path="<plugin>", event="ctx.emit", error=line)
             )
             return
