@@ -9,7 +9,7 @@ from typing import Any
 import patient_retry
 
 from pi_host import AssistantMessage
-from pi_host.testing import CliRunner, HostFactory, error, reply
+from pi_host.testing import CliRunner, HostFactory, error
 
 FAST = {"patientRetry": {"attempts": 2, "delaySeconds": 0.01}}
 
