@@ -24,9 +24,6 @@ from pi_host.hookspecs import (
 from pi_host.messages import CustomMessage, ImageContent, TextContent
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 
-from ._events import ExtensionErrorEvent
-from ._plugin_events import wire_event
-
 if TYPE_CHECKING:
     from pi_host.agent import Tool
     from pi_host.hookspecs import EntryView
@@ -230,6 +227,9 @@ class SessionPluginContext:
 
     def emit(self, event: BaseModel) -> None:
         """Send a plugin's event to subscribers as pi's event line (see :func:`wire_event`)."""
+        from ._events import ExtensionErrorEvent
+        from ._plugin_events import wire_event
+
         line = wire_event(event)
         if isinstance(line, str):
             self._session.emit_plugin_event(
