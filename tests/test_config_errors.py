@@ -62,6 +62,15 @@ def test_a_broken_settings_json_is_reported_by_pi_host_itself(tmp_path: Path) ->
     assert str(settings) in line and "defaultThinkingLevel" in line and "using the default" in line
 
 
+def test_a_bad_client_retry_count_is_reported_and_the_default_used(tmp_path: Path) -> None:
+    settings = agent(tmp_path) / "settings.json"
+    settings.write_text('{"retry": {"provider": {"maxRetries": "many"}}}')
+    result = run(["--provider", "faux", "-p", "hi"], tmp_path, [{"text": "fine"}])
+    assert result.returncode == 0 and result.stdout == "fine\n", result.stderr
+    (line,) = warnings(result.stderr)
+    assert str(settings) in line and "retry.provider.maxRetries" in line and "'many'" in line
+
+
 def test_no_credentials_at_all_is_not_reported_as_a_missing_model(tmp_path: Path) -> None:
     result = run(["-p", "hi"], tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr

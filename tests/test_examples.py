@@ -33,6 +33,8 @@ LOCAL_PACKAGES = (
     "pi-compaction",
     "pi-retry",
     "pi-hello",
+    "pi-patient-retry",
+    "pi-brief-compaction",
     "code-reviewer",
 )
 INSTALL_TIMEOUT = 300
@@ -179,6 +181,34 @@ def test_pi_host_picks_up_the_installed_example(hello_env: tuple[Venv, Path]) ->
     assert result.returncode == 0, result.stderr
     (hello,) = [info for info in json.loads(result.stdout) if info["name"] == "hello"]
     assert (hello["distribution"], hello["version"], hello["status"]) == ("pi-hello", "0.1.0", "enabled")
+
+
+# -- examples/pi-patient-retry, pi-brief-compaction: third-party batteries -------------------------
+
+
+@pytest.fixture(scope="module")
+def batteries_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Venv, dict[str, Path]]]:
+    """pi-host and the two example batteries, without pi-retry and pi-compaction."""
+    venv = make_venv(tmp_path_factory, "batteries")
+    sources = {
+        name: copy_example(name, venv.home.parent) for name in ("pi-patient-retry", "pi-brief-compaction")
+    }
+    venv.install(str(ROOT), *(f"{source}[test]" for source in sources.values()))
+    yield venv, sources
+
+
+@needs_uv
+@pytest.mark.parametrize(("example", "count"), [("pi-patient-retry", 8), ("pi-brief-compaction", 7)])
+def test_third_party_batteries_replace_the_first_party_ones(
+    batteries_env: tuple[Venv, dict[str, Path]], example: str, count: int
+) -> None:
+    """#14's acceptance: retry and compaction plugins written from the docs, public API only,
+    replace pi-retry and pi-compaction in print, JSON and RPC modes and for /compact."""
+    venv, sources = batteries_env
+    assert not {"pi-compaction", "pi-retry"} & installed(venv)
+    result = venv.run(venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=sources[example])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(rf"\b{count} passed\b", result.stdout), result.stdout
 
 
 # -- the tutorial: its commands, run as written ---------------------------------------------------

@@ -74,6 +74,8 @@ HOST_HOOKS = [
     "pi_register_providers",
     "pi_register_commands",
     "pi_register_flags",
+    "pi_register_settings",
+    "pi_register_abort_scopes",
     "pi_addhooks",
     "pi_configure",
     "pi_before_prompt",

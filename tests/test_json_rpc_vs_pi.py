@@ -163,6 +163,10 @@ SCENARIOS: dict[str, Scenario] = {
         # Keep almost nothing, so that even this short session has something to summarise.
         settings={**NO_RETRY, "compaction": {"keepRecentTokens": 1}},
     ),
+    # #17: a manual compaction of a session that all fits keepRecentTokens still summarises.
+    "compact-small": Scenario(
+        lambda: [anthropic_reply("Hello there."), anthropic_reply("## Goal\nSay hello.\n")], settings=NO_RETRY
+    ),
     "bad-lines": Scenario(list),
     "ui": Scenario(list),
     "queue": Scenario(
@@ -463,7 +467,7 @@ class Workspace:
             if scenario == "plain":
                 for request_id, command, fields in PLAIN_RPC_COMMANDS:
                     rpc.call(request_id, command, **fields)
-            if scenario == "compact":
+            if scenario in ("compact", "compact-small"):
                 rpc.call("compact", "compact")
                 rpc.call("messages-after", "get_messages")
                 rpc.call("state-after", "get_state")
@@ -1018,6 +1022,18 @@ def test_rpc_manual_compaction_events_and_result(workspace: Workspace) -> None:
     assert messages[0]["role"] == "compactionSummary"
 
 
+def test_rpc_compact_of_a_small_session_summarises_it(workspace: Workspace) -> None:
+    """Regression (#17): ``compact`` on a one-exchange session answered "Nothing to compact";
+    pi summarises (the cut keeps the whole exchange)."""
+    run = workspace.run("pi-host", "rpc", "compact-small")
+    answer = next(r for r in run.records if r.get("id") == "compact")
+    assert answer["success"] is True, answer
+    assert answer["data"]["summary"].startswith("## Goal\nSay hello.")
+    assert run.requests == 2
+    messages = next(r for r in run.records if r.get("id") == "messages-after")["data"]["messages"]
+    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
+
+
 def test_rpc_context_usage_is_unknown_after_compaction(workspace: Workspace) -> None:
     run = workspace.run("pi-host", "rpc", "compact")
     stats = next(r for r in run.records if r.get("id") == "stats-after")["data"]
@@ -1060,7 +1076,7 @@ def test_json_mode_matches_pi(with_pi: Workspace, scenario: str) -> None:
     assert_same_records(pi, host)
 
 
-@pytest.mark.parametrize("scenario", ["plain", "tool-call", "overloaded", "compact"])
+@pytest.mark.parametrize("scenario", ["plain", "tool-call", "overloaded", "compact", "compact-small"])
 def test_rpc_mode_matches_pi(with_pi: Workspace, scenario: str) -> None:
     pi = with_pi.run("pi", "rpc", scenario)
     host = with_pi.run("pi-host", "rpc", scenario)

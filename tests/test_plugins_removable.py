@@ -152,7 +152,7 @@ def rpc_compact(tmp_path: Path, disable: str) -> dict[str, Any]:
 def test_without_compaction_compact_reports_it_unavailable(tmp_path: Path) -> None:
     response = rpc_compact(tmp_path, disable="compaction")
     assert response["success"] is False
-    assert "Compaction is not available: no compaction plugin is installed" in response["error"]
+    assert "no installed plugin registers the compact command" in response["error"]
     # With the plugin, the same empty session simply has nothing to compact.
     installed = rpc_compact(tmp_path, disable="")
     assert "Nothing to compact" in installed.get("error", "")

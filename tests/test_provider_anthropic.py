@@ -38,7 +38,7 @@ from pi_host.providers import (
 )
 from pi_host.providers._anthropic import TRANSPORT_ENV, stream
 from pi_host.providers._anthropic_wire import build_request, convert_messages, normalize_tool_call_id
-from pi_host.providers._errors import is_context_overflow, is_retryable_error, retry_after_ms
+from pi_host.providers._errors import is_context_overflow, is_transient_error, retry_after_ms
 from pi_host.providers._lean_http import LEAN_HTTP_ENV
 from tests.fakeservers import (
     AnthropicServer,
@@ -264,7 +264,7 @@ async def test_refusal_stop_reasons_end_as_errors(server: AnthropicServer, trans
     assert message.stop_reason == "error"
     assert message.error_message == f"Provider stop_reason: {wire}"
     assert message.content == [TextContent(text="I can't help with that.")]
-    assert not is_retryable_error(message)
+    assert not is_transient_error(message)
 
 
 async def test_unknown_stop_reason_is_an_error(server: AnthropicServer, transport: str) -> None:
@@ -368,7 +368,7 @@ async def test_http_errors(
     assert reply.body is not None
     body = json.dumps(json.loads(reply.body), separators=(",", ":"))
     assert message.error_message == f"{reply.status} {body}"
-    assert is_retryable_error(message, 200_000) is retryable
+    assert is_transient_error(message, 200_000) is retryable
     assert is_context_overflow(message, 200_000) is overflow
 
 
@@ -411,7 +411,7 @@ async def test_sse_error_event_mid_stream(server: AnthropicServer, transport: st
     assert message.stop_reason == "error"
     assert message.error_message == json.dumps(error)
     assert message.content == [TextContent(text="Partial answer")]
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_connection_dropped_mid_stream(server: AnthropicServer, transport: str) -> None:
@@ -423,7 +423,7 @@ async def test_connection_dropped_mid_stream(server: AnthropicServer, transport:
     assert message.error_message.startswith("Connection lost while streaming the response")
     assert message.content and isinstance(message.content[0], TextContent)
     assert message.content[0].text.startswith("This")
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_stream_ending_before_message_stop(server: AnthropicServer, transport: str) -> None:
@@ -431,7 +431,7 @@ async def test_stream_ending_before_message_stop(server: AnthropicServer, transp
     message = final(await collect(sonnet(server), context()))
     assert message.error_message == "Anthropic stream ended before message_stop"
     assert message.content == [TextContent(text="truncated")]
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_empty_body(server: AnthropicServer, transport: str) -> None:
@@ -440,7 +440,7 @@ async def test_empty_body(server: AnthropicServer, transport: str) -> None:
     assert types(events) == ["start", "error"]
     message = final(events)
     assert message.error_message == "Anthropic stream ended without a message_start event"
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_malformed_sse_data(server: AnthropicServer, transport: str) -> None:
@@ -453,7 +453,7 @@ async def test_malformed_sse_data(server: AnthropicServer, transport: str) -> No
     assert message.stop_reason == "error"
     assert message.error_message is not None
     assert message.error_message.startswith("Could not parse Anthropic SSE event content_block_delta:")
-    assert not is_retryable_error(message)
+    assert not is_transient_error(message)
 
 
 async def test_junk_lines_and_unknown_events_are_ignored(server: AnthropicServer, transport: str) -> None:
@@ -504,7 +504,7 @@ async def test_connection_refused(transport: str) -> None:
     assert types(events) == ["error"]
     assert message.error_message is not None
     assert message.error_message.startswith("Connection error")
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_missing_api_key(transport: str) -> None:

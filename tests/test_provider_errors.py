@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from pi_host.messages import AssistantMessage, Usage
+from pi_host.messages._failures import OVERFLOW_PATTERNS
 from pi_host.providers._errors import (
-    OVERFLOW_PATTERNS,
     http_error_message,
     is_context_overflow,
-    is_retryable_error,
+    is_transient_error,
     parse_retry_after,
     redact,
     retry_after_ms,
@@ -60,7 +60,7 @@ OVERFLOWS = [
 def test_overflow_texts(text: str) -> None:
     message = failed(text)
     assert is_context_overflow(message)
-    assert not is_retryable_error(message), "overflow is compaction's job, never retried"
+    assert not is_transient_error(message), "overflow is compaction's job, never retried"
 
 
 def test_every_overflow_pattern_has_an_example() -> None:
@@ -140,7 +140,7 @@ RETRYABLE = [
 
 @pytest.mark.parametrize("text", RETRYABLE)
 def test_retryable_texts(text: str) -> None:
-    assert is_retryable_error(failed(text))
+    assert is_transient_error(failed(text))
 
 
 @pytest.mark.parametrize(
@@ -160,13 +160,13 @@ def test_retryable_texts(text: str) -> None:
     ],
 )
 def test_not_retryable(text: str) -> None:
-    assert not is_retryable_error(failed(text))
+    assert not is_transient_error(failed(text))
 
 
 def test_only_errors_are_retried() -> None:
-    assert not is_retryable_error(AssistantMessage(stop_reason="aborted", error_message="Request timed out"))
-    assert not is_retryable_error(AssistantMessage(stop_reason="stop"))
-    assert not is_retryable_error(AssistantMessage(stop_reason="error"))
+    assert not is_transient_error(AssistantMessage(stop_reason="aborted", error_message="Request timed out"))
+    assert not is_transient_error(AssistantMessage(stop_reason="stop"))
+    assert not is_transient_error(AssistantMessage(stop_reason="error"))
 
 
 # -- wording -----------------------------------------------------------------------------------
@@ -219,3 +219,26 @@ def test_redact() -> None:
     assert redact("key sk-123456 leaked twice: sk-123456", "sk-123456") == "key *** leaked twice: ***"
     assert redact("short keys stay: abc", "abc") == "short keys stay: abc"
     assert redact("nothing", None, "") == "nothing"
+
+
+def test_failure_fields_a_retry_policy_reads_are_public() -> None:
+    """Regression (#14): status, retry-after and the error class of a failed reply are
+    public fields and functions of the top-level API, so a third-party retry plugin needs no
+    private module and no copy of pi's patterns."""
+    import pi_host
+
+    limited = failed(
+        '429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}', retryAfterMs=2500
+    )
+    assert (limited.http_status, limited.retry_after, limited.error_class) == (429, 2.5, "transient")
+    overflow = failed("400 prompt is too long: 213462 tokens > 200000 maximum")
+    assert (overflow.http_status, overflow.error_class) == (400, "context_overflow")
+    invalid = failed('400 {"type":"error","error":{"type":"invalid_request_error","message":"bad"}}')
+    assert (invalid.http_status, invalid.retry_after, invalid.error_class) == (400, None, "permanent")
+    network = failed("Connection error.")
+    assert (network.http_status, network.error_class) == (None, "transient")
+    assert AssistantMessage(stop_reason="stop").error_class is None
+    assert pi_host.classify_error(overflow) == "context_overflow"
+    assert pi_host.is_transient_error(limited) and pi_host.is_context_overflow(overflow)
+    silent = AssistantMessage(stop_reason="stop", usage=Usage(input=300_000))
+    assert pi_host.classify_error(silent, 200_000) == "context_overflow"

@@ -23,7 +23,7 @@ from pi_host.messages import (
     UserMessage,
 )
 from pi_host.providers import LlmContext, Model, ModelCost, StreamOptions, ToolSpec
-from pi_host.providers._errors import is_context_overflow, is_retryable_error, retry_after_ms
+from pi_host.providers._errors import is_context_overflow, is_transient_error, retry_after_ms
 from pi_host.providers._lean_http import LEAN_HTTP_ENV
 from pi_host.providers._openai import stream
 from pi_host.providers._openai_wire import build_request, resolve_compat
@@ -360,7 +360,7 @@ async def test_http_errors(
     assert types(events) == ["error"]
     failed = final(events)
     assert failed.error_message == message
-    assert is_retryable_error(failed, 32_768) is retryable
+    assert is_transient_error(failed, 32_768) is retryable
     assert is_context_overflow(failed, 32_768) is overflow
 
 
@@ -378,7 +378,7 @@ async def test_error_chunk_mid_stream(server: OpenAIServer) -> None:
     message = final(await collect(local(server), context()))
     assert message.error_message == "Provider returned error\nupstream timeout"
     assert message.content == [TextContent(text="Half an ans")]
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_connection_dropped_mid_stream(server: OpenAIServer) -> None:
@@ -387,7 +387,7 @@ async def test_connection_dropped_mid_stream(server: OpenAIServer) -> None:
     assert message.stop_reason == "error"
     assert message.error_message is not None
     assert message.error_message.startswith("Connection lost while streaming the response")
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_stream_cut_without_finish_or_done(server: OpenAIServer) -> None:
@@ -395,14 +395,14 @@ async def test_stream_cut_without_finish_or_done(server: OpenAIServer) -> None:
     message = final(await collect(local(server), context()))
     assert message.error_message == "OpenAI-compatible stream ended without a finish_reason or [DONE]"
     assert message.content == [TextContent(text="cut short")]
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_empty_body(server: OpenAIServer) -> None:
     server.enqueue(Reply(pieces=[]))
     message = final(await collect(local(server), context()))
     assert message.error_message == "OpenAI-compatible stream ended without any data"
-    assert is_retryable_error(message)
+    assert is_transient_error(message)
 
 
 async def test_malformed_chunk(server: OpenAIServer) -> None:

@@ -375,6 +375,25 @@ def test_auto_compaction_and_retry_switches(rpc: Callable[..., RpcProcess]) -> N
     assert p.close() == 0
 
 
+def test_abort_retry_reaches_the_retry_wait_and_undeclared_scopes_are_unknown(
+    rpc: Callable[..., RpcProcess], tmp_path: Path
+) -> None:
+    """RPC ``abort_<name>`` goes to the abort scope a plugin declared (pi-retry's ``retry``);
+    a name no plugin declared is an unknown command, as in pi."""
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 60000}}))
+    p = rpc([{"error": "529 overloaded_error: Overloaded", "stopReason": "error"}, {"text": "never"}])
+    p.call({"id": "p", "type": "prompt", "message": "hi"})
+    p.event("auto_retry_start")
+    assert p.call({"id": "ar", "type": "abort_retry"})["success"] is True
+    end = p.event("auto_retry_end")
+    assert (end["success"], end["finalError"]) == (False, "Retry cancelled")
+    p.send({"id": "x", "type": "abort_everything"})
+    unknown = p.read_until(lambda r: r.get("type") == "response")
+    assert (unknown["success"], unknown["error"]) == (False, "Unknown command: abort_everything")
+    assert p.close() == 0
+
+
 def test_compact_reports_result_or_error(rpc: Callable[..., RpcProcess]) -> None:
     p = rpc([{"text": "reply"}, {"text": "summary of it all"}])
     p.call({"id": "p", "type": "prompt", "message": "hi"})

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pi_compaction
 
 from pi_host import hookimpl
 from pi_host.hookspecs import CompactionPreparation, CompactionResult
@@ -26,6 +27,10 @@ class ScriptedFaux:
 
 class SlowCompactor:
     """Holds the compaction open until the test releases it."""
+
+    @hookimpl
+    def pi_register_commands(self, register: Any) -> None:
+        register(pi_compaction.compact_command())  # pi's compaction sequence, this class's cut
 
     def __init__(self) -> None:
         self.started = anyio.Event()

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pi_compaction
+import pytest
 from pydantic import BaseModel
 
 from pi_host import (
@@ -658,8 +660,14 @@ async def test_pi_tool_result_patches_chain(tmp_path: Path) -> None:
 class Compactor:
     """A whole compaction done by hooks: the cut, then the summary."""
 
-    def __init__(self, cancel: bool = False) -> None:
+    @hookimpl
+    def pi_register_commands(self, register: Any) -> None:
+        register(pi_compaction.compact_command())  # pi's compaction sequence, this class's cut
+
+    def __init__(self, cancel: bool = False, details: Any = None, from_hook: bool = True) -> None:
         self.cancel = cancel
+        self.details = details
+        self.from_hook = from_hook
         self.log: list[tuple[Any, ...]] = []
 
     @hookimpl
@@ -677,6 +685,8 @@ class Compactor:
             summary="they said hi twice",
             first_kept_entry_id=preparation.first_kept_entry_id,
             tokens_before=preparation.tokens_before,
+            details=self.details,
+            from_hook=self.from_hook,
         )
 
     @hookimpl
@@ -710,6 +720,31 @@ async def test_compaction_hooks_write_the_entry(tmp_path: Path) -> None:
             e for e in read_session_file(rig.session.session_manager).get_entries() if e.type == "compaction"
         ]
         assert entry.to_json_dict()["fromHook"] is True
+
+
+@pytest.mark.parametrize("from_hook", [True, False])
+async def test_the_summariser_states_from_hook_whatever_its_details_look_like(
+    tmp_path: Path, from_hook: bool
+) -> None:
+    """Regression (#14): the host recorded ``fromHook: false`` for any ``details`` shaped like
+    pi's file lists, so a plugin's summary with such details passed for pi's own."""
+    import pi_host
+
+    assert pi_host.CompactionPreparation is CompactionPreparation  # a top-level name now
+    pi_shaped = {"readFiles": ["a.py"], "modifiedFiles": []}
+    compactor = Compactor(details=pi_shaped, from_hook=from_hook)
+    steps = [faux_assistant_message("one"), faux_assistant_message("two")]
+    async with open_session(tmp_path, steps, plugins=[compactor], persist=True) as rig:
+        await rig.session.prompt("first")
+        await rig.session.prompt("second")
+        result = await rig.session.compact()
+        assert result is not None and result.from_hook is from_hook
+        assert compactor.log[-1][2] is from_hook  # pi_session_compact's from_extension
+        (entry,) = [
+            e for e in read_session_file(rig.session.session_manager).get_entries() if e.type == "compaction"
+        ]
+        assert entry.to_json_dict().get("fromHook", False) is from_hook
+        assert entry.details == pi_shaped
 
 
 async def test_compaction_cancelled_by_a_hook(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ async def test_trusting_loads_the_project_and_untrusting_drops_it(tmp_path: Path
 
     session = await start(agent, root, Watcher())
     assert not session.project_trusted
-    assert session.settings.compaction.enabled
+    assert session.setting_value("compaction.enabled", True) is not False
     assert "project_tool" not in session.host.tools
     assert "PROJECT RULES" not in session.agent.state.system_prompt
     description = session.project.describe(session.project_trusted)
@@ -83,7 +83,7 @@ async def test_trusting_loads_the_project_and_untrusting_drops_it(tmp_path: Path
 
     assert trust_file(agent) == {str(root): True}
     assert session.project_trusted
-    assert not session.settings.compaction.enabled
+    assert session.setting_value("compaction.enabled") is False
     assert session.agent.steering_mode == "all"
     assert "review" in [template.name for template in session.prompt_templates]
     assert "project_tool" in session.host.tools and "project_tool" in session.active_tool_names
@@ -97,7 +97,7 @@ async def test_trusting_loads_the_project_and_untrusting_drops_it(tmp_path: Path
 
     assert trust_file(agent) == {str(root): True}  # a session-only answer is not saved
     assert not session.project_trusted
-    assert session.settings.compaction.enabled
+    assert session.setting_value("compaction.enabled", True) is not False
     assert "review" not in [template.name for template in session.prompt_templates]
     assert "project_tool" not in session.host.tools
     assert session.host.plugin_manager.get_plugin("local_tools") is None

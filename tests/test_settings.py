@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
-from pi_host.resources import Settings, SettingsManager
+from pi_host.resources import Settings, SettingsManager, validate_section
 
 
 @pytest.fixture
@@ -50,16 +52,9 @@ class TestDefaultsAndMerging:
     def test_defaults_without_files(self, dirs: tuple[Path, Path]) -> None:
         settings = load(dirs).settings
         assert settings == Settings()
-        assert settings.compaction.enabled is True
-        assert settings.compaction.reserve_tokens == 16384
-        assert settings.compaction.keep_recent_tokens == 20000
-        assert (settings.retry.enabled, settings.retry.max_retries, settings.retry.base_delay_ms) == (
-            True,
-            3,
-            2000,
-        )
-        assert settings.retry.provider.max_retry_delay_ms == 60000
-        assert settings.retry.provider.timeout_ms is None
+        assert (settings.terminal.show_images, settings.terminal.image_width_cells) == (True, 60)
+        # compaction, branchSummary and retry are plugins' sections, not the host's.
+        assert not hasattr(settings, "compaction") and not hasattr(settings, "retry")
         assert settings.steering_mode == settings.follow_up_mode == "one-at-a-time"
         assert settings.default_project_trust == "ask"
         assert settings.images.block_images is False
@@ -70,12 +65,13 @@ class TestDefaultsAndMerging:
 
     def test_project_overrides_global_with_nested_merge(self, dirs: tuple[Path, Path]) -> None:
         write_json(
-            global_file(dirs), {"theme": "dark", "compaction": {"enabled": True, "reserveTokens": 16384}}
+            global_file(dirs), {"theme": "dark", "terminal": {"showImages": False, "imageWidthCells": 60}}
         )
-        write_json(project_file(dirs), {"compaction": {"reserveTokens": 8192}})
+        write_json(project_file(dirs), {"terminal": {"imageWidthCells": 80}})
         manager = load(dirs)
-        assert manager.merged() == {"theme": "dark", "compaction": {"enabled": True, "reserveTokens": 8192}}
-        assert manager.settings.compaction.reserve_tokens == 8192
+        assert manager.merged() == {"theme": "dark", "terminal": {"showImages": False, "imageWidthCells": 80}}
+        assert manager.settings.terminal.image_width_cells == 80
+        assert manager.settings.terminal.show_images is False
         assert manager.settings.theme == "dark"
 
     def test_merge_reaches_every_level_and_arrays_replace(self, dirs: tuple[Path, Path]) -> None:
@@ -83,9 +79,9 @@ class TestDefaultsAndMerging:
             global_file(dirs), {"retry": {"provider": {"timeoutMs": 1000, "maxRetries": 2}}, "skills": ["a"]}
         )
         write_json(project_file(dirs), {"retry": {"provider": {"maxRetries": 5}}, "skills": ["b"]})
-        settings = load(dirs).settings
-        assert (settings.retry.provider.timeout_ms, settings.retry.provider.max_retries) == (1000, 5)
-        assert settings.skills == ["b"]
+        manager = load(dirs)
+        assert manager.get("retry.provider") == {"timeoutMs": 1000, "maxRetries": 5}
+        assert manager.settings.skills == ["b"]
 
     def test_untrusted_project_is_not_read_until_trusted(self, dirs: tuple[Path, Path]) -> None:
         write_json(global_file(dirs), {"defaultModel": "global-model"})
@@ -106,12 +102,12 @@ class TestDefaultsAndMerging:
         assert manager.settings.default_project_trust == "always"
 
     def test_unknown_keys_are_kept_and_readable(self, dirs: tuple[Path, Path]) -> None:
-        write_json(global_file(dirs), {"myPlugin": {"level": 3}, "compaction": {"future": True}})
+        write_json(global_file(dirs), {"myPlugin": {"level": 3}, "terminal": {"future": True}})
         manager = load(dirs)
         assert manager.get("myPlugin.level") == 3
         assert manager.get("myPlugin.missing", "default") == "default"
         assert manager.settings.model_extra == {"myPlugin": {"level": 3}}
-        assert manager.settings.compaction.model_extra == {"future": True}
+        assert manager.settings.terminal.model_extra == {"future": True}
 
     def test_packages_and_pi_host_plugin_keys(self, dirs: tuple[Path, Path]) -> None:
         packages = [
@@ -136,12 +132,12 @@ class TestDefaultsAndMerging:
         assert Settings().expanded_session_dir() is None
 
     def test_overrides_apply_without_being_saved(self, dirs: tuple[Path, Path]) -> None:
-        write_json(global_file(dirs), {"compaction": {"enabled": True, "reserveTokens": 100}})
+        write_json(global_file(dirs), {"terminal": {"showImages": True, "imageWidthCells": 100}})
         manager = load(dirs)
-        manager.apply_overrides({"compaction": {"enabled": False}})
-        assert manager.settings.compaction.enabled is False
-        assert manager.settings.compaction.reserve_tokens == 100
-        assert read_json(global_file(dirs)) == {"compaction": {"enabled": True, "reserveTokens": 100}}
+        manager.apply_overrides({"terminal": {"showImages": False}})
+        assert manager.settings.terminal.show_images is False
+        assert manager.settings.terminal.image_width_cells == 100
+        assert read_json(global_file(dirs)) == {"terminal": {"showImages": True, "imageWidthCells": 100}}
 
     def test_resource_entries_stay_per_scope(self, dirs: tuple[Path, Path]) -> None:
         write_json(global_file(dirs), {"skills": ["~/skills"], "prompts": "not-a-list"})
@@ -162,7 +158,6 @@ class TestMigrations:
                 "queueMode": "all",
                 "websockets": True,
                 "skills": {"enableSkillCommands": False, "customDirectories": ["~/my-skills"]},
-                "retry": {"maxDelayMs": 5000},
             },
         )
         manager = load(dirs)
@@ -171,7 +166,6 @@ class TestMigrations:
             "transport": "websocket",
             "skills": ["~/my-skills"],
             "enableSkillCommands": False,
-            "retry": {"provider": {"maxRetryDelayMs": 5000}},
         }
         assert manager.settings.steering_mode == "all"
 
@@ -222,7 +216,7 @@ class TestBadFiles:
         write_json(
             global_file(dirs),
             {
-                "compaction": {"enabled": "sometimes", "reserveTokens": 1000},
+                "terminal": {"showImages": "sometimes", "imageWidthCells": 1000},
                 "steeringMode": "whenever",
                 "skills": [1, 2],
                 "defaultModel": "kept",
@@ -230,30 +224,30 @@ class TestBadFiles:
         )
         manager = load(dirs)
         settings = manager.settings
-        assert settings.compaction.enabled is True
-        assert settings.compaction.reserve_tokens == 1000
+        assert settings.terminal.show_images is True
+        assert settings.terminal.image_width_cells == 1000
         assert settings.steering_mode == "one-at-a-time"
         assert settings.skills == []
         assert settings.default_model == "kept"
         shown = [issue.message for issue in manager.issues]
-        assert any(m.startswith("compaction.enabled:") and m.endswith("using the default") for m in shown)
+        assert any(m.startswith("terminal.showImages:") and m.endswith("using the default") for m in shown)
         assert any(m.startswith("steeringMode:") for m in shown)
         assert any(m.startswith("skills.0:") for m in shown)
         assert all(issue.scope == "global" for issue in manager.issues)
 
     def test_wrong_project_value_is_attributed_to_the_project_file(self, dirs: tuple[Path, Path]) -> None:
-        write_json(project_file(dirs), {"retry": {"maxRetries": "many"}})
+        write_json(project_file(dirs), {"terminal": {"imageWidthCells": "many"}})
         manager = load(dirs)
-        assert manager.settings.retry.max_retries == 3
+        assert manager.settings.terminal.image_width_cells == 60
         (issue,) = manager.issues
         assert (issue.scope, issue.path) == ("project", str(project_file(dirs)))
 
     def test_each_problem_is_reported_once(self, dirs: tuple[Path, Path]) -> None:
-        write_json(global_file(dirs), {"compaction": {"enabled": "sometimes"}})
+        write_json(global_file(dirs), {"terminal": {"showImages": "sometimes"}})
         manager = load(dirs)
         assert len(manager.drain_issues()) == 1
         manager.set_steering_mode("all")  # the value is still wrong after this change
-        assert manager.settings.compaction.enabled is True
+        assert manager.settings.terminal.show_images is True
         assert manager.issues == ()
 
     def test_reload_keeps_previous_values_when_file_breaks(self, dirs: tuple[Path, Path]) -> None:
@@ -295,14 +289,14 @@ class TestWrites:
         write_json(global_file(dirs), {"terminal": {"showImages": True}, "shellCommandPrefix": "shopt -s x"})
         manager = load(dirs)
         manager.set("terminal.clearOnShrink", True)
-        manager.set_compaction_enabled(False)
+        manager.set("compaction.enabled", False)
         assert read_json(global_file(dirs)) == {
             "terminal": {"showImages": True, "clearOnShrink": True},
             "shellCommandPrefix": "shopt -s x",
             "compaction": {"enabled": False},
         }
         assert manager.settings.terminal.clear_on_shrink is True
-        assert manager.settings.compaction.enabled is False
+        assert manager.get("compaction.enabled") is False
 
     def test_update_several_keys_and_remove_with_none(self, dirs: tuple[Path, Path]) -> None:
         write_json(global_file(dirs), {"theme": "dark", "defaultModel": "old"})
@@ -315,7 +309,7 @@ class TestWrites:
     def test_creates_missing_directory_and_file(self, tmp_path: Path) -> None:
         agent = tmp_path / "fresh" / "agent"
         manager = SettingsManager.load(tmp_path, agent, project_trusted=False)
-        manager.set_retry_enabled(False)
+        manager.set("retry.enabled", False)
         assert read_json(agent / "settings.json") == {"retry": {"enabled": False}}
         assert stat.S_IMODE((agent / "settings.json").stat().st_mode) == 0o644
 
@@ -377,3 +371,41 @@ class TestAgentDirectory:
         assert expand_home("~") == str(Path.home())
         assert expand_home("~rest") == str(Path.home() / "rest")
         assert expand_home(" /abs ") == "/abs"
+
+
+class _PluginSection(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+    enabled: bool = True
+    reserve_tokens: int = 16384
+
+
+class TestPluginSections:
+    """A plugin's own section (``pi_register_settings``): merged, validated, reported by file."""
+
+    def test_a_section_is_validated_key_by_key(self) -> None:
+        section, problems = validate_section(
+            "myPlugin", {"enabled": "sometimes", "reserveTokens": 8}, _PluginSection
+        )
+        assert (section.enabled, section.reserve_tokens) == (True, 8)
+        ((keys, message),) = problems
+        assert keys == ("myPlugin", "enabled")
+        assert message.startswith("myPlugin.enabled: ") and message.endswith("using the default")
+
+    def test_a_section_that_is_not_an_object_gives_the_defaults(self) -> None:
+        section, problems = validate_section("myPlugin", [1], _PluginSection)
+        assert section == _PluginSection()
+        assert problems == [(("myPlugin",), "myPlugin: expected an object, got list; using the defaults")]
+        assert validate_section("myPlugin", None, _PluginSection) == (_PluginSection(), [])
+
+    def test_problems_name_the_file_that_set_the_value(self, dirs: tuple[Path, Path]) -> None:
+        write_json(global_file(dirs), {"myPlugin": {"enabled": False}})
+        write_json(project_file(dirs), {"myPlugin": {"reserveTokens": "lots"}})
+        manager = load(dirs)
+        extra = manager.settings.model_extra or {}
+        section, problems = validate_section("myPlugin", extra.get("myPlugin"), _PluginSection)
+        assert (section.enabled, section.reserve_tokens) == (False, 16384)
+        manager.report_section_problems(problems)
+        (issue,) = manager.issues
+        assert (issue.scope, issue.path) == ("project", str(project_file(dirs)))
+        assert issue.message.startswith("myPlugin.reserveTokens: ")

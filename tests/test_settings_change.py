@@ -51,7 +51,7 @@ async def test_a_change_is_live_and_saved_with_every_other_key_kept(tmp_path: Pa
     assert session.agent.steering_mode == "one-at-a-time"
     assert session.agent.follow_up_mode == "all"
     assert adapter.auto_compaction_enabled is False
-    assert session.settings.compaction.reserve_tokens == 1000
+    assert session.setting_value("compaction.reserveTokens") == 1000
     saved = json.loads((tmp_path / "agent" / "settings.json").read_text())
     assert saved == {
         "compaction": {"reserveTokens": 1000, "enabled": False},
@@ -143,5 +143,5 @@ async def test_a_session_without_files_changes_in_memory(tmp_path: Path) -> None
     adapter.save_setting("followUpMode", "all")
     adapter.save_setting("compaction.enabled", False)
     assert session.agent.follow_up_mode == "all"
-    assert session.settings.compaction.enabled is False
+    assert session.setting_value("compaction.enabled") is False
     assert json.loads((tmp_path / "agent" / "settings.json").read_text()) == {}

@@ -1,7 +1,7 @@
 """Layer 2, the hook specifications: one module per lifecycle area, hooks in firing order.
 
 - :mod:`~pi_host.hookspecs.bootstrap`: ``pi_addhooks``, ``pi_configure`` (setup, historic)
-- :mod:`~pi_host.hookspecs.registration`: ``pi_register_providers|tools|commands|flags``
+- :mod:`~pi_host.hookspecs.registration`: ``pi_register_providers|tools|commands|flags|settings|abort_scopes``
 - :mod:`~pi_host.hookspecs.resources`: ``pi_project_trust``, ``pi_resources_discover``
 - :mod:`~pi_host.hookspecs.session`: ``pi_session_*``, ``pi_summarize_branch``
 - :mod:`~pi_host.hookspecs.input`: ``pi_input``, ``pi_before_prompt``, ``pi_before_agent_start``,
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from ._payloads import (
         CompactionPreparation,
         CompactionReason,
-        CompactionSettings,
         EntryView,
         FileOperations,
         InputSource,
@@ -52,7 +51,7 @@ if TYPE_CHECKING:
         StreamingBehavior,
         TreePreparation,
     )
-    from ._registration import Command, Flag, FlagType
+    from ._registration import AbortScope, Command, Flag, FlagType, SettingsSection
     from ._results import (
         BeforeAgentStartOutcome,
         BeforeAgentStartResult,
@@ -83,6 +82,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PROJECT_NAME",
     "SPEC_MODULES",
+    "AbortScope",
     "BeforeAgentStartOutcome",
     "BeforeAgentStartResult",
     "BranchSummary",
@@ -92,7 +92,6 @@ __all__ = [
     "CompactionPreparation",
     "CompactionReason",
     "CompactionResult",
-    "CompactionSettings",
     "ContextUsage",
     "ContinueRun",
     "DeliverAs",
@@ -120,6 +119,7 @@ __all__ = [
     "SessionShutdownReason",
     "SessionStartReason",
     "SessionView",
+    "SettingsSection",
     "SourcedPath",
     "Stash",
     "StashKey",
@@ -155,6 +155,7 @@ _SPEC_MODULE_NAMES = (
 # and ``pi-host --help`` need pluggy's markers and the registration hooks, not the result
 # models (pydantic, the message models) that the lifecycle hookspecs refer to.
 _EXPORTS: dict[str, str] = {
+    "AbortScope": "_registration",
     "BeforeAgentStartOutcome": "_results",
     "BeforeAgentStartResult": "_results",
     "BranchSummary": "_results",
@@ -164,7 +165,6 @@ _EXPORTS: dict[str, str] = {
     "CompactionPreparation": "_payloads",
     "CompactionReason": "_payloads",
     "CompactionResult": "_results",
-    "CompactionSettings": "_payloads",
     "ContextUsage": "_context",
     "ContinueRun": "_results",
     "DeliverAs": "_context",
@@ -193,6 +193,7 @@ _EXPORTS: dict[str, str] = {
     "SessionShutdownReason": "_payloads",
     "SessionStartReason": "_payloads",
     "SessionView": "_context",
+    "SettingsSection": "_registration",
     "SourcedPath": "_results",
     "Stash": "_stash",
     "StashKey": "_stash",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +37,8 @@ __all__ = [
     "PluginUI",
     "SessionView",
 ]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
 """How pi-host runs: the interactive terminal UI, RPC over stdio, JSON event stream, or print."""
@@ -237,7 +239,8 @@ class PluginContext(Protocol):
 
     @property
     def settings(self) -> Any:
-        """The merged settings in force (``pi_host.resources.Settings``)."""
+        """The merged settings in force (``pi_host.Settings``); a plugin's own section is read
+        typed and validated with :meth:`plugin_settings`."""
         ...
 
     # -- controlling the agent --
@@ -253,24 +256,69 @@ class PluginContext(Protocol):
         on_complete: Callable[[CompactionResult], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
-        """Start a compaction without waiting for it."""
+        """Start a compaction without waiting for it (pi's ``ctx.compact()``): the ``compact``
+        command a plugin registered runs, as for ``/compact``."""
         ...
 
-    async def run_compaction(
-        self,
-        reason: Literal["manual", "threshold", "overflow"],
-        *,
-        will_retry: bool = False,
-        custom_instructions: str | None = None,
-    ) -> CompactionResult | None:
-        """Compact now and wait for it, with the session's events and hooks (compaction plugins'
-        triggers use this); ``None`` when nothing was compacted."""
+    async def call_hook(self, hook: str, /, **kwargs: Any) -> Any:
+        """Call a hook's implementations with its combination rule (see its spec) and return
+        the combined result, as the session does for its own hooks.
+
+        For plugins that run a stage other plugins take part in: a compaction plugin calls
+        pi's ``pi_session_before_compact`` and ``pi_session_compact`` this way. Failing
+        implementations are reported and skipped (see :meth:`collect_hook_errors`).
+        """
         ...
 
-    def operation_signal(self, kind: str = "operation") -> AbstractContextManager[AbortSignal]:
-        """``with ctx.operation_signal() as signal:`` — an abort signal for the plugin's own
-        waits and requests that the session's abort (Escape, RPC ``abort``) also aborts;
-        ``kind="retry"`` also lets RPC ``abort_retry`` abort it."""
+    def collect_hook_errors(self, hook: str) -> AbstractContextManager[list[Any]]:
+        """``with ctx.collect_hook_errors(name) as errors:`` — the failures of ``hook``'s
+        implementations during the block (:class:`pi_host.ExtensionError`, already reported),
+        for a plugin whose outcome depends on them (a summariser that failed)."""
+        ...
+
+    def hold_prompts(self) -> AbstractContextManager[None]:
+        """``with ctx.hold_prompts():`` — a prompt the user sends while the agent is idle waits
+        until the block ends (a compaction rewriting the history uses it)."""
+        ...
+
+    def append_compaction_entry(self, result: CompactionResult) -> EntryView:
+        """Write pi's ``compaction`` entry for ``result`` (``fromHook`` from
+        ``result.from_hook``) and rebuild the agent's messages from the session: the summary,
+        then the entries from ``result.first_kept_entry_id`` on. Returns the new entry."""
+        ...
+
+    def abort_scope(self, name: str, *, fresh: bool = False) -> AbstractContextManager[AbortSignal]:
+        """``with ctx.abort_scope(name) as signal:`` — an abort signal for the plugin's own
+        wait or request, aborted by the session's abort (Escape, RPC ``abort``) and by RPC
+        ``abort_<name>`` once ``name`` is declared (``pi_register_abort_scopes``).
+
+        An abort that arrived earlier in the same run, before the scope opened, leaves the
+        signal aborted from the start: check ``signal.aborted`` (or just wait on it, which
+        returns at once). ``fresh=True`` ignores such an earlier abort, for work the user
+        asked for after aborting (a ``/compact`` command aborts the run first).
+
+        Example::
+
+            with ctx.abort_scope("retry") as signal:
+                with anyio.move_on_after(delay_s):
+                    await signal.wait()
+            if signal.aborted:
+                ...  # the user or client cancelled the wait
+        """
+        ...
+
+    def abort_named(self, name: str) -> bool:
+        """Abort the open abort scopes named ``name``, as RPC ``abort_<name>`` does; returns
+        whether one was open (during a run, one opened later in it starts aborted)."""
+        ...
+
+    def plugin_settings(self, model: type[_M]) -> _M:
+        """The plugin's settings section declared with ``model`` (``pi_register_settings``),
+        read from the merged settings files and validated; bad values are reported and
+        replaced by the model's defaults.
+
+        :raises LookupError: no loaded plugin declared a section with ``model``.
+        """
         ...
 
     async def complete(
@@ -289,8 +337,22 @@ class PluginContext(Protocol):
         ...
 
     def emit(self, event: BaseModel) -> None:
-        """Send a session event (``auto_retry_start``, ``compaction_end`` …) to subscribers:
-        the user interface and JSON/RPC clients."""
+        """Send an event to the session's subscribers: the user interface and JSON/RPC clients,
+        which receive it as one of pi's event lines (camelCase keys).
+
+        ``event`` is one of pi's session events (``AutoRetryStartEvent``,
+        ``CompactionEndEvent`` … from :mod:`pi_host`), a :class:`pi_host.PluginEvent` of the
+        plugin's own, or any pydantic model with a ``type`` field; a model whose ``type`` is
+        one of pi's events is validated as that event, so the terminal UI shows it as pi's.
+        An event that cannot be written as JSON is not sent: it is reported as an
+        ``extension_error`` and the mode goes on.
+
+        Example::
+
+            from pi_host import AutoRetryStartEvent
+
+            ctx.emit(AutoRetryStartEvent(attempt=1, max_attempts=3, delay_ms=2000, error_message=text))
+        """
         ...
 
     def shutdown(self) -> None:

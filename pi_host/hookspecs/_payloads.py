@@ -7,7 +7,7 @@ defined here, with pi's field names in snake_case.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,7 +16,6 @@ from pi_host.messages import AgentMessage
 __all__ = [
     "CompactionPreparation",
     "CompactionReason",
-    "CompactionSettings",
     "EntryView",
     "FileOperations",
     "InputSource",
@@ -76,14 +75,6 @@ class FileOperations(_Payload):
     edited: frozenset[str] = frozenset()
 
 
-class CompactionSettings(_Payload):
-    """The ``compaction`` settings in force (pi's defaults)."""
-
-    enabled: bool = True
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
-
-
 class CompactionPreparation(_Payload):
     """What a compaction is about to do (pi's ``CompactionPreparation``).
 
@@ -95,7 +86,9 @@ class CompactionPreparation(_Payload):
     :ivar tokens_before: the estimated context size now.
     :ivar previous_summary: the previous compaction's summary, for an iterative update.
     :ivar file_ops: files read and modified in the summarised history.
-    :ivar settings: the compaction settings in force.
+    :ivar settings: the settings the preparing plugin used (a compaction plugin's own
+        settings model: pi-compaction's has pi's ``reserve_tokens`` and
+        ``keep_recent_tokens``), for the summariser's budgets; ``None`` when it gave none.
     """
 
     first_kept_entry_id: str
@@ -105,7 +98,7 @@ class CompactionPreparation(_Payload):
     tokens_before: int = 0
     previous_summary: str | None = None
     file_ops: FileOperations = FileOperations()
-    settings: CompactionSettings = CompactionSettings()
+    settings: Any = None
 
 
 class TreePreparation(_Payload):

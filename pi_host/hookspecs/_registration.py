@@ -1,20 +1,23 @@
-"""What plugins register besides tools and providers: slash commands and command-line flags."""
+"""What plugins register besides tools and providers: slash commands, command-line flags,
+settings sections and abort scopes."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from ._context import CommandContext
 
-__all__ = ["Command", "Flag", "FlagType"]
+__all__ = ["AbortScope", "Command", "Flag", "FlagType", "SettingsSection"]
 
 FlagType: TypeAlias = Literal["boolean", "string"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:.-]*$")
+_SETTINGS_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_SCOPE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -60,3 +63,54 @@ class Flag:
         if self.type not in ("boolean", "string"):
             raise ValueError(f'flag --{name}: type must be "boolean" or "string", not {self.type!r}')
         object.__setattr__(self, "name", name)
+
+
+@dataclass(frozen=True)
+class SettingsSection:
+    """A top-level section of ``settings.json`` that a plugin owns (``"retry": {...}``).
+
+    The host reads the section from the global and project files (merged as every other
+    key), validates it with ``model`` and hands the plugin the result through
+    ``ctx.plugin_settings(model)``. A value that does not validate is reported once, naming
+    the file and the key, and the model's default is used instead; the run goes on.
+
+    :ivar key: the section's key in ``settings.json``, in the file's camelCase
+        (``"branchSummary"``).
+    :ivar model: a pydantic model of the section; give it camelCase aliases
+        (``alias_generator=to_camel, populate_by_name=True``) so the file keeps pi's spelling
+        while the plugin reads snake_case attributes. It must validate ``{}`` (every field
+        has a default): that is the section when the file leaves it out.
+    :ivar description: one line, shown where pi-host lists the settings plugins own.
+    """
+
+    key: str
+    model: type[Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not _SETTINGS_KEY.match(self.key):
+            raise ValueError(f"invalid settings section {self.key!r}: use a camelCase key like 'myPlugin'")
+        if not callable(getattr(self.model, "model_validate", None)):
+            raise TypeError(f"settings section {self.key!r}: model must be a pydantic model class")
+
+
+@dataclass(frozen=True)
+class AbortScope:
+    """A named kind of plugin work that the user or a client can abort on its own.
+
+    A plugin declares the name at start-up and opens the scope around the work
+    (``with ctx.abort_scope("retry") as signal:``). RPC ``abort_<name>`` (``abort_retry``)
+    aborts the open scopes of that name; the session's abort (Escape, RPC ``abort``) aborts
+    every open scope. An abort that arrives during a run before the scope opens is kept
+    until the run ends, so a scope opened later in that run starts aborted.
+
+    :ivar name: lowercase letters, digits and ``_`` (the ``<name>`` of ``abort_<name>``).
+    :ivar description: one line for the documentation of the plugin.
+    """
+
+    name: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not _SCOPE_NAME.match(self.name):
+            raise ValueError(f"invalid abort scope name {self.name!r}: use lowercase letters, digits and '_'")

@@ -196,12 +196,17 @@ class CompactionResult(HookResult):
     :ivar first_kept_entry_id: the id of the first session entry kept verbatim.
     :ivar tokens_before: the context size before compaction.
     :ivar details: plugin data stored with the ``compaction`` entry (not sent to the model).
+    :ivar from_hook: pi's ``fromHook`` of the entry: ``True`` (the default) for a summary a
+        plugin supplied, ``False`` for pi's own default summary, whose ``details`` are pi's
+        ``{readFiles, modifiedFiles}`` lists that the next compaction and branch summaries
+        carry on. Only a compaction plugin's default summariser sets ``False``.
     """
 
     summary: str
     first_kept_entry_id: str
     tokens_before: int
     details: Any = None
+    from_hook: bool = True
 
 
 class BranchSummary(HookResult):

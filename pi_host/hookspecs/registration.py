@@ -1,10 +1,10 @@
 """Registration hooks: plugins contribute tools, providers, slash commands and flags.
 
-They fire once at startup, after ``pi_addhooks`` and before ``pi_configure``, in this order:
-providers, tools, commands, flags. Each receives a ``register`` callback (the ``llm`` style):
-call it once per object. Registrations are not lifecycle events, so they are plain
-synchronous pluggy hooks; to add a tool later, while a session runs, use
-``ctx.register_tool``.
+They fire once at startup, after ``pi_addhooks`` and before ``pi_configure``, in this
+order: providers, tools, commands, flags, settings sections, abort scopes. Each receives a
+``register`` callback (the ``llm`` style): call it once per object. Registrations are not
+lifecycle events, so they are plain synchronous pluggy hooks; to add a tool later, while a
+session runs, use ``ctx.register_tool``.
 
 Between plugins, the first registration of a name wins (call order: last registered plugin
 first); a plugin tool named like a built-in one replaces it.
@@ -23,9 +23,16 @@ if TYPE_CHECKING:
     from pi_host.agent import Tool
     from pi_host.providers import Provider
 
-    from ._registration import Command, Flag
+    from ._registration import AbortScope, Command, Flag, SettingsSection
 
-__all__ = ["pi_register_commands", "pi_register_flags", "pi_register_providers", "pi_register_tools"]
+__all__ = [
+    "pi_register_abort_scopes",
+    "pi_register_commands",
+    "pi_register_flags",
+    "pi_register_providers",
+    "pi_register_settings",
+    "pi_register_tools",
+]
 
 
 @hookspec(strategy=Strategy.SYNC)
@@ -147,4 +154,84 @@ def pi_register_flags(register: Callable[[Flag], None]) -> None:
         @hookimpl
         def pi_register_flags(register):
             register(Flag(name="plan", type="boolean", default=False, description="Plan before acting"))
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
+def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
+    """Declare the ``settings.json`` sections your plugin owns.
+
+    Fires at startup after ``pi_register_flags``. The host reads each section from the global
+    and project settings (the project's values win, key by key), validates it with the
+    section's model and gives it to the plugin through ``ctx.plugin_settings(Model)``; a
+    value that does not validate is reported once (the file, the key, and that the default
+    is used) and the run goes on with the model's default for it.
+
+    :param register: call ``register(SettingsSection(key, model, description))`` once per section.
+
+    **Combination:** every implementation runs (synchronous). The first registration of a
+    key wins; a second plugin declaring the same key is reported in the log and ignored.
+    **On error:** the plugin is reported as failed to load and unregistered; pi-host still starts.
+
+    Example::
+
+        from pydantic import BaseModel, ConfigDict
+        from pydantic.alias_generators import to_camel
+
+        from pi_host import SettingsSection, hookimpl
+
+
+        class GreeterSettings(BaseModel):
+            model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+            enabled: bool = True
+            greeting_text: str = "hello"  # "greeter": {"greetingText": "..."} in settings.json
+
+
+        @hookimpl
+        def pi_register_settings(register):
+            register(SettingsSection("greeter", GreeterSettings, "Greets at session start"))
+
+
+        @hookimpl
+        def pi_session_start(reason, ctx):
+            settings = ctx.plugin_settings(GreeterSettings)
+            if settings.enabled:
+                ctx.ui.notify(settings.greeting_text)
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
+def pi_register_abort_scopes(register: Callable[[AbortScope], None]) -> None:
+    """Declare the named kinds of work your plugin lets users and clients abort on their own.
+
+    Fires at startup after ``pi_register_settings``. Once ``name`` is declared, RPC
+    ``abort_<name>`` is answered (``{"type": "response", "command": "abort_<name>",
+    "success": true}``) and aborts the scopes of that name the plugin opens with
+    ``ctx.abort_scope(name)``; an abort that arrives during a run before the scope opens
+    is kept until that run ends. The session's abort (Escape, RPC ``abort``) reaches every
+    open scope whatever its name.
+
+    :param register: call ``register(AbortScope(name, description))`` once per name.
+
+    **Combination:** every implementation runs (synchronous); a name declared twice is one scope.
+    **On error:** the plugin is reported as failed to load and unregistered; pi-host still starts.
+
+    Example::
+
+        import anyio
+
+        from pi_host import AbortScope, hookimpl
+
+
+        @hookimpl
+        def pi_register_abort_scopes(register):
+            register(AbortScope("cooldown", "The pause before the next request"))
+
+
+        async def cool_down(ctx):
+            with ctx.abort_scope("cooldown") as signal:  # RPC abort_cooldown ends it
+                with anyio.move_on_after(5):
+                    await signal.wait()
+            return not signal.aborted
     """

@@ -169,7 +169,8 @@ def pi_compaction_prepare(
     :param branch_entries: every entry of the current branch, root first.
     :param custom_instructions: the user's focus for the summary (``/compact <text>``).
     :param reason: ``"manual"``, ``"threshold"`` or ``"overflow"``.
-    :param ctx: the plugin context (its ``settings.compaction`` hold the budgets).
+    :param ctx: the plugin context (a compaction plugin reads its budgets from its own
+        settings section, ``ctx.plugin_settings(Model)``).
     :returns: a :class:`CompactionPreparation` (cut point, messages to summarise, split-turn
         prefix, token estimate, previous summary, file operations), or ``None`` when there
         is nothing to compact.

@@ -16,6 +16,7 @@ from ._content import (
     CompactionSummaryMessage,
     Cost,
     CustomMessage,
+    ErrorClass,
     ImageContent,
     Message,
     StopReason,
@@ -64,6 +65,7 @@ from ._events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from ._failures import classify_error, is_context_overflow, is_transient_error
 from ._kinds import BLOCK_KINDS, MESSAGE_KINDS, KindTable
 from ._tokens import context_tokens, estimate_context_tokens, estimate_tokens
 
@@ -87,6 +89,7 @@ __all__ = [
     "Cost",
     "CustomMessage",
     "DoneEvent",
+    "ErrorClass",
     "ErrorEvent",
     "ImageContent",
     "KindTable",
@@ -120,10 +123,13 @@ __all__ = [
     "UserMessage",
     "WireModel",
     "bash_execution_to_text",
+    "classify_error",
     "context_tokens",
     "convert_to_llm",
     "estimate_context_tokens",
     "estimate_tokens",
+    "is_context_overflow",
+    "is_transient_error",
     "now_ms",
     "parse_message",
     "repair_tool_history",

@@ -23,6 +23,7 @@ __all__ = [
     "CompactionSummaryMessage",
     "Cost",
     "CustomMessage",
+    "ErrorClass",
     "ImageContent",
     "Message",
     "StopReason",
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+ErrorClass: TypeAlias = Literal["context_overflow", "transient", "permanent"]
+"""What kind of failure a failed reply is (:attr:`AssistantMessage.error_class`)."""
 
 
 class TextContent(WireModel):
@@ -124,6 +128,56 @@ class AssistantMessage(WireModel):
     timestamp: int = Field(default_factory=now_ms)
     response_id: str | None = None
     error_message: str | None = None
+
+    # What a policy over failed replies (a retry plugin) needs, read from what the reply
+    # holds in pi's format: properties, not fields, so the JSON and session lines stay pi's.
+
+    @property
+    def http_status(self) -> int | None:
+        """The HTTP status of a failed request (``429``, ``529``), ``None`` when the failure was
+        not an HTTP error response (a network failure, a broken stream) or the reply did not fail.
+
+        Read from ``error_message``, which pi's transports start with the status.
+        """
+        if self.stop_reason != "error" or not self.error_message:
+            return None
+        head = self.error_message[:4]
+        if (
+            len(head) >= 3
+            and head[:3].isdigit()
+            and head[0] in "12345"
+            and (len(head) == 3 or head[3] == " ")
+        ):
+            return int(head[:3])
+        return None
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the server asked to wait before trying again (its ``retry-after-ms`` or
+        ``retry-after`` header, seconds or an HTTP date), ``None`` when it did not say.
+
+        Kept with the failed reply as the extra JSON field ``retryAfterMs``.
+        """
+        value = (self.model_extra or {}).get("retryAfterMs")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            return value / 1000
+        return None
+
+    @property
+    def error_class(self) -> ErrorClass | None:
+        """What kind of failure this reply is, by pi's patterns (``None`` unless it failed):
+
+        - ``"context_overflow"``: the prompt did not fit the model's context window;
+        - ``"transient"``: overloaded, rate limited, 5xx, network or stream failure, timeout —
+          worth trying again;
+        - ``"permanent"``: anything else (an invalid request, authentication, billing limits).
+
+        The same as :func:`pi_host.classify_error` without a context window (which also
+        recognises overflow that a provider accepted silently from the usage).
+        """
+        from ._failures import classify_error
+
+        return classify_error(self)
 
 
 class ToolResultMessage(WireModel):

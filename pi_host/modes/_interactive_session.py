@@ -147,8 +147,7 @@ class InteractiveSessionAdapter:
 
     @property
     def auto_compaction_enabled(self) -> bool:
-        settings = self._session.settings
-        return bool(settings.compaction.enabled) if settings is not None else True
+        return self._session.setting_value("compaction.enabled", True) is not False
 
     def context_usage(self) -> ContextUsage | None:
         usage = self._session.context_usage()

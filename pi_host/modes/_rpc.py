@@ -177,6 +177,8 @@ class RpcServer:
     async def _run_command(self, command: dict[str, Any]) -> None:
         request_id, kind = command.get("id"), command.get("type")
         handler = self._handlers.get(kind) if isinstance(kind, str) else None
+        if handler is None and isinstance(kind, str) and kind.startswith("abort_"):
+            handler = self._abort_scope_handler(kind.removeprefix("abort_"))
         if handler is None:
             self.writer.write(_unknown_command(command))
             return
@@ -236,7 +238,6 @@ class RpcServer:
 
     async def _cmd_get_state(self, request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
         session, manager = self.session, self.session.session_manager
-        settings = session.settings
         state: dict[str, Any] = {
             "model": _model_json(session.model),
             "thinkingLevel": session.thinking_level,
@@ -247,7 +248,7 @@ class RpcServer:
             "sessionFile": None if manager.session_file is None else str(manager.session_file),
             "sessionId": manager.session_id,
             "sessionName": manager.session_name,
-            "autoCompactionEnabled": True if settings is None else settings.compaction.enabled,
+            "autoCompactionEnabled": session.setting_value("compaction.enabled", True) is not False,
             "messageCount": len(session.messages),
             "pendingMessageCount": session.pending_message_count,
         }
@@ -347,7 +348,7 @@ class RpcServer:
         self.session.agent.follow_up_mode = mode
         return _success(request_id, "set_follow_up_mode")
 
-    # -- compaction and retry ---------------------------------------------------------------
+    # -- compact and the settings sections of plugins ------------------------------------------
 
     async def _cmd_compact(self, request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
         instructions = command.get("customInstructions")
@@ -363,30 +364,29 @@ class RpcServer:
             data["details"] = result.details
         return _success(request_id, "compact", data)
 
-    def _update_settings(self, section: str, enabled: bool) -> None:
-        settings = self.session.settings
-        if settings is None:
-            return
-        current = getattr(settings, section)
-        self.session.settings = settings.model_copy(
-            update={section: current.model_copy(update={"enabled": enabled})}
-        )
+    # pi's set_auto_* commands switch the ``enabled`` key of a settings section, in memory;
+    # the plugin owning the section reads it from there.
 
     async def _cmd_set_auto_compaction(self, request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
-        self._update_settings("compaction", bool(command.get("enabled")))
+        self.session.set_setting_value("compaction.enabled", bool(command.get("enabled")))
         return _success(request_id, "set_auto_compaction")
 
     async def _cmd_set_auto_retry(self, request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
-        self._update_settings("retry", bool(command.get("enabled")))
+        self.session.set_setting_value("retry.enabled", bool(command.get("enabled")))
         return _success(request_id, "set_auto_retry")
 
-    async def _cmd_abort_retry(self, request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
-        from pi_host.runtime import ABORT_REQUESTED
+    def _abort_scope_handler(
+        self, name: str
+    ) -> Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any] | None]] | None:
+        """``abort_<name>`` for an abort scope a plugin declared (pi's ``abort_retry`` …)."""
+        if name not in self.session.host.abort_scopes:
+            return None
 
-        # Interrupts a retry wait now; the flag stops a retry that is about to start.
-        self.session.stash[ABORT_REQUESTED] = True
-        self.session.abort_operations("retry")
-        return _success(request_id, "abort_retry")
+        async def abort(request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
+            self.session.abort_scope(name)
+            return _success(request_id, f"abort_{name}")
+
+        return abort
 
     # -- bash -------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from ._catalog import builtin_models
 from ._config_value import ConfigValueError
 from ._cost import calculate_cost
 from ._env_keys import env_api_key
-from ._errors import is_context_overflow, is_retryable_error, retry_after_ms
+from ._errors import is_context_overflow, is_transient_error, retry_after_ms
 from ._paths import agent_dir
 from ._registry import ModelRegistry, RequestAuth
 from ._resolve import ModelResolution, ScopedModel, format_model_list
@@ -85,7 +85,7 @@ __all__ = [
     "faux_tool_call",
     "format_model_list",
     "is_context_overflow",
-    "is_retryable_error",
+    "is_transient_error",
     "load_faux_script",
     "retry_after_ms",
     "supported_thinking_levels",

@@ -17,12 +17,14 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ._jsonfile import file_lock, write_json_atomic
 from ._paths import project_config_dir
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ._settings_models import Settings, SettingsIssue
 
 __all__ = [
@@ -33,7 +35,10 @@ __all__ = [
     "SettingsScope",
     "ThinkingLevel",
     "deep_merge",
+    "validate_section",
 ]
+
+_M = TypeVar("_M", bound="BaseModel")
 
 SettingsScope = Literal["global", "project"]
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
@@ -73,12 +78,6 @@ def _migrate(settings: dict[str, Any]) -> dict[str, Any]:
             settings["skills"] = custom
         else:
             del settings["skills"]
-    retry = settings.get("retry")
-    if isinstance(retry, dict) and "maxDelayMs" in retry:
-        provider = retry.get("provider") if isinstance(retry.get("provider"), dict) else None
-        if isinstance(retry["maxDelayMs"], (int, float)) and (provider or {}).get("maxRetryDelayMs") is None:
-            retry["provider"] = {**(provider or {}), "maxRetryDelayMs": retry["maxDelayMs"]}
-        del retry["maxDelayMs"]
     return settings
 
 
@@ -126,17 +125,44 @@ def _to_key(part: str | int) -> str:
     return part if isinstance(part, str) else str(part)
 
 
-def _validate(raw: Mapping[str, Any]) -> tuple[Settings, list[tuple[tuple[str, ...], str]]]:
-    """Typed settings from *raw*; values of the wrong type fall back to their defaults.
+def validate_section(key: str, raw: Any, model: type[_M]) -> tuple[_M, list[tuple[tuple[str, ...], str]]]:
+    """A plugin's settings section (``raw``, the merged value of ``key``) as ``model``.
+
+    Values that do not validate fall back to the model's defaults, one by one, as the
+    host's own settings do; a section that is not an object is replaced by the defaults.
+
+    :returns: the section, and ``(key path removed, message)`` for every value dropped.
+    """
+    if raw is None:
+        return model.model_validate({}), []
+    if not isinstance(raw, Mapping):
+        return model.model_validate({}), [
+            ((key,), f"{key}: expected an object, got {type(raw).__name__}; using the defaults")
+        ]
+    section, problems = _validate(raw, model)
+    return section, [((key, *keys), f"{key}.{message}") for keys, message in problems]
+
+
+def _validate(
+    raw: Mapping[str, Any], model: type[Any] | None = None
+) -> tuple[Any, list[tuple[tuple[str, ...], str]]]:
+    """Typed settings from *raw* (as ``model``, default :class:`Settings`); values of the wrong
+    type fall back to their defaults.
 
     :returns: the settings, and ``(key path removed, message)`` for every value dropped.
     """
+    if model is not None:
+        return _validate_as(raw, model)
     from ._settings_models import Settings
 
     if not raw:
         # No settings at all (the common first run): the defaults, without building the
         # model's validators; tests/test_startup.py checks this equals validating ``{}``.
         return Settings.model_construct(), []
+    return _validate_as(raw, Settings)
+
+
+def _validate_as(raw: Mapping[str, Any], model: type[Any]) -> tuple[Any, list[tuple[tuple[str, ...], str]]]:
     from pydantic import ValidationError
 
     data = copy.deepcopy(dict(raw))
@@ -144,7 +170,7 @@ def _validate(raw: Mapping[str, Any]) -> tuple[Settings, list[tuple[tuple[str, .
     # Each round removes at least one bad value, so this ends; the bound is a safety net.
     for _ in range(100):
         try:
-            return Settings.model_validate(data), problems
+            return model.model_validate(data), problems
         except ValidationError as exc:
             removed_any = False
             for error in exc.errors():
@@ -156,7 +182,7 @@ def _validate(raw: Mapping[str, Any]) -> tuple[Settings, list[tuple[tuple[str, .
                     problems.append((removed, f"{shown}: {error['msg']}; using the default"))
             if not removed_any:
                 break
-    return Settings(), problems
+    return model(), problems
 
 
 def _set_path(data: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
@@ -177,7 +203,7 @@ def _split_key(key_path: str) -> tuple[str, ...]:
     keys = tuple(part for part in key_path.split("."))
     if not keys or any(not part for part in keys):
         raise ValueError(
-            f"invalid settings key {key_path!r}: use dotted camelCase keys like 'compaction.enabled'"
+            f"invalid settings key {key_path!r}: use dotted camelCase keys like 'markdown.codeBlockIndent'"
         )
     return keys
 
@@ -278,9 +304,15 @@ class SettingsManager:
             self._cache = settings
         return self._cache
 
+    def report_section_problems(self, problems: list[tuple[tuple[str, ...], str]]) -> None:
+        """Report values of a plugin's section that did not validate (see :func:`validate_section`),
+        each naming the file that set it."""
+        for keys, message in problems:
+            self._report(self._scope_of_value(keys), message)
+
     def settings_for(self, scope: SettingsScope) -> Settings:
         """The typed settings of one file alone (``defaultProjectTrust`` comes from ``"global"``)."""
-        settings, _ = _validate(self._global if scope == "global" else self._project)
+        settings: Settings = _validate(self._global if scope == "global" else self._project)[0]
         return settings
 
     def sets_any(self, *keys: str) -> bool:
@@ -381,7 +413,7 @@ class SettingsManager:
         self._cache = None
 
     def set(self, key_path: str, value: Any, *, scope: SettingsScope = "global") -> bool:
-        """Set one key (dotted camelCase, ``"compaction.enabled"``) and save it to the file.
+        """Set one key (dotted camelCase, ``"markdown.codeBlockIndent"``) and save it to the file.
 
         Only that key is written: the file is re-read under a lock and every other key in it
         is kept, including ones edited by hand since it was loaded. ``None`` removes the key.
@@ -454,14 +486,6 @@ class SettingsManager:
     def set_follow_up_mode(self, mode: QueueMode) -> bool:
         """How queued follow-up messages are delivered."""
         return self.set("followUpMode", mode)
-
-    def set_compaction_enabled(self, enabled: bool) -> bool:
-        """Turn automatic compaction on or off."""
-        return self.set("compaction.enabled", enabled)
-
-    def set_retry_enabled(self, enabled: bool) -> bool:
-        """Turn automatic retry on or off."""
-        return self.set("retry.enabled", enabled)
 
     # -- internals -------------------------------------------------------------------
 

@@ -17,13 +17,9 @@ from ._paths import expand_home
 from ._settings import DEFAULT_PROJECT_TRUST, DefaultProjectTrust, QueueMode, SettingsScope, ThinkingLevel
 
 __all__ = [
-    "BranchSummarySettings",
-    "CompactionSettings",
     "ImageSettings",
     "MarkdownSettings",
     "PluginSettings",
-    "ProviderRetrySettings",
-    "RetrySettings",
     "Settings",
     "SettingsIssue",
     "TerminalSettings",
@@ -43,38 +39,6 @@ class _Section(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow", defer_build=True
     )
-
-
-class CompactionSettings(_Section):
-    """``compaction``: summarise old history when the context fills up."""
-
-    enabled: bool = True
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
-
-
-class BranchSummarySettings(_Section):
-    """``branchSummary``: summaries of abandoned branches on tree navigation."""
-
-    reserve_tokens: int = 16384
-    skip_prompt: bool = False
-
-
-class ProviderRetrySettings(_Section):
-    """``retry.provider``: the provider client's own retries and timeouts."""
-
-    timeout_ms: int | None = None
-    max_retries: int | None = None
-    max_retry_delay_ms: int = 60000
-
-
-class RetrySettings(_Section):
-    """``retry``: the agent-level retry of transient provider errors."""
-
-    enabled: bool = True
-    max_retries: int = 3
-    base_delay_ms: int = 2000
-    provider: ProviderRetrySettings = Field(default_factory=ProviderRetrySettings.model_construct)
 
 
 class TerminalSettings(_Section):
@@ -124,10 +88,11 @@ class PluginSettings(_Section):
 class Settings(_Section):
     """The effective settings, typed, with pi's keys and defaults.
 
-    Attribute names are snake_case (``settings.compaction.reserve_tokens``); the file uses pi's
-    camelCase (``"compaction": {"reserveTokens": …}``). Keys this model does not know (a
-    plugin's own settings) are kept in ``model_extra`` and readable with
-    :meth:`SettingsManager.get`.
+    Attribute names are snake_case (``settings.markdown.code_block_indent``); the file uses pi's
+    camelCase (``"markdown": {"codeBlockIndent": …}``). Keys this model does not know (the
+    sections plugins own) are kept in ``model_extra``;
+    a plugin reads its section validated with ``ctx.plugin_settings(Model)`` (see
+    ``pi_register_settings``), anyone else with :meth:`SettingsManager.get`.
     """
 
     # Model
@@ -157,10 +122,6 @@ class Settings(_Section):
     websocket_connect_timeout_ms: int = 15000
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
-    # Compaction and retry
-    compaction: CompactionSettings = Field(default_factory=CompactionSettings.model_construct)
-    branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings.model_construct)
-    retry: RetrySettings = Field(default_factory=RetrySettings.model_construct)
     # Terminal and images
     terminal: TerminalSettings = Field(default_factory=TerminalSettings.model_construct)
     images: ImageSettings = Field(default_factory=ImageSettings.model_construct)

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
         create_session,
     )
     from ._host import BUILTIN_TOOL_NAMES, ESSENTIALS, Host
-    from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
     from ._models import ModelResolver
+    from ._plugin_events import PluginEvent
     from ._session import (
         AgentSession,
         SessionError,
@@ -41,12 +41,10 @@ if TYPE_CHECKING:
     from ._settings import settings_disabled_plugins
 
 __all__ = [
-    "ABORT_REQUESTED",
     "BUILTIN_TOOL_NAMES",
     "DEFAULT_ACTIVE_TOOLS",
     "DEFAULT_THINKING_LEVEL",
     "ESSENTIALS",
-    "RETRY_ATTEMPT",
     "AgentSession",
     "AutoRetryEndEvent",
     "AutoRetryStartEvent",
@@ -57,6 +55,7 @@ __all__ = [
     "Host",
     "ModelResolver",
     "NullUI",
+    "PluginEvent",
     "QueueUpdateEvent",
     "SessionAgentEndEvent",
     "SessionError",
@@ -76,7 +75,6 @@ __all__ = [
 # Names are imported on first access (PEP 562): ``pi-host --help`` needs the plugin
 # loading of _host and the settings of _settings, not the session machinery.
 _EXPORTS: dict[str, str] = {
-    "ABORT_REQUESTED": "_keys",
     "AgentSession": "_session",
     "AutoRetryEndEvent": "_events",
     "AutoRetryStartEvent": "_events",
@@ -91,8 +89,8 @@ _EXPORTS: dict[str, str] = {
     "Host": "_host",
     "ModelResolver": "_models",
     "NullUI": "_context",
+    "PluginEvent": "_plugin_events",
     "QueueUpdateEvent": "_events",
-    "RETRY_ATTEMPT": "_keys",
     "SessionAgentEndEvent": "_events",
     "SessionError": "_session",
     "SessionEvent": "_events",

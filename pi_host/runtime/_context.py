@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 from pydantic import BaseModel
@@ -26,10 +26,14 @@ from pi_host.providers import AbortSignal, Model, ThinkingLevel
 
 if TYPE_CHECKING:
     from pi_host.agent import Tool
+    from pi_host.hookspecs import EntryView
+    from pi_host.plugin import ExtensionError
 
     from ._session import AgentSession
 
 __all__ = ["NullUI", "SessionPluginContext"]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class NullUI:
@@ -171,22 +175,38 @@ class SessionPluginContext:
 
         self._session.spawn(run)
 
-    async def run_compaction(
-        self,
-        reason: Literal["manual", "threshold", "overflow"],
-        *,
-        will_retry: bool = False,
-        custom_instructions: str | None = None,
-    ) -> CompactionResult | None:
-        """Compact now and wait for it (for compaction plugins' triggers)."""
-        return await self._session.run_compaction(
-            reason, will_retry=will_retry, custom_instructions=custom_instructions
-        )
+    async def call_hook(self, hook: str, /, **kwargs: Any) -> Any:
+        return await self._session.host.dispatcher.call(hook, **kwargs)
 
-    def operation_signal(self, kind: str = "operation") -> AbstractContextManager[AbortSignal]:
-        """``with ctx.operation_signal() as signal:`` — a signal the session's abort also aborts,
-        for a plugin's own waits (a retry delay) and requests (a summary)."""
-        return self._session.operation_signal(kind)
+    @contextmanager
+    def collect_hook_errors(self, hook: str) -> Iterator[list[ExtensionError]]:
+        errors: list[ExtensionError] = []
+
+        def collect(error: ExtensionError) -> None:
+            if error.hook == hook:
+                errors.append(error)
+
+        stop = self._session.host.dispatcher.add_error_listener(collect)
+        try:
+            yield errors
+        finally:
+            stop()
+
+    def hold_prompts(self) -> AbstractContextManager[None]:
+        return self._session.prompt_gate.hold()
+
+    def append_compaction_entry(self, result: CompactionResult) -> EntryView:
+        return self._session.append_compaction_entry(result)
+
+    def abort_scope(self, name: str, *, fresh: bool = False) -> AbstractContextManager[AbortSignal]:
+        """``with ctx.abort_scope(name) as signal:`` — see :class:`~pi_host.hookspecs.PluginContext`."""
+        return self._session.abort_scopes.open(name, fresh=fresh)
+
+    def abort_named(self, name: str) -> bool:
+        return self._session.abort_scope(name)
+
+    def plugin_settings(self, model: type[_M]) -> _M:
+        return self._session.plugin_settings(model)
 
     async def complete(
         self,
@@ -206,8 +226,17 @@ class SessionPluginContext:
         )
 
     def emit(self, event: BaseModel) -> None:
-        """Send a session event (``auto_retry_start``, ``compaction_end`` …) to subscribers."""
-        self._session.emit_event(event)
+        """Send a plugin's event to subscribers as pi's event line (see :func:`wire_event`)."""
+        from ._events import ExtensionErrorEvent
+        from ._plugin_events import wire_event
+
+        line = wire_event(event)
+        if isinstance(line, str):
+            self._session.emit_plugin_event(
+                ExtensionErrorEvent(extension_path="<plugin>", event="ctx.emit", error=line)
+            )
+            return
+        self._session.emit_plugin_event(line)
 
     def shutdown(self) -> None:
         self._session.request_shutdown()

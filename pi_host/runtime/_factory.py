@@ -226,7 +226,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     )
     registry = ModelRegistry.create(root)
     resolver = ModelResolver(
-        registry, host.providers, api_key=options.api_key, max_retries=settings.retry.provider.max_retries
+        registry, host.providers, api_key=options.api_key, max_retries=_client_retries(settings_manager)
     )
 
     # Sessions and their resume checkpoints live under the agent directory in use (pi's SDK
@@ -351,3 +351,23 @@ def _initial_model(
     if thinking is None:
         thinking = settings.default_thinking_level or DEFAULT_THINKING_LEVEL
     return model, clamp_thinking_level(model, cast(ThinkingLevel, thinking))
+
+
+_WHOLE = "a whole number >= 0; the provider client's default is used"
+
+
+def _client_retries(settings: SettingsManager) -> int | None:
+    """pi's ``retry.provider.maxRetries``: how often the provider client itself retries a
+    transient failure before any plugin sees it (None: the client's default).
+
+    The key lives in pi's ``retry`` section, whose other keys belong to a retry plugin; this
+    one configures the transport, which is the host's.
+    """
+    value = settings.get("retry.provider.maxRetries")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if value is not None:
+        settings.report_section_problems(
+            [(("retry", "provider", "maxRetries"), f"retry.provider.maxRetries: {value!r} is not {_WHOLE}")]
+        )
+    return None

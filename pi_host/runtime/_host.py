@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pi_host.hookspecs._registration import Command, Flag
+from pi_host.hookspecs._registration import AbortScope, Command, Flag, SettingsSection
 
 if TYPE_CHECKING:
     from pi_host.agent import Tool
@@ -46,6 +46,9 @@ class Host:
     providers: dict[str, Provider] = field(default_factory=dict)
     commands: dict[str, Command] = field(default_factory=dict)
     flags: dict[str, Flag] = field(default_factory=dict)
+    settings_sections: dict[str, SettingsSection] = field(default_factory=dict)
+    settings_section_sources: dict[str, str] = field(default_factory=dict)
+    abort_scopes: dict[str, AbortScope] = field(default_factory=dict)
     local_plugins_loaded: bool = False
 
     @classmethod
@@ -107,17 +110,23 @@ class Host:
         self.collect_registrations()
 
     def collect_registrations(self) -> None:
-        """Ask every plugin for its tools, providers, commands and flags (again)."""
+        """Ask every plugin for its tools, providers, commands, flags, settings sections and
+        abort scopes (again)."""
         self.tools.clear()
         self.tool_sources.clear()
         self.providers.clear()
         self.commands.clear()
         self.flags.clear()
+        self.settings_sections.clear()
+        self.settings_section_sources.clear()
+        self.abort_scopes.clear()
         pm = self.plugin_manager
         _call_registrations(pm, "pi_register_tools", self.add_tool)
         _call_registrations(pm, "pi_register_providers", lambda provider, _: self.add_provider(provider))
         _call_registrations(pm, "pi_register_commands", lambda command, _: self.add_command(command))
         _call_registrations(pm, "pi_register_flags", lambda flag, _: self.add_flag(flag))
+        _call_registrations(pm, "pi_register_settings", self.add_settings_section)
+        _call_registrations(pm, "pi_register_abort_scopes", lambda scope, _: self.add_abort_scope(scope))
 
     def add_tool(self, tool: Tool[Any], source: str = "runtime") -> None:
         from pi_host.agent import Tool
@@ -150,6 +159,29 @@ class Host:
 
     def add_flag(self, flag: Flag) -> None:
         self.flags.setdefault(flag.name, flag)
+
+    def add_settings_section(self, section: SettingsSection, source: str = "runtime") -> None:
+        if not isinstance(section, SettingsSection):
+            raise TypeError(
+                f"plugin {source!r} registered {section!r}, which is not a pi_host.SettingsSection"
+            )
+        owner = self.settings_section_sources.get(section.key)
+        if owner is not None:
+            logger.warning(
+                'settings section "%s" from %s ignored: already declared by %s', section.key, source, owner
+            )
+            return
+        self.settings_sections[section.key] = section
+        self.settings_section_sources[section.key] = source
+
+    def add_abort_scope(self, scope: AbortScope) -> None:
+        if not isinstance(scope, AbortScope):
+            raise TypeError(f"{scope!r} is not a pi_host.AbortScope")
+        self.abort_scopes.setdefault(scope.name, scope)
+
+    def settings_section_for(self, model: type[Any]) -> SettingsSection | None:
+        """The section declared with ``model``, ``None`` when no plugin declared it."""
+        return next((s for s in self.settings_sections.values() if s.model is model), None)
 
 
 def _call_registrations(pm: PluginManager, hook_name: str, add: Callable[[Any, str], None]) -> None:

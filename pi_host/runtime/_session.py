@@ -10,12 +10,10 @@ plugins, so a replaced message is what is stored).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-import anyio
 from anyio.abc import TaskGroup
 
 from pi_host.agent import (
@@ -59,14 +57,18 @@ from pi_host.messages import (
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 from pi_host.providers import clamp_thinking_level as _clamp_for_model
 
+from ._abort_scopes import AbortScopes
 from ._agent_end import SessionAgentEndEvent
 from ._context import NullUI, SessionPluginContext
 from ._event_hooks import EventHooks
 from ._host import Host
-from ._keys import ABORT_REQUESTED, RETRY_ATTEMPT
+from ._plugin_settings import PluginSettingsReader
+from ._prompt_gate import PromptGate
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from pydantic import BaseModel
 
     from pi_host.agent import (
         AfterToolCallContext,
@@ -81,6 +83,8 @@ if TYPE_CHECKING:
     from ._project import ProjectResources
 
 __all__ = ["AgentSession", "SessionError", "SessionImport", "SessionListener", "TreeNavigation"]
+
+_M = TypeVar("_M", bound="BaseModel")
 
 logger = logging.getLogger("pi_host.runtime")
 
@@ -196,11 +200,13 @@ class AgentSession:
         self._pending_bash: list[BashExecutionMessage] = []
         self._turn_index = 0
         self._last_assistant: AssistantMessage | None = None
+        self.prompt_gate = PromptGate()
         self._compacting = False
-        self._compaction_signal: AbortSignal | None = None
-        self._compaction_done: anyio.Event | None = None
         self._bash_signal: AbortSignal | None = None
-        self._operation_signals: dict[AbortSignal, str] = {}
+        self.abort_scopes = AbortScopes()
+        self._plugin_settings = PluginSettingsReader(
+            lambda: self.host.settings_sections, lambda: self.settings, lambda: self.settings_manager
+        )
         self._task_group: TaskGroup | None = None
         self._shutdown_requested = False
         self._active_tool_names: list[str] = []
@@ -214,7 +220,9 @@ class AgentSession:
             host.dispatcher,
             {"ctx": lambda: self.ctx, "turn_index": lambda: self._turn_index, "timestamp": now_ms},
         )
-        agent.subscribe(self._handle_agent_event)
+        # Events plugins emit while an agent event is dispatched reach subscribers after it.
+        self._deferred_events: list[Any] | None = None
+        agent.subscribe(self._on_agent_event)
         self._install_agent_callbacks()
         self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
 
@@ -340,6 +348,9 @@ class AgentSession:
 
     def emit_event(self, event: Any) -> None:
         """Deliver a session event to subscribers now (synchronous listeners) or soon (async ones)."""
+        kind = getattr(event, "type", None)
+        if kind in ("compaction_start", "compaction_end"):
+            self._compacting = kind == "compaction_start"
         for listener in tuple(self._listeners):
             result = listener(event)
             if result is not None:
@@ -364,6 +375,23 @@ class AgentSession:
         self.emit_event(
             QueueUpdateEvent(steering=list(self._steering_texts), follow_up=list(self._follow_up_texts))
         )
+
+    def emit_plugin_event(self, event: Any) -> None:
+        """Deliver an event a plugin emitted: at once, or after the agent event being dispatched
+        (subscribers see the cause before the reaction, as with pi's own ``auto_retry_end``)."""
+        if self._deferred_events is not None:
+            self._deferred_events.append(event)
+        else:
+            self.emit_event(event)
+
+    async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
+        outer, self._deferred_events = self._deferred_events, []
+        try:
+            return await self._handle_agent_event(event, signal)
+        finally:
+            deferred, self._deferred_events = self._deferred_events, outer
+            for plugin_event in deferred:
+                self.emit_plugin_event(plugin_event)
 
     async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
         kind = event.type
@@ -413,18 +441,8 @@ class AgentSession:
         elif isinstance(message, AssistantMessage):
             manager.append_message(message)
             self._last_assistant = message
-            if message.stop_reason != "error":
-                self._note_success()
         elif message.role == "toolResult":
             manager.append_message(message)
-
-    def _note_success(self) -> None:
-        retry_attempt = self.stash.get(RETRY_ATTEMPT, 0)
-        if retry_attempt:
-            from ._events import AutoRetryEndEvent
-
-            self.stash[RETRY_ATTEMPT] = 0
-            self.emit_event(AutoRetryEndEvent(success=True, attempt=retry_attempt))
 
     def _dequeue_display(self, text: str) -> None:
         for queue in (self._steering_texts, self._follow_up_texts):
@@ -463,6 +481,7 @@ class AgentSession:
 
     @property
     def is_compacting(self) -> bool:
+        """Between a ``compaction_start`` and its ``compaction_end`` event (pi's ``isCompacting``)."""
         return self._compacting
 
     @property
@@ -605,10 +624,10 @@ class AgentSession:
                 if result.images is not None:
                     current_images = list(result.images)
         expanded = self._expand(current_text) if expand else current_text
-        # A prompt that arrives while a compaction rewrites the history waits for it (the TUI
-        # shows it queued), rather than racing it for the transcript.
-        while self._compaction_done is not None and not self.is_streaming:
-            await self._compaction_done.wait()
+        # A prompt that arrives while a plugin rewrites the history (a compaction) waits for
+        # it (the TUI shows it queued), rather than racing it for the transcript.
+        if not self.is_streaming:
+            await self.prompt_gate.wait()
         if self.is_streaming:
             if streaming_behavior is None:
                 raise SessionError(_QUEUE_WITHOUT_BEHAVIOR)
@@ -643,20 +662,21 @@ class AgentSession:
         return messages
 
     async def _run(self, start: Callable[[], Awaitable[None]]) -> None:
-        """Run the agent, then let plugins continue it (retry, compaction) while they ask to."""
-        await start()
-        dispatcher = self.host.dispatcher
-        while True:
-            last = self._last_assistant_in_state()
-            decision = None
-            if last is not None:
-                decision = await dispatcher.after_agent_run(message=last, ctx=self.ctx)
-            if decision is not None:
-                if decision.messages is not None:
-                    self.agent.state.messages = list(decision.messages)
-            elif not self.agent.has_queued_messages():
-                break
-            await self.agent.continue_()
+        """Run the agent, then let plugins continue it (``pi_after_agent_run``) while they ask to."""
+        with self.abort_scopes.run():
+            await start()
+            dispatcher = self.host.dispatcher
+            while True:
+                last = self._last_assistant_in_state()
+                decision = None
+                if last is not None:
+                    decision = await dispatcher.after_agent_run(message=last, ctx=self.ctx)
+                if decision is not None:
+                    if decision.messages is not None:
+                        self.agent.state.messages = list(decision.messages)
+                elif not self.agent.has_queued_messages():
+                    break
+                await self.agent.continue_()
         self._flush_pending_bash()
 
     def _last_assistant_in_state(self) -> AssistantMessage | None:
@@ -819,12 +839,8 @@ class AgentSession:
         return True
 
     async def abort(self) -> None:
-        """Abort the run (and a retry wait or compaction) and wait until the agent is idle."""
-        if self._compaction_signal is not None:
-            self._compaction_signal.abort()
-        for signal in tuple(self._operation_signals):
-            signal.abort()
-        self.stash[ABORT_REQUESTED] = True
+        """Abort the run (and every plugin's open abort scope) and wait until the agent is idle."""
+        self.abort_scopes.abort_all()
         self.agent.abort()
         await self.agent.wait_for_idle()
 
@@ -950,146 +966,88 @@ class AgentSession:
         self.session_manager.append_session_info(name)
         self.emit_event(SessionInfoChangedEvent(name=name))
 
-    # -- compaction ---------------------------------------------------------------------------
+    # -- compact (pi's AgentSession.compact) ----------------------------------------------------
 
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult | None:
-        """Compact now (``/compact``): abort any run first, then summarise (reason ``manual``)."""
+        """Compact now (pi's ``compact``, RPC ``compact``, ``/compact``): abort any run first,
+        then run the ``compact`` command a plugin registered.
+
+        Returns the compaction entry the command wrote, as a result, or ``None`` when it wrote
+        none (cancelled or aborted).
+
+        :raises SessionError: no plugin registers ``compact``, or the command failed.
+        """
+        command = self.host.commands.get("compact")
+        if command is None:
+            raise SessionError(
+                "Compacting is not available: no installed plugin registers the compact command."
+            )
         if self.is_streaming:
             await self.abort()
-        return await self.run_compaction("manual", custom_instructions=custom_instructions)
-
-    async def run_compaction(
-        self,
-        reason: Literal["manual", "threshold", "overflow"],
-        *,
-        will_retry: bool = False,
-        custom_instructions: str | None = None,
-    ) -> CompactionResult | None:
-        """Run one compaction with pi's events and hooks; returns its result or ``None``.
-
-        The compaction plugin prepares the cut (``pi_compaction_prepare``) and writes the
-        summary (its ``trylast`` ``pi_session_before_compact``); other plugins may cancel or
-        supply the summary first.
-        """
-        from ._events import CompactionEndEvent, CompactionStartEvent
-
-        dispatcher, ctx = self.host.dispatcher, self.ctx
-        self._compacting = True
-        self._compaction_done = done = anyio.Event()
-        self._compaction_signal = signal = AbortSignal()
-        await self._emit(CompactionStartEvent(reason=reason))
+        before = self.session_manager.leaf_id
         try:
-            branch = cast("list[EntryView]", self.session_manager.get_branch())
-            preparation = (
-                await dispatcher.call(
-                    "pi_compaction_prepare",
-                    branch_entries=branch,
-                    custom_instructions=custom_instructions,
-                    reason=reason,
-                    ctx=ctx,
-                )
-                if dispatcher.has_implementations("pi_compaction_prepare")
-                else None
-            )
-            if preparation is None:
-                message = (
-                    "Nothing to compact (session too small)"
-                    if dispatcher.has_implementations("pi_compaction_prepare")
-                    else "Compaction is not available: no compaction plugin is installed "
-                    "(pip install pi-compaction)."
-                )
-                if reason != "manual":
-                    # pi ends an automatic compaction with nothing to cut quietly: a long tool
-                    # loop may check after every turn.
-                    await self._emit(CompactionEndEvent(reason=reason, will_retry=False))
-                    return None
-                await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=message))
-                raise SessionError(message)
-            # A summariser that fails is reported by the dispatcher and skipped; its error,
-            # not a cancellation, is what ends this compaction then.
-            failures: list[ExtensionError] = []
-
-            def collect(error: ExtensionError) -> None:
-                if error.hook == "pi_session_before_compact":
-                    failures.append(error)
-
-            stop_collecting = dispatcher.add_error_listener(collect)
-            try:
-                with signal.scope():
-                    decision = await dispatcher.session_before_compact(
-                        preparation=preparation,
-                        branch_entries=branch,
-                        custom_instructions=custom_instructions,
-                        reason=reason,
-                        will_retry=will_retry,
-                        signal=signal,
-                        ctx=ctx,
-                    )
-            finally:
-                stop_collecting()
-            if signal.aborted:
-                await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
-                return None
-            if not isinstance(decision, CompactionResult):
-                if decision is None and failures:
-                    raise _CompactionFailed(_exception_text(failures[-1].message))
-                await self._emit(CompactionEndEvent(reason=reason, aborted=True, will_retry=False))
-                return None
-            from_plugin = not _generated_details(decision.details)
-            self.session_manager.append_compaction(
-                decision.summary,
-                decision.first_kept_entry_id,
-                decision.tokens_before,
-                details=decision.details,
-                from_hook=from_plugin or None,
-            )
-            self.agent.state.messages = self.session_manager.build_session_context().messages
-            entry = self.session_manager.get_leaf_entry()
-            await dispatcher.session_compact(
-                compaction_entry=cast("EntryView", entry),
-                from_extension=bool(from_plugin),
-                reason=reason,
-                will_retry=will_retry,
-                ctx=ctx,
-            )
-            await self._emit(
-                CompactionEndEvent(reason=reason, result=_compaction_json(decision), will_retry=will_retry)
-            )
-            return decision
+            await command.handler(custom_instructions or "", self.ctx)
         except SessionError:
             raise
         except Exception as exc:
-            text = f"{_COMPACTION_FAILED[reason]}{exc}"
-            await self._emit(CompactionEndEvent(reason=reason, will_retry=False, error_message=text))
-            if reason == "manual":
-                raise SessionError(text) from exc
+            raise SessionError(str(exc) or type(exc).__name__) from exc
+        entry: Any = self.session_manager.get_leaf_entry()
+        if entry is None or entry.type != "compaction" or entry.id == before:
             return None
-        finally:
-            self._compacting = False
-            self._compaction_signal = None
-            self._compaction_done = None
-            done.set()
+        return CompactionResult(
+            summary=entry.summary,
+            first_kept_entry_id=entry.first_kept_entry_id,
+            tokens_before=entry.tokens_before,
+            details=entry.details,
+            from_hook=bool(entry.from_hook),
+        )
+
+    def append_compaction_entry(self, result: CompactionResult) -> EntryView:
+        """Write pi's ``compaction`` entry for ``result`` and rebuild the agent's messages from
+        the session (the summary, then the entries kept)."""
+        self.session_manager.append_compaction(
+            result.summary,
+            result.first_kept_entry_id,
+            result.tokens_before,
+            details=result.details,
+            from_hook=result.from_hook or None,
+        )
+        self.agent.state.messages = self.session_manager.build_session_context().messages
+        entry = self.session_manager.get_leaf_entry()
+        assert entry is not None
+        return cast("EntryView", entry)
 
     # -- services for plugins -----------------------------------------------------------------
 
-    @contextmanager
-    def operation_signal(self, kind: str = "operation") -> Iterator[AbortSignal]:
-        """An abort signal for a plugin's own wait or work (a retry delay, a summary request)
-        that :meth:`abort` aborts too, and :meth:`abort_operations` aborts by ``kind``
-        (``"retry"`` for RPC ``abort_retry``). It is forgotten when the block ends."""
-        signal = AbortSignal()
-        self._operation_signals[signal] = kind
-        try:
-            yield signal
-        finally:
-            self._operation_signals.pop(signal, None)
+    def abort_scope(self, name: str) -> bool:
+        """Abort plugin work of kind ``name`` (RPC ``abort_<name>``); see :class:`AbortScopes`.
 
-    def abort_operations(self, kind: str) -> bool:
-        """Abort the running plugin operations of one ``kind``; returns whether there were any."""
-        matching = [signal for signal, signal_kind in self._operation_signals.items() if signal_kind == kind]
-        for signal in matching:
-            signal.abort()
-        return bool(matching)
+        Returns whether such work was in progress; during a run, an abort that finds none
+        still cancels the work if it starts before the run ends.
+        """
+        return self.abort_scopes.abort(name)
+
+    def setting_value(self, key_path: str, default: Any = None) -> Any:
+        """A raw value of the session's settings by dotted camelCase key (``"retry.enabled"``)."""
+        node: Any = self.settings.model_dump(by_alias=True) if self.settings is not None else {}
+        for key in key_path.split("."):
+            if not isinstance(node, dict) or key not in node:
+                return default
+            node = node[key]
+        return node
+
+    def set_setting_value(self, key_path: str, value: Any) -> None:
+        """Change one value of a plugin's settings section for this session, without saving it."""
+        from pi_host.resources import Settings
+
+        from ._plugin_settings import with_section_value
+
+        settings = self.settings if self.settings is not None else Settings.model_construct()
+        self.settings = with_section_value(settings, key_path, value)
+
+    def plugin_settings(self, model: type[_M]) -> _M:
+        """A plugin's settings section, validated with ``model`` (see ``pi_register_settings``)."""
+        return self._plugin_settings.read(model)
 
     async def complete(
         self,
@@ -1421,7 +1379,7 @@ class AgentSession:
                 replace_instructions = decision.replace_instructions
             label = decision.label or label
         if summary is None and summarize and to_summarize:
-            with self.operation_signal() as summary_signal:
+            with self.abort_scopes.open("branch_summary", fresh=True) as summary_signal:
                 summary = await self.host.dispatcher.summarize_branch(
                     entries=cast("list[EntryView]", to_summarize),
                     custom_instructions=custom_instructions,
@@ -1491,57 +1449,11 @@ def _file_text(file: Path | None) -> str | None:
     return None if file is None else str(file)
 
 
-# -- helpers shared with plugins through the stash ----------------------------------------------
-
-
-class _CompactionFailed(Exception):
-    """The summariser failed; the message is its error."""
-
-
-# pi's prefixes of ``compaction_end.errorMessage`` when compacting failed.
-_COMPACTION_FAILED = {
-    "manual": "Compaction failed: ",
-    "threshold": "Auto-compaction failed: ",
-    "overflow": "Context overflow recovery failed: ",
-}
-
-
-def _exception_text(described: str) -> str:
-    """``RuntimeError: boom`` (how the dispatcher describes a failure) → ``boom``."""
-    name, separator, text = described.partition(": ")
-    return text if separator and name.isidentifier() else described
-
-
-def _generated_details(details: Any) -> bool:
-    """Whether compaction ``details`` are the default summariser's file lists.
-
-    pi records ``fromHook: false`` exactly for those: the next compaction and branch
-    summaries read ``readFiles`` / ``modifiedFiles`` back only from such entries.
-    """
-    return (
-        isinstance(details, dict)
-        and set(details) == {"readFiles", "modifiedFiles"}
-        and all(isinstance(v, list) and all(isinstance(f, str) for f in v) for v in details.values())
-    )
-
-
 def _awaiting(awaitable: Awaitable[Any]) -> Callable[[], Awaitable[Any]]:
     async def wait() -> Any:
         return await awaitable
 
     return wait
-
-
-def _compaction_json(result: CompactionResult) -> dict[str, Any]:
-    """A compaction result in pi's camelCase shape (``compaction_end.result``)."""
-    data: dict[str, Any] = {
-        "summary": result.summary,
-        "firstKeptEntryId": result.first_kept_entry_id,
-        "tokensBefore": result.tokens_before,
-    }
-    if result.details is not None:
-        data["details"] = result.details
-    return data
 
 
 def clamp_thinking_level(model: Model | None, level: ThinkingLevel) -> ThinkingLevel:

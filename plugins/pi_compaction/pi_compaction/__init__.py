@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._plugin import (
     OVERFLOW_RECOVERY_FAILED,
+    compact_command,
     compaction_settings,
     pi_after_agent_run,
     pi_before_prompt,
@@ -24,9 +25,11 @@ from ._plugin import (
     pi_message_start,
     pi_prepare_next_turn,
     pi_register_commands,
+    pi_register_settings,
     pi_session_before_compact,
     pi_summarize_branch,
 )
+from ._run import NOTHING_TO_COMPACT, CompactionFailed, compaction_json, run_compaction
 from ._trigger import entry_ms, should_compact
 
 if TYPE_CHECKING:
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
         find_turn_start,
         prepare_compaction,
     )
+    from ._settings import BranchSummarySettings, CompactionSettings
     from ._summarize import (
         BRANCH_SUMMARY_MAX_TOKENS,
         BRANCH_SUMMARY_PREAMBLE,
@@ -60,13 +64,19 @@ if TYPE_CHECKING:
 __all__ = [
     "BRANCH_SUMMARY_MAX_TOKENS",
     "BRANCH_SUMMARY_PREAMBLE",
+    "NOTHING_TO_COMPACT",
     "NO_BRANCH_CONTENT",
     "OVERFLOW_RECOVERY_FAILED",
     "SUMMARY_SYSTEM_PROMPT",
+    "BranchSummarySettings",
+    "CompactionFailed",
+    "CompactionSettings",
     "CutPoint",
     "Summarize",
     "SummaryAborted",
     "add_file_ops",
+    "compact_command",
+    "compaction_json",
     "compaction_settings",
     "context_tokens",
     "entry_ms",
@@ -84,10 +94,12 @@ __all__ = [
     "pi_message_start",
     "pi_prepare_next_turn",
     "pi_register_commands",
+    "pi_register_settings",
     "pi_session_before_compact",
     "pi_summarize_branch",
     "prepare_branch_entries",
     "prepare_compaction",
+    "run_compaction",
     "serialize_conversation",
     "should_compact",
     "summarize_branch",
@@ -113,6 +125,7 @@ _EXPORTS: dict[str, str] = {
         ],
         f"{__name__}._prepare",
     ),
+    **dict.fromkeys(["BranchSummarySettings", "CompactionSettings"], f"{__name__}._settings"),
     **dict.fromkeys(
         [
             "BRANCH_SUMMARY_MAX_TOKENS",

@@ -18,25 +18,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pi_host import Command, StashKey, hookimpl
+from pi_host import Command, SettingsSection, StashKey, hookimpl
 
+from ._run import run_compaction
 from ._trigger import entry_ms, should_compact
 
 if TYPE_CHECKING:
-    from pi_host import AbortSignal
+    from pi_host import AbortSignal, AgentMessage, AssistantMessage, Message, ToolResultMessage
     from pi_host.hookspecs import (
         BranchSummary,
         CommandContext,
         CompactionPreparation,
         CompactionResult,
-        CompactionSettings,
         ContinueRun,
         EntryView,
         NextTurnUpdate,
         PluginContext,
     )
-    from pi_host.messages import AgentMessage, AssistantMessage, Message, ToolResultMessage
 
+    from ._settings import CompactionSettings
     from ._summarize import Summarize
 
 # Loading the plugin (as --help does, for flags) imports neither the runtime, nor pydantic and
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
+    "compact_command",
     "compaction_settings",
     "pi_after_agent_run",
     "pi_before_prompt",
@@ -53,6 +54,7 @@ __all__ = [
     "pi_message_start",
     "pi_prepare_next_turn",
     "pi_register_commands",
+    "pi_register_settings",
     "pi_session_before_compact",
     "pi_summarize_branch",
 ]
@@ -67,18 +69,22 @@ OVERFLOW_RECOVERY_FAILED = (
 _OVERFLOW_ATTEMPTED: StashKey[bool] = StashKey()
 
 
-def compaction_settings(ctx: Any) -> CompactionSettings:
-    """The session's ``compaction`` settings as the hook payload model."""
-    from pi_host.hookspecs import CompactionSettings
+def compaction_settings(ctx: PluginContext) -> CompactionSettings:
+    """The session's ``compaction`` settings section."""
+    from ._settings import CompactionSettings
 
-    section = getattr(getattr(ctx, "settings", None), "compaction", None)
-    if section is None:
-        return CompactionSettings()
-    return CompactionSettings(
-        enabled=section.enabled,
-        reserve_tokens=section.reserve_tokens,
-        keep_recent_tokens=section.keep_recent_tokens,
+    return ctx.plugin_settings(CompactionSettings)
+
+
+@hookimpl
+def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
+    """pi's ``compaction`` and ``branchSummary`` sections are this plugin's."""
+    from ._settings import BranchSummarySettings, CompactionSettings
+
+    register(
+        SettingsSection("compaction", CompactionSettings, "Summarise old history when the context fills up")
     )
+    register(SettingsSection("branchSummary", BranchSummarySettings, "Summaries of branches left in /tree"))
 
 
 def _summarizer(ctx: PluginContext, signal: AbortSignal) -> Summarize:
@@ -104,12 +110,13 @@ def _summarizer(ctx: PluginContext, signal: AbortSignal) -> Summarize:
 
 @hookimpl(trylast=True)
 def pi_compaction_prepare(
-    branch_entries: Sequence[EntryView], ctx: PluginContext
+    branch_entries: Sequence[EntryView], reason: str, ctx: PluginContext
 ) -> CompactionPreparation | None:
-    """pi's cut: keep ``keepRecentTokens`` of recent history, summarise the rest."""
+    """pi's cut: keep ``keepRecentTokens`` of recent history, summarise the rest (a provider's
+    overflow on a small session still compacts: see :func:`prepare_compaction`)."""
     from ._prepare import prepare_compaction
 
-    return prepare_compaction(branch_entries, compaction_settings(ctx))
+    return prepare_compaction(branch_entries, compaction_settings(ctx), reason=reason)
 
 
 @hookimpl(trylast=True)
@@ -121,8 +128,9 @@ async def pi_session_before_compact(
 ) -> CompactionResult | None:
     """Write the summary with the session's model (the default every other plugin precedes).
 
-    The ``details`` are pi's ``{readFiles, modifiedFiles}``, by which the runtime records the
-    entry as generated (``fromHook: false``) and the next compaction carries the lists on.
+    The ``details`` are pi's ``{readFiles, modifiedFiles}`` and the result says
+    ``from_hook=False``: the entry is recorded as pi's own summary (``fromHook: false``), whose
+    lists the next compaction carries on.
     """
     from ._summarize import SummaryAborted, summarize_compaction
 
@@ -148,13 +156,11 @@ async def pi_summarize_branch(
     ctx: PluginContext,
 ) -> BranchSummary | None:
     """Summarise the branch left during tree navigation (pi's ``generateBranchSummary``)."""
-    from pi_host.hookspecs import CompactionSettings
-
+    from ._settings import BranchSummarySettings
     from ._summarize import SummaryAborted, summarize_branch
 
     model = ctx.model
-    section = getattr(getattr(ctx, "settings", None), "branch_summary", None)
-    reserve = section.reserve_tokens if section is not None else CompactionSettings().reserve_tokens
+    reserve = ctx.plugin_settings(BranchSummarySettings).reserve_tokens
     try:
         return await summarize_branch(
             entries,
@@ -205,24 +211,23 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
         return False
     if _predates_compaction(message, ctx):
         return False
-    from pi_host.messages import context_tokens
-    from pi_host.providers import is_context_overflow
+    from pi_host import context_tokens, is_context_overflow
 
     window = model.context_window or 0
     same_model = message.provider == model.provider and message.model == model.id
     if same_model and is_context_overflow(message, window):
         if message.stop_reason != "error":
-            await ctx.run_compaction("overflow", will_retry=False)
+            await run_compaction(ctx, "overflow", will_retry=False)
             return False
         if ctx.stash.get(_OVERFLOW_ATTEMPTED, False):
             if not before_prompt:
-                from pi_host.runtime import CompactionEndEvent
+                from pi_host import CompactionEndEvent
 
                 ctx.emit(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
             return False
         ctx.stash[_OVERFLOW_ATTEMPTED] = True
         # Before a prompt the new prompt is what runs next, so the failed request is not retried.
-        result = await ctx.run_compaction("overflow", will_retry=not before_prompt)
+        result = await run_compaction(ctx, "overflow", will_retry=not before_prompt)
         return result is not None and not before_prompt
     if message.stop_reason == "error":
         tokens = _estimate_after_error(ctx)
@@ -231,7 +236,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
     else:
         tokens = context_tokens(message)
     if window and should_compact(tokens, window, settings):
-        result = await ctx.run_compaction("threshold")
+        result = await run_compaction(ctx, "threshold")
         return result is not None and not before_prompt and ctx.has_pending_messages()
     return False
 
@@ -239,7 +244,7 @@ async def _check(message: AssistantMessage, ctx: PluginContext, *, before_prompt
 def _estimate_after_error(ctx: PluginContext) -> int | None:
     """Context size from the last successful usage (``None`` without one, or when it predates
     the latest compaction and so measured a context that no longer exists)."""
-    from pi_host.messages import AssistantMessage, context_tokens, estimate_context_tokens
+    from pi_host import AssistantMessage, context_tokens, estimate_context_tokens
 
     messages = ctx.messages
     for message in reversed(messages):
@@ -256,7 +261,7 @@ def _estimate_after_error(ctx: PluginContext) -> int | None:
 
 def _without_failed_reply(messages: list[AgentMessage], failed: AssistantMessage) -> tuple[AgentMessage, ...]:
     """The context to retry with: the failed reply leaves it (the session file keeps it)."""
-    from pi_host.messages import AssistantMessage
+    from pi_host import AssistantMessage
 
     kept = [m for m in messages if m is not failed]
     if kept and isinstance(kept[-1], AssistantMessage) and kept[-1].stop_reason == "error":
@@ -300,8 +305,8 @@ async def pi_prepare_next_turn(
     model = ctx.model
     if not settings.enabled or model is None or not model.context_window or not tool_results:
         return None
+    from pi_host import estimate_context_tokens
     from pi_host.hookspecs import NextTurnUpdate
-    from pi_host.messages import estimate_context_tokens
 
     if not should_compact(estimate_context_tokens(messages), model.context_window, settings):
         return None
@@ -311,7 +316,7 @@ async def pi_prepare_next_turn(
     # point) the run goes on without announcing a compaction each time.
     if prepare_compaction(ctx.session_manager.get_branch(), settings) is None:
         return None
-    if await ctx.run_compaction("threshold") is None:
+    if await run_compaction(ctx, "threshold") is None:
         return None
     return NextTurnUpdate(messages=tuple(ctx.messages))
 
@@ -326,17 +331,24 @@ def pi_message_start(message: AgentMessage, ctx: PluginContext) -> None:
 @hookimpl
 def pi_message_end(message: AgentMessage, ctx: PluginContext) -> None:
     """A reply that did not fail ends an overflow recovery."""
-    from pi_host.messages import AssistantMessage
+    from pi_host import AssistantMessage
 
     if isinstance(message, AssistantMessage) and message.stop_reason != "error":
         ctx.stash[_OVERFLOW_ATTEMPTED] = False
 
 
-@hookimpl
-def pi_register_commands(register: Callable[[Command], None]) -> None:
-    """``/compact [instructions]``: summarise now, with an optional focus."""
+def compact_command() -> Command:
+    """``/compact [instructions]``: summarise now, with an optional focus (also what RPC
+    ``compact`` and ``ctx.compact()`` run). Usable by a plugin that prepares or summarises
+    compactions its own way but wants pi's sequence of events and hooks."""
 
     async def handler(args: str, ctx: CommandContext) -> None:
-        await ctx.run_compaction("manual", custom_instructions=args or None)
+        await run_compaction(ctx, "manual", custom_instructions=args or None)
 
-    register(Command(name="compact", description="Manually compact the session context", handler=handler))
+    return Command(name="compact", description="Manually compact the session context", handler=handler)
+
+
+@hookimpl
+def pi_register_commands(register: Callable[[Command], None]) -> None:
+    """``/compact [instructions]`` (see :func:`compact_command`)."""
+    register(compact_command())

@@ -11,17 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_host.hookspecs import CompactionPreparation, CompactionSettings, FileOperations
-from pi_host.messages import (
+from pi_host import (
     AgentMessage,
     AssistantMessage,
+    CompactionPreparation,
+    FileOperations,
     ToolCall,
+    build_session_context,
     context_tokens,
+    entry_to_message,
     estimate_context_tokens,
     estimate_tokens,
 )
-from pi_host.session import build_session_context, entry_to_message
 
+from ._settings import CompactionSettings
 from ._trigger import entry_ms, should_compact
 
 __all__ = [
@@ -101,6 +104,22 @@ def find_cut_point(entries: Sequence[Any], start: int, end: int, keep_recent_tok
     return CutPoint(first_kept_index=cut, turn_start_index=turn_start, is_split_turn=turn_start != -1)
 
 
+def _summarises_anything(entries: Sequence[Any], start: int, cut: CutPoint) -> bool:
+    end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    return any(_for_summary(entry) is not None for entry in entries[start:end]) or cut.is_split_turn
+
+
+def _latest_user_message(entries: Sequence[Any], start: int) -> int | None:
+    """The index of the last user message after ``start`` with something before it to summarise."""
+    for index in range(len(entries) - 1, start, -1):
+        message = _message(entries[index])
+        if message is not None and getattr(message, "role", None) == "user":
+            if any(_for_summary(entry) is not None for entry in entries[start:index]):
+                return index
+            return None
+    return None
+
+
 def extract_file_ops(messages: Sequence[AgentMessage], previous: Any = None) -> FileOperations:
     """Paths passed to ``read`` / ``write`` / ``edit`` calls, plus the files a previous
     pi-generated compaction entry (``previous``) recorded."""
@@ -140,9 +159,20 @@ def _for_summary(entry: Any) -> AgentMessage | None:
 
 
 def prepare_compaction(
-    entries: Sequence[Any], settings: CompactionSettings | None = None
+    entries: Sequence[Any], settings: CompactionSettings | None = None, *, reason: str = "threshold"
 ) -> CompactionPreparation | None:
-    """pi's ``prepareCompaction`` over a branch (root first); ``None`` when nothing to do."""
+    """pi's ``prepareCompaction`` over a branch (root first); ``None`` when nothing to do.
+
+    When everything fits ``keepRecentTokens`` the cut keeps the whole history, and what
+    happens then depends on ``reason``:
+
+    - ``"manual"``: the compaction goes ahead as pi's does (its summary covers what is before
+      the first kept entry, possibly nothing), unless the branch holds no message at all;
+    - ``"overflow"``: the provider said the context does not fit, which beats the local
+      estimate: the cut moves to the latest user message, so the history before the turn
+      being answered is summarised (``None`` if there is none);
+    - ``"threshold"``: nothing to do (checked after every turn of a long tool loop).
+    """
     settings = settings or CompactionSettings()
     if not entries or entries[-1].type == "compaction":
         return None
@@ -154,6 +184,11 @@ def prepare_compaction(
         start = kept if kept >= 0 else previous_index + 1
     tokens_before = estimate_context_tokens(build_session_context(list(entries)).messages)
     cut = find_cut_point(entries, start, len(entries), settings.keep_recent_tokens)
+    if reason == "overflow" and not _summarises_anything(entries, start, cut):
+        latest_user = _latest_user_message(entries, start)
+        if latest_user is None:
+            return None
+        cut = CutPoint(first_kept_index=latest_user)
     first_kept = entries[cut.first_kept_index] if cut.first_kept_index < len(entries) else None
     if first_kept is None or not first_kept.id:
         return None
@@ -166,7 +201,10 @@ def prepare_compaction(
             for e in entries[cut.turn_start_index : cut.first_kept_index]
             if (m := _for_summary(e)) is not None
         ]
-    if not to_summarize and not prefix:
+    # pi compacts a small session on request (the summary covers what little there is); a
+    # session without a single message has nothing to compact.
+    has_messages = any(_message(entry) is not None for entry in entries[start:])
+    if not to_summarize and not prefix and (reason != "manual" or not has_messages):
         return None
     return CompactionPreparation(
         first_kept_entry_id=first_kept.id,

@@ -11,10 +11,12 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from pi_host.hookspecs import BranchSummary, CompactionPreparation, CompactionResult
-from pi_host.messages import (
+from pi_host import (
     AgentMessage,
     AssistantMessage,
+    BranchSummary,
+    CompactionPreparation,
+    CompactionResult,
     CompactionSummaryMessage,
     Message,
     TextContent,
@@ -23,11 +25,12 @@ from pi_host.messages import (
     ToolResultMessage,
     UserMessage,
     convert_to_llm,
+    entry_to_message,
     now_ms,
 )
-from pi_host.session import entry_to_message
 
 from ._prepare import add_file_ops, entry_ms, estimate_tokens, file_lists
+from ._settings import CompactionSettings
 
 __all__ = [
     "BRANCH_SUMMARY_MAX_TOKENS",
@@ -230,7 +233,7 @@ async def summarize_compaction(
     :raises RuntimeError: the model call failed (``Summarization failed: …``).
     :raises SummaryAborted: the model call was aborted.
     """
-    reserve = preparation.settings.reserve_tokens
+    reserve = getattr(preparation.settings, "reserve_tokens", None) or CompactionSettings().reserve_tokens
 
     def budget(fraction: float) -> int:
         tokens = int(fraction * reserve)
@@ -241,7 +244,7 @@ async def summarize_compaction(
         instructions = f"{instructions}\n\nAdditional focus: {custom_instructions}"
 
     async def history() -> str:
-        if not preparation.messages_to_summarize:
+        if not preparation.messages_to_summarize and preparation.is_split_turn:
             return "No prior history."
         request = summary_request(
             preparation.messages_to_summarize,
@@ -266,6 +269,7 @@ async def summarize_compaction(
         first_kept_entry_id=preparation.first_kept_entry_id,
         tokens_before=preparation.tokens_before,
         details={"readFiles": read_files, "modifiedFiles": modified_files},
+        from_hook=False,
     )
 
 

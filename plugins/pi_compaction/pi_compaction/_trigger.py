@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pi_host.hookspecs import CompactionSettings
+    from ._settings import CompactionSettings
 
 __all__ = ["entry_ms", "should_compact"]
 

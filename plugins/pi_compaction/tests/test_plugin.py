@@ -23,6 +23,7 @@ def test_hooks_match_their_specs_and_the_defaults_come_last() -> None:
         "pi_message_start",
         "pi_prepare_next_turn",
         "pi_register_commands",
+        "pi_register_settings",
         "pi_session_before_compact",
         "pi_summarize_branch",
     }
@@ -58,6 +59,7 @@ def test_loading_the_plugin_stays_light() -> None:
     assert {name for name in modules if name.startswith("pi_compaction")} == {
         "pi_compaction",
         "pi_compaction._plugin",
+        "pi_compaction._run",
         "pi_compaction._trigger",
     }
     assert "pi_host.runtime" not in modules

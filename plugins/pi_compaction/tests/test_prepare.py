@@ -6,8 +6,9 @@ from typing import Any
 
 import pi_compaction as pc
 import pytest
+from pi_compaction import CompactionSettings
 
-from pi_host.hookspecs import CompactionSettings, FileOperations
+from pi_host.hookspecs import FileOperations
 from pi_host.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -353,3 +354,22 @@ async def test_branch_summary_failures_and_aborts_raise() -> None:
         await pc.summarize_branch(entries, failing, context_window=1000, reserve_tokens=100)
     with pytest.raises(pc.SummaryAborted):
         await pc.summarize_branch(entries, aborted, context_window=1000, reserve_tokens=100)
+
+
+def test_a_small_session_compacts_on_overflow_or_request_but_not_at_the_threshold() -> None:
+    """Regression (#17): everything fits keepRecentTokens, yet the provider overflowed: the
+    history before the prompt is summarised and the prompt kept; a manual compaction goes
+    ahead as pi's does; the threshold check leaves it alone."""
+    failed = reply("").model_copy(update={"stop_reason": "error", "error_message": "400 prompt is too long"})
+    entries = entries_of(user("hello"), reply("hi there"), user("what now?"), failed)
+    assert pc.prepare_compaction(entries, reason="threshold") is None
+    overflow = pc.prepare_compaction(entries, reason="overflow")
+    assert overflow is not None
+    assert overflow.first_kept_entry_id == entries[2].id
+    assert [m.role for m in overflow.messages_to_summarize] == ["user", "assistant"]
+    assert not overflow.is_split_turn
+    manual = pc.prepare_compaction(entries, reason="manual")
+    assert manual is not None and manual.first_kept_entry_id == entries[0].id
+    assert manual.messages_to_summarize == ()
+    # One prompt and nothing before it: nothing the summary could stand in for.
+    assert pc.prepare_compaction(entries_of(user("x" * 10), failed), reason="overflow") is None

@@ -9,14 +9,13 @@ from typing import Any
 import anyio
 import pi_retry
 import pytest
+from pi_retry import RetrySettings
 from pydantic import BaseModel
 
 from pi_host import AssistantMessage, hookimpl
 from pi_host.agent import Tool
 from pi_host.messages import TextContent, ToolResult
 from pi_host.providers import faux_assistant_message, faux_tool_call
-from pi_host.resources import RetrySettings
-from pi_host.runtime import ABORT_REQUESTED, RETRY_ATTEMPT
 from pi_host.testing import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 
 SessionFactory = Any  # conftest's make_session: (replies, settings=...) -> (session, faux, events)
@@ -55,7 +54,7 @@ async def test_retry_once_then_succeed(make_session: SessionFactory) -> None:
     assert session.messages[-1].stop_reason == "stop"
     stored = [e.message for e in session.session_manager.get_entries() if e.type == "message"]
     assert [getattr(m, "stop_reason", None) for m in stored] == [None, "error", "stop"]
-    assert session.stash[RETRY_ATTEMPT] == 0
+    assert not pi_retry.is_retrying(session.ctx)
 
 
 async def test_multiple_failures_back_off_exponentially(make_session: SessionFactory) -> None:
@@ -84,7 +83,7 @@ async def test_exhausting_max_retries_reports_failure(make_session: SessionFacto
         ("end", False, 2, "529 overloaded_error: Overloaded"),
     ]
     assert faux.call_count == 3
-    assert session.stash[RETRY_ATTEMPT] == 0
+    assert not pi_retry.is_retrying(session.ctx)
 
 
 async def test_disabled_retry_does_nothing(make_session: SessionFactory) -> None:
@@ -129,11 +128,11 @@ async def test_abort_retry_cancels_the_wait(make_session: SessionFactory) -> Non
     assert faux.call_count == 1
     assert not pi_retry.is_retrying(session.ctx)
     assert not pi_retry.abort_retry(session.ctx)
-    assert session.stash[RETRY_ATTEMPT] == 0
+    assert not pi_retry.is_retrying(session.ctx)
 
 
-async def test_aborting_retry_operations_cancels_the_wait(make_session: SessionFactory) -> None:
-    """RPC ``abort_retry`` aborts the session's ``"retry"`` operations: the wait ends at once."""
+async def test_aborting_the_retry_scope_cancels_the_wait(make_session: SessionFactory) -> None:
+    """RPC ``abort_retry`` aborts the session's ``retry`` abort scope: the wait ends at once."""
     session, faux, events = await make_session(
         [failure(), faux_assistant_message("ok")], settings={"retry": {"baseDelayMs": 60_000}}
     )
@@ -143,10 +142,10 @@ async def test_aborting_retry_operations_cancels_the_wait(make_session: SessionF
         async with anyio.create_task_group() as tg:
             tg.start_soon(session.prompt, "hi")
             await waiting.wait()
-            assert session.abort_operations("retry")
+            assert session.abort_scope("retry")
     assert retry_events(events)[-1] == ("end", False, 1, "Retry cancelled")
     assert faux.call_count == 1
-    assert not session.abort_operations("retry")
+    assert not session.abort_scope("retry")
 
 
 async def test_the_session_abort_cancels_the_wait(make_session: SessionFactory) -> None:
@@ -166,13 +165,9 @@ async def test_the_session_abort_cancels_the_wait(make_session: SessionFactory) 
     assert not pi_retry.is_retrying(session.ctx)
     # The next prompt retries afresh, from attempt 1.
     faux.set_responses([failure(), faux_assistant_message("ok")])
-    assert session.stash[RETRY_ATTEMPT] == 0
+    assert not pi_retry.is_retrying(session.ctx)
     events.clear()
-    settings = session.settings
-    assert settings is not None
-    session.settings = settings.model_copy(
-        update={"retry": settings.retry.model_copy(update={"base_delay_ms": 1})}
-    )
+    session.set_setting_value("retry.baseDelayMs", 1)
     await session.prompt("again")
     assert ("start", 1, 3, 1) in retry_events(events)
     assert session.messages[-1].content[0].text == "ok"
@@ -245,7 +240,13 @@ def test_the_entry_point_names_the_package() -> None:
 
 
 def test_hooks_match_their_specs_and_retry_answers_before_compaction() -> None:
-    hooks = {"pi_will_retry", "pi_after_agent_run", "pi_message_start"}
+    hooks = {
+        "pi_will_retry",
+        "pi_after_agent_run",
+        "pi_message_end",
+        "pi_register_settings",
+        "pi_register_abort_scopes",
+    }
     manager = assert_hooks_match_specs(pi_retry, hooks, name="retry")
     (implementation,) = manager.hook.pi_after_agent_run.get_hookimpls()
     assert implementation.tryfirst
@@ -279,28 +280,50 @@ async def test_the_run_waits_for_the_retry_even_with_a_slow_message_end(make_ses
     assert retry_events(events)[-2:] == [("end", True, 1, None), ("agent_end", False)]
 
 
-async def test_an_rpc_abort_retry_request_cancels_the_pending_retry(make_session: SessionFactory) -> None:
-    """RPC ``abort_retry`` raises ``ABORT_REQUESTED``; the retry does not happen."""
+async def test_an_abort_retry_before_the_wait_begins_still_cancels_it(make_session: SessionFactory) -> None:
+    """Regression (#14): ``abort_retry`` that arrives while the failed run is still ending,
+    before the wait opens, cancels the retry (it used to set a host-owned flag only pi_retry read)."""
     session, faux, events = await make_session(
-        [failure(), faux_assistant_message("ok")], settings={"retry": {"baseDelayMs": 20}}
+        [failure(), faux_assistant_message("ok")], settings={"retry": {"baseDelayMs": 60_000}}
     )
-    session.subscribe(
-        lambda event: (
-            session.stash.__setitem__(ABORT_REQUESTED, True) if event.type == "auto_retry_start" else None
-        )
-    )
-    await session.prompt("hi")
+
+    def abort_early(event: Any) -> None:
+        if event.type == "agent_end":  # the run is over, the retry's wait has not begun
+            assert not pi_retry.is_retrying(session.ctx)
+            assert not session.abort_scope("retry")
+
+    session.subscribe(abort_early)
+    with anyio.fail_after(5):
+        await session.prompt("hi")
     assert retry_events(events)[-1] == ("end", False, 1, "Retry cancelled")
     assert faux.call_count == 1
 
 
-async def test_an_abort_request_from_an_earlier_run_does_not_stop_retries(
-    make_session: SessionFactory,
-) -> None:
+async def test_an_abort_from_an_earlier_run_does_not_stop_retries(make_session: SessionFactory) -> None:
     session, faux, events = await make_session([failure(), faux_assistant_message("ok")], settings=FAST)
-    session.stash[ABORT_REQUESTED] = True  # what the session's abort() leaves behind
+    assert not session.abort_scope("retry")  # no run: nothing waits for it
+    await session.abort()
     await session.prompt("hi")
     assert ("end", True, 1, None) in retry_events(events)
+    assert faux.call_count == 2
+
+
+def test_the_retry_section_migrates_pi_s_old_max_delay_key() -> None:
+    settings = RetrySettings.model_validate({"maxDelayMs": 5000, "maxRetries": 1})
+    assert (settings.provider.max_retry_delay_ms, settings.max_retries) == (5000, 1)
+
+
+async def test_a_bad_retry_setting_is_reported_and_the_default_used(make_session: SessionFactory) -> None:
+    session, faux, _ = await make_session(
+        [failure(), faux_assistant_message("ok")],
+        settings={"retry": {"baseDelayMs": 1, "maxRetries": "many"}},
+    )
+    assert session.ctx.plugin_settings(RetrySettings).max_retries == 3
+    assert session.settings_manager is not None
+    (issue,) = session.settings_manager.issues
+    assert issue.path.endswith("settings.json") and issue.scope == "global"
+    assert issue.message.startswith("retry.maxRetries: ") and issue.message.endswith("using the default")
+    await session.prompt("hi")
     assert faux.call_count == 2
 
 

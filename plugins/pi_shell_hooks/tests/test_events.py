@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pi_compaction
 import pi_shell_hooks
 import pytest
 
@@ -384,6 +385,10 @@ async def test_session_shutdown_hook_runs_with_the_reason(
 
 class Preparer:
     """Prepares a compaction that keeps the last entry (stands in for pi-compaction)."""
+
+    @hookimpl
+    def pi_register_commands(self, register: Any) -> None:
+        register(pi_compaction.compact_command())  # pi's compaction sequence, this class's cut
 
     @hookimpl
     def pi_compaction_prepare(self, branch_entries: list[Any]) -> CompactionPreparation:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pi_compaction
 import pi_shell_hooks
 import pytest
 
@@ -31,6 +32,10 @@ FAILURE_TEXT = {"hang": "timed out after 0.5 s", "garbage": "printed invalid JSO
 
 
 class Preparer:
+    @hookimpl
+    def pi_register_commands(self, register: Any) -> None:
+        register(pi_compaction.compact_command())  # pi's compaction sequence, this class's cut
+
     @hookimpl
     def pi_compaction_prepare(self, branch_entries: list[Any]) -> CompactionPreparation:
         return CompactionPreparation(first_kept_entry_id=branch_entries[-1].id, tokens_before=10)
