@@ -124,13 +124,24 @@ def _match_listed(
     loop would cost more than ripgrep's whole walk."""
     match = compile_glob(pattern, literal_separator=True, case_insensitive=case_insensitive).match
     root = search_path.rstrip("/") + "/"
-    if full_path:
-        results = list(itertools.compress(names, map(match, [root + name for name in names])))
+    last = pattern.rpartition("/")[2]
+    # A path matches only if its name matches the pattern's last segment (when that segment
+    # is one whole name): names repeat (index.ts, __init__.py …), so each distinct one is
+    # tried once, and only the paths whose name passes are tried whole.
+    by_name = not full_path or (last and "**" not in last and "{" not in pattern)
+    name_match = (
+        compile_glob(last, literal_separator=True, case_insensitive=case_insensitive).match
+        if full_path and by_name
+        else match
+    )
+    subjects = [name.rpartition("/")[2] for name in names]
+    if by_name:
+        passing = {subject for subject in set(subjects) if name_match(subject)}
+        results = list(itertools.compress(names, map(passing.__contains__, subjects)))
     else:
-        # Names repeat (index.ts, __init__.py …): each distinct one is matched once.
-        subjects = [name.rpartition("/")[2] for name in names]
-        matching = {subject for subject in set(subjects) if match(subject)}
-        results = list(itertools.compress(names, map(matching.__contains__, subjects)))
+        results = names
+    if full_path:
+        results = [name for name in results if match(root + name)]
     directories: set[str] = set()
     for parent in {name.rpartition("/")[0] for name in names}:
         while parent and parent not in directories:
