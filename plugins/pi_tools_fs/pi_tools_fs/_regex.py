@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Protocol, cast
 
-import re2  # type: ignore[import-untyped]
-
 __all__ = ["GrepPatternError", "LineMatch", "LineRegex", "compile_line_regex"]
 
 _WORD = r"\p{L}\p{M}\p{Nd}\p{Pc}"
@@ -116,6 +114,9 @@ def compile_line_regex(pattern: str, *, literal: bool, ignore_case: bool) -> Lin
 
     :raises GrepPatternError: with ripgrep's ``regex parse error`` layout, naming the pattern.
     """
+    # Imported here: only the pure-Python search needs RE2, and most runs have ripgrep.
+    import re2  # type: ignore[import-untyped]
+
     options = re2.Options()
     options.log_errors = False  # RE2 would print each parse error on stderr
     options.never_nl = True
