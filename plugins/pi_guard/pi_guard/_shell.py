@@ -5,7 +5,12 @@ Command rules are advisory: a shell can always hide what it runs (``eval``, vari
 
 - a ``deny`` or ``ask`` rule matches when the whole command *or any simple command in it*
   matches, in its written form or with quotes removed and leading ``VAR=value`` assignments and
-  wrappers (``env``, ``sudo``, ``command``, ``nohup`` …) stripped;
+  wrappers (``env``, ``sudo``, ``command``, ``nohup`` …) stripped. The simple commands come from
+  a bash parser (:mod:`pi_guard._simple`), so those inside subshells, groups, ``if``, loops,
+  functions, substitutions and ``sh -c`` scripts count, with program paths reduced to names and
+  wrappers such as ``timeout 5`` looked through;
+- when the parser cannot read the line (bash syntax it lacks, such as ``case`` or ``[[``), a
+  ``deny`` or ``ask`` rule fails closed: it matches when its program is any word of the line;
 - an ``allow`` rule only approves a command when *every* simple command in it matches an allow
   rule as written (after quote removal), and the command holds nothing an allow rule cannot see
   through: command or process substitution, a variable as the program, redirection into a file,
@@ -16,7 +21,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ._simple import mentioned_programs, simple_commands
 
 __all__ = ["ParsedCommand", "parse_command"]
 
@@ -33,12 +40,25 @@ class ParsedCommand:
     :ivar parts: the simple commands, as written.
     :ivar opaque: why no allow rule may approve this command (``None`` when allow rules apply).
     :ivar nested: commands found inside ``$(…)``, backticks and process substitutions, parsed.
+    :ivar simple: every simple command the bash parser found, however nested (program paths
+        reduced to names, wrappers looked through), as words joined by spaces; ``None`` when
+        the parser could not read the line.
     """
 
     text: str
     parts: tuple[str, ...]
     opaque: str | None = None
     nested: tuple[ParsedCommand, ...] = ()
+    simple: tuple[str, ...] | None = field(default=())
+
+    @property
+    def unparsed(self) -> bool:
+        """Whether the bash parser could not read the line: deny rules then fail closed."""
+        return self.simple is None
+
+    def mentions(self) -> frozenset[str]:
+        """The words that could name a program (for failing closed on an unreadable line)."""
+        return mentioned_programs(self.text)
 
     def deny_forms(self) -> list[str]:
         """Every form a deny or ask rule is tried against."""
@@ -53,6 +73,7 @@ class ParsedCommand:
                     forms.append(" ".join(stripped))
         for inner in self.nested:
             forms.extend(inner.deny_forms())
+        forms.extend(self.simple or ())
         return list(dict.fromkeys(form for form in forms if form.strip()))
 
     def allow_forms(self) -> list[str] | None:
@@ -195,4 +216,6 @@ def parse_command(command: str, *, _depth: int = 0) -> ParsedCommand:
                     break
             if opaque:
                 break
-    return ParsedCommand(text=command, parts=tuple(parts), opaque=opaque, nested=nested)
+    found = simple_commands(command) if _depth == 0 else []
+    simple = None if found is None else tuple(" ".join(words) for words in found)
+    return ParsedCommand(text=command, parts=tuple(parts), opaque=opaque, nested=nested, simple=simple)

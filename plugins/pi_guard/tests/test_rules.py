@@ -171,6 +171,72 @@ def test_deny_rules_see_through_compound_and_disguised_commands(tmp_path: Path, 
     assert decide(p, "bash", {"command": command}, tmp_path) == "deny"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        # each of these ran cat on the file while bash(cat:*) was denied (issue #17, point 11)
+        "/bin/cat f",
+        "/usr/bin/cat f",
+        "(cat f)",
+        "{ cat f; }",
+        "if true; then cat f; fi",
+        "if false; then :; else cat f; fi",
+        "for i in 1; do cat f; done",
+        "while true; do cat f; break; done",
+        "until false; do cat f; done",
+        "f() { cat f; }; f",
+        "sh -c 'cat f'",
+        "bash -c 'cat f'",
+        'bash -lc "cat f"',
+        "bash -ec 'echo x; cat f'",
+        "sh -c \"bash -c 'cat f'\"",
+        "timeout 5 cat f",
+        "timeout -s KILL 5s cat f",
+        "env -i A=1 cat f",
+        "nice -n 10 cat f",
+        "nohup cat f",
+        "command cat f",
+        "exec cat f",
+        "xargs -0 cat < list",
+        "sudo -u root cat f",
+        "stdbuf -oL cat f",
+        "eval 'cat f'",
+        "echo $( (cat f) )",
+        "true && (cd / && /bin/cat f)",
+        "! cat f",
+        # lines the parser cannot read fail closed when they mention the program
+        "[[ -f f ]] && cat f",
+        "case x in x) cat f;; esac",
+        "time cat f",
+    ],
+)
+def test_deny_rules_match_every_simple_command_however_nested(tmp_path: Path, command: str) -> None:
+    p = policy(tmp_path, deny=["bash(cat:*)"], mode="yolo")
+    assert decide(p, "bash", {"command": command}, tmp_path) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo cat",
+        "concatenate f",
+        "ls /bin/catalog",
+        "[[ -f f ]] && ls",
+        "echo $((1 + 2))",
+        "case x in x) ls;; esac",
+    ],
+)
+def test_nested_and_unparsed_lines_without_the_program_are_not_denied(tmp_path: Path, command: str) -> None:
+    p = policy(tmp_path, deny=["bash(cat:*)"], mode="yolo")
+    assert decide(p, "bash", {"command": command}, tmp_path) == "allow"
+
+
+def test_deny_rules_see_a_wrapped_multiword_command(tmp_path: Path) -> None:
+    p = policy(tmp_path, deny=["bash(git push:*)"], mode="yolo")
+    for command in ("timeout 60 git push", "(git push)", "sh -c 'git push --force'", "/usr/bin/git push"):
+        assert decide(p, "bash", {"command": command}, tmp_path) == "deny", command
+
+
 def test_prefix_rules_respect_word_boundaries(tmp_path: Path) -> None:
     p = policy(tmp_path, deny=["bash(git push:*)"], mode="yolo")
     assert decide(p, "bash", {"command": "git pushd"}, tmp_path) == "allow"

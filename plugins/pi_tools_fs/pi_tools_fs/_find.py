@@ -1,13 +1,19 @@
-"""The ``find`` tool: files by glob pattern, fd when installed, pure Python otherwise.
+"""The ``find`` tool: files by glob pattern, with fd, else ``rg --files``, else pure Python.
 
 fd matches the glob against each entry's name, or against its absolute path when the pattern
 holds a ``/`` (``**/`` is then implied in front); lowercase patterns match case-insensitively
 (fd's smart case). Results are relative to the search directory, directories end in ``/``,
-and both backends return them in the same order (depth first, names in byte order).
+and every backend returns them in the same order (depth first, names in byte order).
+
+Without fd, ripgrep lists the files (it ships with pi-tools-fs) and the glob is matched here,
+against each file and each directory above it. Three differences from fd remain: symbolic
+links are not listed, a directory holding no listed file (an empty one, or one whose files are
+all ignored) is not found, and ripgrep reads ``.rgignore`` files where fd reads ``.fdignore``.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from collections.abc import Callable
@@ -19,7 +25,7 @@ from pi_host import ToolCallContext, ToolResult
 
 from ._definitions import FIND_DEFAULT_LIMIT, FindBackend, FindParams
 from ._errors import ToolError, raise_if_aborted
-from ._external import FdBinary, find_fd, inside_git_repository, spawn
+from ._external import FdBinary, find_fd, find_rg, inside_git_repository, spawn
 from ._glob import GlobError, compile_glob
 from ._ignore import Override
 from ._paths import resolve_to_cwd
@@ -104,6 +110,81 @@ async def _fd_find(fd: FdBinary, search_path: str, pattern: str, full_path: bool
     return results
 
 
+def _walk_order(relative: str) -> bytes:
+    # Component by component in byte order, a directory before its contents: the separator
+    # becomes the lowest byte, which no name holds.
+    return relative.rstrip("/").encode("utf-8", "surrogateescape").replace(b"/", b"\0")
+
+
+def _match_listed(
+    names: list[str], search_path: str, pattern: str, full_path: bool, case_insensitive: bool, limit: int
+) -> list[str]:
+    """The files in ripgrep's list ``names``, and the directories above them, that ``pattern``
+    matches as fd matches its walk, in fd's order. Written as bulk comprehensions: a per-name
+    loop would cost more than ripgrep's whole walk."""
+    match = compile_glob(pattern, literal_separator=True, case_insensitive=case_insensitive).match
+    root = search_path.rstrip("/") + "/"
+    last = pattern.rpartition("/")[2]
+    # A path matches only if its name matches the pattern's last segment (when that segment
+    # is one whole name): names repeat (index.ts, __init__.py …), so each distinct one is
+    # tried once, and only the paths whose name passes are tried whole.
+    by_name = not full_path or (last and "**" not in last and "{" not in pattern)
+    name_match = (
+        compile_glob(last, literal_separator=True, case_insensitive=case_insensitive).match
+        if full_path and by_name
+        else match
+    )
+    subjects = [name.rpartition("/")[2] for name in names]
+    if by_name:
+        passing = {subject for subject in set(subjects) if name_match(subject)}
+        results = list(itertools.compress(names, map(passing.__contains__, subjects)))
+    else:
+        results = names
+    if full_path:
+        results = [name for name in results if match(root + name)]
+    directories: set[str] = set()
+    for parent in {name.rpartition("/")[0] for name in names}:
+        while parent and parent not in directories:
+            directories.add(parent)
+            parent = parent.rpartition("/")[0]
+    for directory in directories:
+        if match(root + directory if full_path else directory.rpartition("/")[2]):
+            results.append(directory + "/")
+    results.sort(key=_walk_order)
+    return results[:limit]
+
+
+async def _rg_files(rg: str, search_path: str) -> list[str]:
+    """Every file ``rg --files`` lists below ``search_path``, relative to it."""
+    args = [rg, "--files", "--hidden", "--no-config", "--glob", "!.git", "--null"]
+    if not inside_git_repository(search_path):
+        args.append("--no-require-git")
+    global_ignore = _fd_global_ignore()
+    if os.path.isfile(global_ignore):
+        args += ["--ignore-file", global_ignore]
+    stdout = bytearray()
+    stderr = bytearray()
+    async with spawn(args, cwd=search_path) as process:
+        assert process.stdout is not None and process.stderr is not None
+        out_stream, err_stream = process.stdout, process.stderr
+
+        async def drain(stream: Any, sink: bytearray) -> None:
+            async for chunk in stream:
+                sink.extend(chunk)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(drain, out_stream, stdout)
+            group.start_soon(drain, err_stream, stderr)
+        await process.wait()
+    # ripgrep exits 1 when it lists nothing, and 2 when some directory was unreadable.
+    if process.returncode not in (0, 1) and not stdout:
+        message = stderr.decode("utf-8", "replace").strip()
+        raise ToolError(message or f"ripgrep exited with code {process.returncode}")
+    names = stdout.decode("utf-8", "surrogateescape").split("\0")
+    names.pop()  # the text ends with a separator (or is empty)
+    return names
+
+
 async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend) -> ToolResult:
     """Run ``find`` (see :func:`~pi_tools_fs.create_find_tool`)."""
     signal = ctx.signal
@@ -127,7 +208,7 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
     except GlobError as exc:
         raise ToolError(str(exc)) from None
 
-    fd = find_fd() if backend != "python" else None
+    fd = find_fd() if backend in ("auto", "fd") else None
     if backend == "fd" and fd is None:
         raise ToolError("fd is not available")
     if (
@@ -136,12 +217,20 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
         and not fd.no_require_git
         and not inside_git_repository(search_path)
     ):
-        # fd before 9 ignores .gitignore outside repositories; Python does not.
+        # fd before 9 ignores .gitignore outside repositories; the other backends do not.
         fd = None
+    rg = find_rg() if fd is None and backend in ("auto", "ripgrep") else None
+    if backend == "ripgrep" and rg is None:
+        raise ToolError("ripgrep (rg) is not available")
 
     with signal.scope():
         if fd is not None:
             found = await _fd_find(fd, search_path, pattern, full_path, ctx.cwd)
+        elif rg is not None:
+            names = await _rg_files(rg, search_path)
+            found = await anyio.to_thread.run_sync(
+                _match_listed, names, search_path, pattern, full_path, case_insensitive, limit
+            )
         else:
             try:
                 found = await anyio.to_thread.run_sync(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,9 +22,10 @@ from pi_host import ToolCallContext, ToolResult, truncate_line
 
 from ._definitions import GREP_DEFAULT_LIMIT, GrepBackend, GrepParams
 from ._errors import ToolError, raise_if_aborted
-from ._external import find_rg, spawn
+from ._external import find_rg, inside_git_repository, spawn
 from ._ignore import Override
 from ._paths import resolve_to_cwd
+from ._regex import GrepPatternError, compile_line_regex
 from ._text import int_argument
 from ._truncate import GREP_MAX_LINE_LENGTH, capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
@@ -57,119 +57,113 @@ class _Search:
 
 _BLOCK = 64 * 1024  # ripgrep's read buffer: it gives up on a file at the block holding a NUL
 _CHUNK = 16 * _BLOCK
-# Constructs whose meaning depends on text beyond one line: a whole-chunk pre-search could
-# miss a line match that uses them, so files are searched line by line straight away.
-_LINE_SENSITIVE = re.compile(r"\\[AZzn]|\(\?<?[=!]")
-_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
-
-
-class GrepPatternError(ValueError):
-    """The pattern is not a valid regular expression."""
-
-
-def _compile(pattern: str, literal: bool, ignore_case: bool) -> re.Pattern[str]:
-    source = re.escape(pattern) if literal else _NAMED_GROUP.sub("(?P<", pattern.replace("\\z", "\\Z"))
-    try:
-        return re.compile(source, re.MULTILINE | (re.IGNORECASE if ignore_case else 0))
-    except re.error as exc:
-        raise GrepPatternError(f"regex parse error:\n    {pattern}\nerror: {exc}") from None
 
 
 class _FileSearcher:
-    def __init__(self, search: _Search) -> None:
-        self.regex = _compile(search.pattern, search.literal, search.ignore_case)
-        self.prefilter = search.literal or not _LINE_SENSITIVE.search(search.pattern)
-        self.literal_bytes = (
-            search.pattern.encode("utf-8") if search.literal and not search.ignore_case else None
+    """Searches files chunk by chunk: each chunk holds whole lines and is searched as one text
+    (RE2 matches never cross a line break), so the work is linear in the file's size however
+    long its lines are, and an abort is seen between chunks."""
+
+    def __init__(self, search: _Search, aborted: Callable[[], bool]) -> None:
+        self.regex = compile_line_regex(
+            search.pattern, literal=search.literal, ignore_case=search.ignore_case
         )
+        self.aborted = aborted
 
     def search(self, path: str, explicit: bool, want: int, hits: list[_Hit]) -> None:
         """Append up to ``want`` hits of ``path`` to ``hits``."""
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below, read in chunks
+            # O_NONBLOCK: a FIFO that took the place of a listed file must not block the walk.
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
         except OSError:
             return
-        with handle:
-            head = handle.read(_CHUNK)
+        with open(fd, "rb", buffering=0) as handle:
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return
+                head = handle.read(_CHUNK)
+            except OSError:
+                return
             if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
                 # ripgrep transcodes UTF-16 files (BOM-marked) before searching.
                 text = (head + handle.read()).decode("utf-16", "replace")
-                self._search_text(path, text, want, hits)
+                self._search_chunk(path, text.encode("utf-8", "surrogatepass"), 1, want, hits)
                 return
             self._search_stream(path, handle, head, explicit, want, hits)
-
-    def _search_text(self, path: str, text: str, want: int, hits: list[_Hit]) -> None:
-        if self.prefilter and not self.regex.search(text):
-            return
-        for number, line in enumerate(text.split("\n"), 1):
-            if len(hits) >= want:
-                return
-            if self.regex.search(line):
-                hits.append(_Hit(path, number, line))
 
     def _search_stream(
         self, path: str, handle: Any, head: bytes, explicit: bool, want: int, hits: list[_Hit]
     ) -> None:
-        data = head
-        offset = 0  # absolute offset of data[0]
+        pending = bytearray()  # the line begun in earlier blocks and not yet ended
+        pending_offset = 0  # absolute offset of pending[0]
         line_number = 1
         first = True
-        while data:
-            more = handle.read(_CHUNK)
-            if more:
-                cut = data.rfind(b"\n")
-                if cut == -1:
-                    data += more
-                    continue
-                current, data_next = data[: cut + 1], data[cut + 1 :] + more
+        block = head
+        while True:
+            if self.aborted():
+                raise WalkAborted
+            block_offset = pending_offset + len(pending)
+            final = len(block) == 0
+            if not explicit and (nul := block.find(b"\0")) != -1:
+                # Lines wholly inside the 64 KiB blocks before the NUL's block count.
+                keep = (block_offset + nul) // _BLOCK * _BLOCK - pending_offset
+                pending += block
+                current = bytes(pending[: pending.rfind(b"\n", 0, max(keep, 0)) + 1]) if keep > 0 else b""
+                final = True
+            elif final:
+                current = bytes(pending)
             else:
-                current, data_next = data, b""
-            stop = False
-            if not explicit:
-                nul = current.find(b"\0")
-                if nul != -1:
-                    # Lines wholly inside the 64 KiB blocks before the NUL's block count.
-                    limit = (offset + nul) // _BLOCK * _BLOCK - offset
-                    current = current[: current.rfind(b"\n", 0, max(limit, 0)) + 1] if limit > 0 else b""
-                    stop = True
+                cut = block.rfind(b"\n")
+                if cut == -1:
+                    pending += block  # amortised: a long line costs its length, not its square
+                    block = handle.read(_CHUNK)
+                    continue
+                current = bytes(pending) + block[: cut + 1]
+                pending = bytearray(block[cut + 1 :])
             if first and current.startswith(codecs.BOM_UTF8):
                 current = current[len(codecs.BOM_UTF8) :]
-                offset += len(codecs.BOM_UTF8)
             first = False
             self._search_chunk(path, current, line_number, want, hits)
-            if stop or len(hits) >= want:
+            if final or len(hits) >= want:
                 return
             line_number += current.count(b"\n")
-            offset += len(current)
-            data = data_next
+            pending_offset = block_offset + cut + 1
+            block = handle.read(_CHUNK)
 
     def _search_chunk(self, path: str, chunk: bytes, first_line: int, want: int, hits: list[_Hit]) -> None:
-        if not chunk:
+        size = len(chunk)
+        if not size:
             return
-        if self.literal_bytes is not None:
-            if self.literal_bytes not in chunk:
+        # A chunk ending in a break has no line after it to match.
+        last_start = size - 1 if chunk.endswith(b"\n") else size
+        position = 0
+        line_number = first_line
+        counted_to = 0
+        while len(hits) < want and position <= last_start:
+            match = self.regex.search(chunk, position)
+            if match is None:
                 return
-        elif self.prefilter and not self.regex.search(chunk.decode("utf-8", "replace")):
-            return
-        lines = chunk.split(b"\n")
-        if chunk.endswith(b"\n"):
-            lines.pop()
-        for index, raw in enumerate(lines):
-            if len(hits) >= want:
+            found = match.start()
+            previous_break = chunk.rfind(b"\n", position, found)
+            start = previous_break + 1 if previous_break != -1 else position
+            if start > last_start:
                 return
+            end = chunk.find(b"\n", found)
+            if end == -1:
+                end = size
+            line_number += chunk.count(b"\n", counted_to, start)
+            counted_to = start
+            raw = chunk[start:end]
             try:
                 text: str | None = raw.decode("utf-8")
-                candidate = text
             except UnicodeDecodeError:
                 text = None
-                candidate = raw.decode("utf-8", "replace")
-            assert candidate is not None
-            if self.regex.search(candidate):
-                hits.append(_Hit(path, first_line + index, text))
+            hits.append(_Hit(path, line_number, text))
+            position = end + 1
 
 
 def _python_search(search: _Search, aborted: Callable[[], bool]) -> tuple[list[_Hit], bool]:
-    searcher = _FileSearcher(search)
+    searcher = _FileSearcher(search, aborted)
     hits: list[_Hit] = []
     if not search.is_directory:
         searcher.search(search.search_path, True, search.limit, hits)
@@ -200,12 +194,15 @@ async def _ripgrep_search(rg: str, search: _Search) -> tuple[list[_Hit], bool]:
         "--color=never",
         "--hidden",
         "--no-config",
-        "--no-require-git",
         "--sort",
         "path",
         "--glob",
         "!.git",
     ]
+    if not inside_git_repository(search.search_path):
+        # .gitignore counts outside repositories too; inside one, ripgrep's own rule keeps a
+        # nested repository (a submodule) free of the outer repository's ignores, as git does.
+        args.append("--no-require-git")
     if search.ignore_case:
         args.append("--ignore-case")
     if search.literal:
@@ -228,10 +225,17 @@ async def _ripgrep_search(rg: str, search: _Search) -> tuple[list[_Hit], bool]:
 
         async with anyio.create_task_group() as group:
             group.start_soon(drain_stderr)
-            pending = b""
+            pending = bytearray()
             async for chunk in stdout:
+                # Only the new chunk is scanned for a break, so one huge line (ripgrep writes a
+                # match as one JSON line) costs its length, not its length squared.
+                scanned = len(pending)
                 pending += chunk
-                *lines, pending = pending.split(b"\n")
+                cut = pending.rfind(b"\n", scanned)
+                if cut == -1:
+                    continue
+                lines = bytes(pending[:cut]).split(b"\n")
+                del pending[: cut + 1]
                 for line in lines:
                     event = _parse_event(line)
                     if event is None:
@@ -369,9 +373,13 @@ async def grep(params: GrepParams, ctx: ToolCallContext, *, backend: GrepBackend
     raise_if_aborted(signal)
     search_path = resolve_to_cwd(params.path or ".", ctx.cwd)
     try:
-        is_directory = stat.S_ISDIR(os.stat(search_path).st_mode)
+        mode = os.stat(search_path).st_mode
     except (OSError, ValueError):
         raise ToolError(f"Path not found: {search_path}") from None
+    is_directory = stat.S_ISDIR(mode)
+    if not is_directory and not stat.S_ISREG(mode):
+        # A FIFO, a terminal or /dev/zero: reading it can block or never end.
+        raise ToolError(f"Not a regular file or directory: {search_path}")
     context = max(0, int_argument(params.context, 0))
     limit = max(1, int_argument(params.limit, GREP_DEFAULT_LIMIT))
     search = _Search(

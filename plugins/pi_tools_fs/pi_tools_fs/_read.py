@@ -33,6 +33,7 @@ from ._definitions import ReadParams
 from ._errors import ToolError, raise_if_aborted
 from ._images import SNIFF_BYTES, detect_image_mime_type, image_size
 from ._paths import resolve_read_path
+from ._special import open_regular
 from ._text import int_argument, js_number, node_error_message, utf8_length
 
 __all__ = ["read"]
@@ -47,7 +48,7 @@ MAX_IMAGE_DIMENSION = 2000
 @dataclass(frozen=True, slots=True)
 class _Window:
     total_lines: int  # lines in the file, split on "\n" as pi splits
-    kept: list[str]  # the leading selected lines that fit the limits
+    kept: list[str]  # the leading selected lines that fit the limits (bad UTF-8 as U+FFFD)
     selected_bytes: int  # UTF-8 size of the selected text (lines joined by "\n")
     first_line_bytes: int  # size of the first selected line
 
@@ -102,104 +103,145 @@ def _read_long_line(handle: BinaryIO, piece: bytes, keep_up_to: int) -> tuple[in
     return measured + size.feed(b"", True), None, ended
 
 
-def _read_window(path: str, start: int, limit: int | None, aborted: Callable[[], bool]) -> _Window:
+def _read_window(handle: BinaryIO, start: int, limit: int | None, aborted: Callable[[], bool]) -> _Window:
     newlines = 0
-    with open(path, "rb") as handle:
-        # 1. Skip to line ``start`` counting newlines in bulk.
-        if start > 0:
-            while True:
-                if aborted():
-                    raise AbortedError("Operation aborted")
-                chunk = handle.read(_CHUNK)
-                if not chunk:
-                    return _Window(newlines + 1, [], 0, 0)
-                count = chunk.count(b"\n")
-                if newlines + count < start:
-                    newlines += count
-                    continue
-                position = -1
-                for _ in range(start - newlines):
-                    position = chunk.find(b"\n", position + 1)
-                newlines = start
-                handle.seek(position + 1 - len(chunk), os.SEEK_CUR)
-                break
+    # 1. Skip to line ``start`` counting newlines in bulk.
+    if start > 0:
+        while True:
+            if aborted():
+                raise AbortedError("Operation aborted")
+            chunk = handle.read(_CHUNK)
+            if not chunk:
+                return _Window(newlines + 1, [], 0, 0)
+            count = chunk.count(b"\n")
+            if newlines + count < start:
+                newlines += count
+                continue
+            position = -1
+            for _ in range(start - newlines):
+                position = chunk.find(b"\n", position + 1)
+            newlines = start
+            handle.seek(position + 1 - len(chunk), os.SEEK_CUR)
+            break
 
-        # 2. Read the selected lines one by one while they can still be shown.
-        end = None if limit is None else start + limit
-        line = start
-        kept: list[str] = []
-        kept_bytes = 0
-        selected = 0
-        selected_bytes = 0
-        first_line_bytes = 0
-        collecting = True
-        eof = False
-        while collecting and not eof and (end is None or line < end):
-            size, text, had_newline = _read_line(handle, DEFAULT_MAX_BYTES)
-            if had_newline:
-                newlines += 1
-            else:
+    # 2. Read the selected lines one by one while they can still be shown.
+    end = None if limit is None else start + limit
+    line = start
+    kept: list[str] = []
+    kept_bytes = 0
+    selected = 0
+    selected_bytes = 0
+    first_line_bytes = 0
+    collecting = True
+    eof = False
+    while collecting and not eof and (end is None or line < end):
+        size, text, had_newline = _read_line(handle, DEFAULT_MAX_BYTES)
+        if had_newline:
+            newlines += 1
+        else:
+            eof = True
+        if selected == 0:
+            first_line_bytes = size
+        selected_bytes += size + (1 if selected else 0)
+        selected += 1
+        line += 1
+        added = size + (1 if kept else 0)
+        if text is None or kept_bytes + added > DEFAULT_MAX_BYTES:
+            collecting = False
+        else:
+            kept.append(text)
+            kept_bytes += added
+            collecting = len(kept) < DEFAULT_MAX_LINES
+
+    # 3. Measure the rest of the selection without keeping it.
+    rest = b""
+    if not eof and (end is None or line < end):
+        remaining = None if end is None else end - line
+        measure = _Utf8Size()
+        while True:
+            if aborted():
+                raise AbortedError("Operation aborted")
+            chunk = handle.read(_CHUNK)
+            if not chunk:
+                # The last selected line has no newline, yet is preceded by a separator.
+                selected_bytes += measure.feed(b"", True) + 1
                 eof = True
-            if selected == 0:
-                first_line_bytes = size
-            selected_bytes += size + (1 if selected else 0)
-            selected += 1
-            line += 1
-            added = size + (1 if kept else 0)
-            if text is None or kept_bytes + added > DEFAULT_MAX_BYTES:
-                collecting = False
-            else:
-                kept.append(text)
-                kept_bytes += added
-                collecting = len(kept) < DEFAULT_MAX_LINES
-
-        # 3. Measure the rest of the selection without keeping it.
-        rest = b""
-        if not eof and (end is None or line < end):
-            remaining = None if end is None else end - line
-            measure = _Utf8Size()
-            while True:
-                if aborted():
-                    raise AbortedError("Operation aborted")
-                chunk = handle.read(_CHUNK)
-                if not chunk:
-                    # The last selected line has no newline, yet is preceded by a separator.
-                    selected_bytes += measure.feed(b"", True) + 1
-                    eof = True
-                    break
-                count = chunk.count(b"\n")
-                if remaining is None or count < remaining:
-                    selected_bytes += measure.feed(chunk)
-                    newlines += count
-                    if remaining is not None:
-                        remaining -= count
-                    continue
-                position = -1
-                for _ in range(remaining):
-                    position = chunk.find(b"\n", position + 1)
-                selected_bytes += measure.feed(chunk[: position + 1], True)
-                newlines += remaining
-                rest = chunk[position + 1 :]
                 break
+            count = chunk.count(b"\n")
+            if remaining is None or count < remaining:
+                selected_bytes += measure.feed(chunk)
+                newlines += count
+                if remaining is not None:
+                    remaining -= count
+                continue
+            position = -1
+            for _ in range(remaining):
+                position = chunk.find(b"\n", position + 1)
+            selected_bytes += measure.feed(chunk[: position + 1], True)
+            newlines += remaining
+            rest = chunk[position + 1 :]
+            break
 
-        # 4. Count the lines after the selection.
-        if not eof:
-            newlines += rest.count(b"\n")
-            while chunk := handle.read(_CHUNK):
-                if aborted():
-                    raise AbortedError("Operation aborted")
-                newlines += chunk.count(b"\n")
+    # 4. Count the lines after the selection.
+    if not eof:
+        newlines += rest.count(b"\n")
+        while chunk := handle.read(_CHUNK):
+            if aborted():
+                raise AbortedError("Operation aborted")
+            newlines += chunk.count(b"\n")
     return _Window(newlines + 1, kept, selected_bytes, first_line_bytes)
 
 
 def _read_text(
-    path: str, display_path: str, offset: float | None, limit: float | None, aborted: Callable[[], bool]
+    handle: BinaryIO,
+    display_path: str,
+    offset: float | None,
+    limit: float | None,
+    aborted: Callable[[], bool],
 ) -> ToolResult:
     offset_value = int_argument(offset, 0)
     start = max(0, offset_value - 1) if offset_value else 0
     # A negative limit means nothing useful (pi would slice from the end); read no lines.
     limit_value = None if limit is None else max(0, int_argument(limit, 0))
-    window = _read_window(path, start, limit_value, aborted)
+    window = _read_window(handle, start, limit_value, aborted)
+    result = _text_result(window, start, offset, limit_value, display_path)
+    note = _encoding_note(handle, window.kept)
+    if note:
+        result = ToolResult.text(_text_of(result) + note, details=result.details)
+    return result
+
+
+def _text_of(result: ToolResult) -> str:
+    return "".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+def _encoding_note(handle: BinaryIO, kept: list[str]) -> str:
+    """A note when the lines shown hold bytes that are not UTF-8 (pi shows U+FFFD silently)."""
+    if any("\0" in line for line in kept):
+        return (
+            "\n\n[This looks like a binary file: NUL bytes are shown as they are and bytes that "
+            "are not UTF-8 as \ufffd.]"
+        )
+    if not any("\ufffd" in line for line in kept):
+        return ""
+    # U+FFFD may be in the file itself: look at the bytes before saying they are not UTF-8.
+    handle.seek(0)
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    try:
+        while chunk := handle.read(_CHUNK):
+            decoder.decode(chunk)
+        decoder.decode(b"", True)
+    except UnicodeDecodeError:
+        return (
+            "\n\n[The file is not valid UTF-8 (another encoding, or binary): bytes that are not "
+            "UTF-8 are shown as \ufffd. edit keeps those bytes as they are.]"
+        )
+    return ""
+
+
+def _text_result(
+    window: _Window, start: int, offset: float | None, limit_value: int | None, display_path: str
+) -> ToolResult:
     total = window.total_lines
     if start >= total:
         shown_offset = js_number(offset) if offset is not None else "undefined"
@@ -259,12 +301,11 @@ def _read_text(
     return ToolResult.text(shown, details={"truncation": truncation.to_json_dict()})
 
 
-def _read_image(path: str, mime_type: str, auto_resize: bool) -> ToolResult:
-    size = os.path.getsize(path)
+def _read_image(handle: BinaryIO, mime_type: str, auto_resize: bool) -> ToolResult:
+    size = os.fstat(handle.fileno()).st_size
     too_big = auto_resize and (size + 2) // 3 * 4 >= MAX_INLINE_IMAGE_BYTES
     if not too_big:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = handle.read()
         encoded = base64.b64encode(data).decode("ascii")
         dimensions = image_size(data, mime_type)
         fits = dimensions is not None and max(dimensions) <= MAX_IMAGE_DIMENSION
@@ -297,12 +338,13 @@ def _read(
     except OSError as exc:
         raise ToolError(node_error_message(exc, "access", path)) from None
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, display_path, "read") as handle:
             head = handle.read(SNIFF_BYTES)
-        mime_type = detect_image_mime_type(head)
-        if mime_type is not None:
-            return _read_image(path, mime_type, auto_resize)
-        return _read_text(path, display_path, offset, limit, aborted)
+            handle.seek(0)
+            mime_type = detect_image_mime_type(head)
+            if mime_type is not None:
+                return _read_image(handle, mime_type, auto_resize)
+            return _read_text(handle, display_path, offset, limit, aborted)
     except OSError as exc:
         raise ToolError(node_error_message(exc, "read", None if exc.filename is None else path)) from None
 

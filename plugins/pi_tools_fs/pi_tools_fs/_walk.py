@@ -1,15 +1,16 @@
 """A directory walk that skips what ripgrep and fd skip, in a fixed order.
 
-Rules, as the Rust ``ignore`` crate applies them (checked against ripgrep 13 and fd 8.6):
+Rules, as the Rust ``ignore`` crate applies them (checked against ripgrep 13 and 15, fd 8.6):
 
 - command-line overrides decide first (ripgrep's ``--glob``, the built-in ``!.git``);
 - then, per kind of ignore file, the nearest directory with a matching rule decides; the kinds
   rank tool-specific (``.rgignore`` / ``.fdignore``) over ``.ignore`` over ``.gitignore`` over
   ``.git/info/exclude`` over the global git excludes file over an explicit global file;
-- ignore files in the directories above the search root count too; ``.gitignore`` and
-  ``exclude`` stop at the first enclosing repository (a directory holding ``.git``), the
-  other kinds apply all the way up;
-- ``.gitignore`` applies outside repositories as well (``--no-require-git``);
+- ignore files in the directories above the search root count too; inside a repository,
+  ``.gitignore`` and ``exclude`` stop at the first enclosing repository (a directory holding
+  ``.git``), the other kinds apply all the way up;
+- ``.gitignore`` applies outside repositories as well (``--no-require-git``), and there, as in
+  ripgrep 14 and later, a repository nested in the tree is no boundary;
 - hidden files are included; symbolic links are listed, never followed.
 
 Entries come depth first, each directory's entries sorted by name (UTF-8 byte order): the
@@ -165,7 +166,8 @@ def _root_node(root: str, files: IgnoreFiles) -> _Node:
 
 
 class _Verdicts:
-    def __init__(self, files: IgnoreFiles) -> None:
+    def __init__(self, files: IgnoreFiles, git_boundaries: bool) -> None:
+        self.git_boundaries = git_boundaries
         self.global_gitignore = global_gitignore()
         self.explicit = [m for m in (Gitignore.from_file(p, root="/") for p in files.explicit) if m]
 
@@ -183,7 +185,7 @@ class _Verdicts:
                     gitignore = level.gitignore.matched_relative(relative, is_dir)
                 if exclude is Match.NONE and level.exclude is not None:
                     exclude = level.exclude.matched_relative(relative, is_dir)
-            saw_git = saw_git or level.has_git
+            saw_git = saw_git or (level.has_git and self.git_boundaries)
         for verdict in (custom, dot, gitignore, exclude):
             if verdict is not Match.NONE:
                 return verdict is Match.IGNORE
@@ -231,8 +233,9 @@ def walk(
         hundred entries).
     """
     root = root.rstrip("/") or "/"
-    verdicts = _Verdicts(files)
-    stack: list[tuple[_Node, Iterator[os.DirEntry[str]]]] = [(_root_node(root, files), iter(_entries(root)))]
+    root_node = _root_node(root, files)
+    verdicts = _Verdicts(files, git_boundaries=any(level.has_git for level in root_node.chain))
+    stack: list[tuple[_Node, Iterator[os.DirEntry[str]]]] = [(root_node, iter(_entries(root)))]
     seen = 0
     while stack:
         node, iterator = stack[-1]

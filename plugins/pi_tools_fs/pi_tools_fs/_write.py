@@ -12,6 +12,7 @@ from ._definitions import WriteParams
 from ._errors import ToolError, raise_if_aborted
 from ._mutation_queue import file_mutation_lock
 from ._paths import resolve_to_cwd
+from ._special import refuse_special
 from ._text import encode_utf8, js_length, node_error_message
 
 __all__ = ["write"]
@@ -24,7 +25,15 @@ def _write(path: str, content: str) -> None:
     except OSError as exc:
         raise ToolError(node_error_message(exc, "mkdir", exc.filename or directory)) from None
     try:
-        with open(path, "wb") as handle:
+        refuse_special(path, os.stat(path).st_mode, "write")
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ToolError(node_error_message(exc, "open", path)) from None
+    try:
+        # O_NONBLOCK: a FIFO that appeared after the check fails to open instead of blocking.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0), 0o666)
+        with os.fdopen(fd, "wb") as handle:
             handle.write(encode_utf8(content))
     except OSError as exc:
         raise ToolError(node_error_message(exc, "open", path)) from None

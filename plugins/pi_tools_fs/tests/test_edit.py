@@ -515,3 +515,51 @@ async def test_abort_before_edit_leaves_file(call: Caller, tmp_path: Path) -> No
     with pytest.raises(Exception, match="Operation aborted"):
         await call(edit_tool, {"path": "f.txt", "edits": one("x", "y")}, signal=signal)
     assert (tmp_path / "f.txt").read_text() == "x"
+
+
+# -- files that are not UTF-8: the bytes the edit does not touch stay as they were ----------
+
+
+async def test_edit_keeps_a_latin1_file_in_latin1(call: Caller, tmp_path: Path) -> None:
+    # pi decodes with U+FFFD and writes UTF-8: every é below became EF BF BD.
+    original = "café au lait\nprix: 3€ — déjà vu\nfin\n".replace("€", "E").replace("—", "-")
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(original.encode("latin-1"))
+    result = await call(edit_tool, {"path": "latin1.txt", "edits": [{"oldText": "fin", "newText": "end"}]})
+    assert call.text_of(result) == "Successfully replaced 1 block(s) in latin1.txt."
+    assert path.read_bytes() == original.replace("fin", "end").encode("latin-1")
+    # The diff is shown with U+FFFD for the bytes that are not UTF-8, and stays valid text.
+    assert "+3 end" in result.details["diff"]
+    assert " caf\ufffd au lait" in result.details["patch"].split("\n")
+    json.dumps(result.to_json_dict(), ensure_ascii=False).encode("utf-8")
+
+
+async def test_edit_next_to_invalid_bytes_keeps_them(call: Caller, tmp_path: Path) -> None:
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"head \xff\xfe tail\r\nsecond line\r\n")
+    await call(edit_tool, {"path": "mixed.txt", "edits": [{"oldText": "tail", "newText": "TAIL"}]})
+    assert path.read_bytes() == b"head \xff\xfe TAIL\r\nsecond line\r\n"
+
+
+async def test_old_text_over_undecodable_bytes_is_refused_with_a_hint(call: Caller, tmp_path: Path) -> None:
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"head \xff tail\n")
+    with pytest.raises(Exception, match=r"^Could not find the exact text") as info:
+        await call(
+            edit_tool, {"path": "mixed.txt", "edits": [{"oldText": "head \ufffd tail", "newText": "x"}]}
+        )
+    assert str(info.value).endswith(
+        "The file is not valid UTF-8: read shows its other bytes as \ufffd, which the old text "
+        "cannot match. Choose old text that avoids them; the edit keeps them as they are."
+    )
+    assert path.read_bytes() == b"head \xff tail\n"
+
+
+async def test_lone_surrogates_from_the_model_are_written_as_replacement(
+    call: Caller, tmp_path: Path
+) -> None:
+    # A JSON "\udcff" must not pass for the file's own undecodable byte 0xFF.
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"a \xff b\n")
+    await call(edit_tool, {"path": "f.txt", "edits": [{"oldText": "b", "newText": "\udcff"}]})
+    assert path.read_bytes() == b"a \xff \xef\xbf\xbd\n"

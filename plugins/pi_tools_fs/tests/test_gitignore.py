@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -185,3 +187,31 @@ def test_git_directory_is_not_special_without_override(tmp_path: Path) -> None:
     build(tmp_path, {".git/HEAD": "", "a": ""})
     assert names(tmp_path) == [".git/", ".git/HEAD", "a"]
     assert names(tmp_path, overrides=Override(str(tmp_path), ["!.git"])) == ["a"]
+
+
+@pytest.mark.parametrize("outer_repository", [True, False], ids=["in-repo", "no-repo"])
+def test_nested_repository_is_a_boundary_only_inside_a_repository(
+    tmp_path: Path, outer_repository: bool
+) -> None:
+    # ripgrep 15 (the one pi-tools-fs installs): inside a repository a nested one (a submodule)
+    # keeps the outer .gitignore out; outside any repository (--no-require-git) it does not.
+    build(tmp_path, {".gitignore": "*.log\n", "nested/.git/HEAD": "x\n", "nested/x.log": "", "y.log": ""})
+    if outer_repository:
+        build(tmp_path, {".git/HEAD": "ref: refs/heads/main\n"})
+    found = [name for name in names(tmp_path) if name.endswith(".log")]
+    assert found == (["nested/x.log"] if outer_repository else [])
+    rg = shutil.which("rg")
+    if rg is None:
+        return
+    version = subprocess.run([rg, "--version"], capture_output=True, text=True, check=True).stdout
+    if not outer_repository and int(version.split()[1].split(".")[0]) < 14:
+        return  # ripgrep 13 still stopped at the nested repository here
+    args = [rg, "--files", "--hidden", "--no-config", "--glob", "!.git"]
+    listed = subprocess.run(
+        [*args, *([] if outer_repository else ["--no-require-git"])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    assert sorted(name for name in listed if name.endswith(".log")) == found

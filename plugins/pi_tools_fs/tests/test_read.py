@@ -12,7 +12,7 @@ import tempfile
 import textwrap
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
@@ -212,9 +212,65 @@ async def read_via_tool(path: Path, offset: int | None, limit: int | None) -> st
     return block.text
 
 
+NOT_UTF8_NOTE = (
+    "\n\n[The file is not valid UTF-8 (another encoding, or binary): bytes that are not "
+    "UTF-8 are shown as \ufffd. edit keeps those bytes as they are.]"
+)
+
+
 async def test_invalid_utf8_is_replaced_and_measured_like_node(call: Caller, tmp_path: Path) -> None:
+    # pi shows the replacement characters with no word; the note says what they are.
     (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe\xe2\x82\nend")
-    assert await call.text(read_tool, {"path": "bad.txt"}) == "ok\n\ufffd\ufffd\ufffd\nend"
+    assert await call.text(read_tool, {"path": "bad.txt"}) == "ok\n\ufffd\ufffd\ufffd\nend" + NOT_UTF8_NOTE
+
+
+async def test_a_real_replacement_character_gets_no_note(call: Caller, tmp_path: Path) -> None:
+    (tmp_path / "ok.txt").write_text("fine \ufffd here\n", encoding="utf-8")
+    assert await call.text(read_tool, {"path": "ok.txt"}) == "fine \ufffd here\n"
+
+
+async def test_binary_file_gets_a_note(call: Caller, tmp_path: Path) -> None:
+    (tmp_path / "bin.dat").write_bytes(b"ELF\x00\x01\xff")
+    assert await call.text(read_tool, {"path": "bin.dat"}) == (
+        "ELF\x00\x01\ufffd\n\n[This looks like a binary file: NUL bytes are shown as they are "
+        "and bytes that are not UTF-8 as \ufffd.]"
+    )
+
+
+# -- files that are not regular: never opened in a way that blocks --------------------------
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda p: os.mkfifo(p), "a FIFO (named pipe)"),
+        (lambda p: os.symlink("/dev/zero", p), "a character device"),
+    ],
+    ids=["fifo", "dev-zero"],
+)
+async def test_read_refuses_what_is_not_a_regular_file(
+    call: Caller, tmp_path: Path, make: Any, kind: str
+) -> None:
+    # A FIFO with no writer blocked read forever (no abort helped); /dev/zero never ended.
+    make(tmp_path / "special")
+    with pytest.raises(Exception, match=r"^Cannot read special: ") as info:
+        await call(read_tool, {"path": "special"})
+    assert str(info.value) == (
+        f"Cannot read special: it is {kind}, not a regular file. Only regular files can be used "
+        "here; use bash with a bound (e.g. head -c 4096) to look at a device or pipe."
+    )
+
+
+@pytest.mark.timeout(20)
+async def test_edit_and_write_refuse_a_fifo(call: Caller, tmp_path: Path) -> None:
+    from pi_tools_fs import edit_tool, write_tool
+
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(Exception, match=r"^Cannot edit fifo: it is a FIFO"):
+        await call(edit_tool, {"path": "fifo", "edits": [{"oldText": "a", "newText": "b"}]})
+    with pytest.raises(Exception, match=r"^Cannot write .*fifo: it is a FIFO"):
+        await call(write_tool, {"path": "fifo", "content": "x"})
 
 
 # -- images ---------------------------------------------------------------------------------
