@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from pi_host._version import __version__ as _VERSION
+
 from ._args import CliArgs, parse_args, render_help, unknown_flag_error
 
 if TYPE_CHECKING:
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
     from ._distribution import Distribution
 
 __all__ = ["main"]
-
-_VERSION = "0.1.0"
 
 
 def main(argv: list[str] | None = None, *, distribution: Distribution | None = None) -> int:
