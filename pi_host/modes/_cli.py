@@ -37,13 +37,24 @@ def main(argv: list[str] | None = None, *, distribution: Distribution | None = N
     _skip_collection_at_exit()
     try:
         return _main(argv, distribution)
-    except BrokenPipeError:
+    except (BrokenPipeError, BaseExceptionGroup) as exc:
+        if not _broken_pipe(exc):
+            raise
         # `pi-host ... | head`: the reader left; exit quietly, as command-line tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        from ._print import discard_stdout
+
+        discard_stdout()
         return 0
-    except UsageError as exc:  # e.g. `-p no:faux`: an essential plugin cannot be disabled
+    except UsageError as exc:  # e.g. `--no-plugin faux`: an essential plugin cannot be disabled
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+
+
+def _broken_pipe(exc: BaseException) -> bool:
+    """A closed stdout, alone or as every error of a task group."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_broken_pipe(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError)
 
 
 _exit_hook_registered = False
@@ -154,7 +165,7 @@ def _plugin_flag_help(args: CliArgs, distribution: Distribution | None = None) -
 
 
 def _disabled_plugins(args: CliArgs) -> list[str]:
-    """``-p no:NAME`` arguments plus the settings' ``plugins.disable``."""
+    """``--no-plugin NAME`` arguments plus the settings' ``plugins.disable``."""
     from pi_host.runtime._settings import settings_disabled_plugins
 
     return [*args.disabled_plugins, *settings_disabled_plugins(approve=args.approve)]
@@ -189,7 +200,7 @@ async def _run(args: CliArgs, distribution: Distribution | None = None, collecti
                 gc.enable()
         if isinstance(started, int):
             return started
-        return await _run_mode(*started)
+        return await _run_mode(*started, verbose=args.verbose)
     finally:
         if collecting:
             gc.unfreeze()  # a program that embeds main() gets its objects collected as before
@@ -278,7 +289,12 @@ async def _start(
 
 
 async def _run_mode(
-    mode: str, session: AgentSession, host: Host, messages: list[str], images: list[ImageContent]
+    mode: str,
+    session: AgentSession,
+    host: Host,
+    messages: list[str],
+    images: list[ImageContent],
+    verbose: bool = False,
 ) -> int:
     if mode == "rpc":
         from ._rpc import run_rpc_mode
@@ -300,6 +316,7 @@ async def _run_mode(
                     initial_messages=messages,
                     version=_VERSION,
                     hide_thinking=bool(session.settings and session.settings.hide_thinking_block),
+                    verbose=verbose,
                 )
             finally:
                 with anyio.CancelScope(shield=True):

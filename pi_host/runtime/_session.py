@@ -697,10 +697,9 @@ class AgentSession:
     def _check_model_and_auth(self) -> None:
         model = self.model
         if model is None:
-            raise SessionError(
-                "No model selected.\n\nUse --model provider/id, set defaultProvider and defaultModel in "
-                "settings.json, or configure a provider in models.json."
-            )
+            from ._setup_help import no_model_message
+
+            raise SessionError(no_model_message())
         if self.model_resolver is not None and not self.model_resolver.has_auth(model):
             raise SessionError(self.model_resolver.missing_auth_message(model))
 

@@ -1,7 +1,7 @@
 """pi-retry: retry transient provider errors with exponential backoff, as pi does.
 
 Installed, it registers through the ``pi_host.plugins`` entry point ``retry``; uninstalled
-or disabled (``-p no:retry``), failed runs simply end. Settings: ``retry.enabled``,
+or disabled (``--no-plugin retry``), failed runs simply end. Settings: ``retry.enabled``,
 ``retry.maxRetries``, ``retry.baseDelayMs`` and ``retry.provider.maxRetryDelayMs``.
 """
 
