@@ -139,7 +139,7 @@ _SPECIAL = (
     "-pno:",
 )
 
-SUBCOMMANDS = ("plugins",)
+SUBCOMMANDS = ("plugins", "install", "uninstall")
 
 
 def known_flags() -> list[str]:
@@ -289,6 +289,10 @@ pi-host - AI coding agent with read, bash, edit, write tools, built from plugins
 Usage:
   pi-host [options] [@files...] [messages...]
   pi-host plugins list [--json]     List plugins with distribution, version, status and hooks
+  pi-host plugins info <name>       Show one plugin: distribution, version, status, hooks, where
+  pi-host install [-U] [-e] <package|path|git+url>
+                                    Install a plugin into the environment pi-host runs in
+  pi-host uninstall <name>          Uninstall a plugin (by plugin or distribution name)
 
 Options:
   --provider <name>              Provider name

@@ -102,6 +102,11 @@ def _run_command(args: CliArgs, distribution: Distribution | None) -> int:
             print(f"Error: {message}", file=sys.stderr)
         return 2
     if args.subcommand is not None:
+        if args.subcommand[0] in ("install", "uninstall"):
+            from ._install_cmd import run_install, run_uninstall
+
+            run = run_install if args.subcommand[0] == "install" else run_uninstall
+            return run(args.subcommand[1:])
         from ._plugins_cmd import run_plugins_command
 
         with _collector_paused():
