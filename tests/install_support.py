@@ -138,3 +138,21 @@ def copy_tree(source: Path, destination: Path) -> Path:
         ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "build", "dist", "*.egg-info", ".venv"),
     )
     return destination
+
+
+def copy_repository(destination: Path) -> Path:
+    """The working tree's tracked and new files (not .venv or caches)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if not source.is_file():
+            continue
+        target = destination / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    return destination

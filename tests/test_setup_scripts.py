@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.install_support import ROOT, UV, Sandbox
+from tests.install_support import UV, Sandbox, copy_repository
 
 pytestmark = [
     pytest.mark.slow,
@@ -74,24 +74,6 @@ def build_system_python(prefix: Path) -> SystemPython:
         if entry.name == "pip" or (entry.name.startswith("pip-") and entry.name.endswith(".dist-info")):
             (site / entry.name).symlink_to(entry)
     return SystemPython(prefix, site)
-
-
-def copy_repository(destination: Path) -> Path:
-    """The working tree's tracked and new files (not .venv or caches)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if not source.is_file():
-            continue
-        target = destination / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-    return destination
 
 
 @pytest.fixture(scope="module")
