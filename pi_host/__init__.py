@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pi_host import _lazy
-
-__version__ = "0.1.0"
+from pi_host._version import __version__
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {

@@ -141,7 +141,9 @@ def test_file_argument_is_inlined_into_the_prompt(tmp_path: Path) -> None:
 
 def test_disabled_plugin_removes_its_tool(tmp_path: Path) -> None:
     script = [{"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}, {"text": "ok"}]
-    result = run(["--provider", "faux", "--mode", "json", "-p", "no:bash", "go"], tmp_path, script)
+    result = run(
+        ["--provider", "faux", "--mode", "json", "--no-plugin", "bash", "-p", "go"], tmp_path, script
+    )
     assert result.returncode == 0, result.stderr
     end = next(json.loads(line) for line in result.stdout.splitlines() if '"tool_execution_end"' in line)
     assert end["isError"] is True
@@ -158,7 +160,11 @@ def test_plugins_list_shows_first_party_plugins(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "field", "value"),
     [
-        (["-p", "no:bash"], "disabled_plugins", ["bash"]),
+        (["--no-plugin", "bash", "--no-plugin", "retry"], "disabled_plugins", ["bash", "retry"]),
+        (["-pno:bash"], "disabled_plugins", ["bash"]),
+        (["-p", "no:bash"], "messages", ["no:bash"]),
+        (["-p", "no:bash"], "disabled_plugins", []),
+        (["-p", "no:idea what this means"], "messages", ["no:idea what this means"]),
         (["-p", "hello"], "messages", ["hello"]),
         (["-xt", "bash,edit"], "exclude_tools", ["bash", "edit"]),
         (["--plan"], "unknown_flags", {"plan": True}),

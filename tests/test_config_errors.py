@@ -74,7 +74,7 @@ def test_a_bad_client_retry_count_is_reported_and_the_default_used(tmp_path: Pat
 def test_no_credentials_at_all_is_not_reported_as_a_missing_model(tmp_path: Path) -> None:
     result = run(["-p", "hi"], tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "No models available. Set an API key (ANTHROPIC_API_KEY" in result.stderr
+    assert "No provider has an API key" in result.stderr and "ANTHROPIC_API_KEY" in result.stderr
     assert str(tmp_path / "agent" / "auth.json") in result.stderr
 
 

@@ -142,7 +142,7 @@ def test_the_listing_shows_every_plugin_with_origin_status_and_hooks(site: Path)
 
 def test_a_disabled_plugin_is_never_imported(site: Path) -> None:
     pm = PluginManager()
-    load_plugins(pm, controls=fixtures_only(), disabled=["denied"])  # as from -p no:denied
+    load_plugins(pm, controls=fixtures_only(), disabled=["denied"])  # as from --no-plugin denied
     assert "pi_fixture_denied" not in sys.modules
     assert not (site / "pi_fixture_denied" / "IMPORTED").exists()
     assert pm.is_blocked("denied")

@@ -1,4 +1,6 @@
-"""The examples and the plugin tutorial, pip-installed for real into fresh virtual environments.
+"""The examples, pip-installed for real into fresh virtual environments.
+
+(The plugin tutorial is followed with plain pip by tests/test_docs_install.py.)
 
 Each environment is made with ``uv venv`` and filled with ``uv pip install`` from this
 repository: offline first (from uv's cache, pinned to the versions of the environment running
@@ -20,12 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.console_sessions import console_commands, expect_lines
-
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = ROOT / "plugins"
 EXAMPLES = ROOT / "examples"
-TUTORIAL = ROOT / "docs" / "plugins" / "tutorial.md"
 LOCAL_PACKAGES = (
     "pi-host",
     "pi-tools-fs",
@@ -209,76 +208,6 @@ def test_third_party_batteries_replace_the_first_party_ones(
     result = venv.run(venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=sources[example])
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(rf"\b{count} passed\b", result.stdout), result.stdout
-
-
-# -- the tutorial: its commands, run as written ---------------------------------------------------
-
-_MARKER = re.compile(r"^<!--\s*tutorial(?::\s*file\s+(?P<file>\S+))?\s*-->\s*$")
-_FENCE = re.compile(r"^```")
-
-
-def tutorial_steps(path: Path) -> list[tuple[str, str, str]]:
-    """``("file", relative path, content)`` and ``("console", "", block)`` in document order."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    steps = []
-    index = 0
-    while index < len(lines):
-        match = _MARKER.match(lines[index])
-        index += 1
-        if not match:
-            continue
-        assert _FENCE.match(lines[index]), (
-            f"{path.name}:{index + 1}: a tutorial marker must precede a code block"
-        )
-        end = next(i for i in range(index + 1, len(lines)) if _FENCE.match(lines[i]))
-        body = "\n".join(lines[index + 1 : end]) + "\n"
-        steps.append(("file", match["file"], body) if match["file"] else ("console", "", body))
-        index = end + 1
-    return steps
-
-
-@pytest.fixture(scope="module")
-def tutorial_env(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """pi-host and its default plugins stand in for PyPI: installed before the tutorial asks."""
-    venv = make_venv(tmp_path_factory, "tutorial")
-    venv.install(
-        str(ROOT),
-        *(str(PLUGINS / name) for name in ("pi_tools_fs", "pi_bash", "pi_compaction", "pi_retry")),
-    )
-    return venv
-
-
-@needs_uv
-def test_tutorial_commands_work_in_a_fresh_environment(tutorial_env: Venv) -> None:
-    venv = tutorial_env
-    workspace = venv.home / "work"
-    workspace.mkdir()
-    steps = tutorial_steps(TUTORIAL)
-    assert [kind for kind, _, _ in steps].count("console") >= 4
-    # `pip` in the tutorial means the environment's installer; here that is uv's pip.
-    preamble = 'pip() { uv pip "$@"; }\n'
-    cwd = workspace
-    for kind, relative, body in steps:
-        if kind == "file":
-            target = workspace / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(body, encoding="utf-8")
-            continue
-        for command, expected in console_commands(body):
-            script = f'{preamble}{command}\nstatus=$?\npwd > "$PI_TUTORIAL_CWD"\nexit $status\n'
-            marker = venv.home / "cwd.txt"
-            result = venv.run(
-                "bash", "-c", script, cwd=cwd, env={"PI_TUTORIAL_CWD": str(marker), "UV_OFFLINE": "1"}
-            )
-            output = result.stdout + result.stderr
-            if result.returncode != 0 and "pip" in command:
-                # The offline cache may lack a package the tutorial asks for: try online once.
-                result = venv.run("bash", "-c", script, cwd=cwd, env={"PI_TUTORIAL_CWD": str(marker)})
-                output = result.stdout + result.stderr
-            assert result.returncode == 0, f"`{command}` failed ({result.returncode}):\n{output}"
-            expect_lines(result.stdout, expected, f"`{command}`")
-            cwd = Path(marker.read_text().strip())
-    assert not (workspace / "pi-protect" / ".env").exists()
 
 
 # -- examples/distribution: a distribution beside plain pi-host --------------------------------------

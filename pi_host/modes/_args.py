@@ -2,8 +2,10 @@
 
 Hand-written rather than argparse because pi's grammar is not argparse's: ``-p`` takes an
 optional message, unknown long flags are kept for plugins (``--plan``), and ``@file`` arguments
-sit among the messages. Nothing here imports more than the standard library, so ``--version``
-and ``--help`` stay fast.
+sit among the messages. ``-p`` always means print mode, with the next argument as its prompt
+(``-p "no:idea"`` included); plugins are disabled with ``--no-plugin NAME`` or pytest's
+attached form ``-pno:NAME``, which can never be a prompt. Nothing here imports more than the
+standard library, so ``--version`` and ``--help`` stay fast.
 """
 
 from __future__ import annotations
@@ -74,7 +76,6 @@ class CliArgs:
     export: str | None = None
     list_models: str | bool | None = None
     verbose: bool = False
-    offline: bool = False
     approve: bool | None = None
     disabled_plugins: list[str] = field(default_factory=list)
     enabled_plugins: list[str] = field(default_factory=list)
@@ -122,7 +123,7 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "-nc": ("no_context_files", "bool"),
     "--export": ("export", "str"),
     "--verbose": ("verbose", "bool"),
-    "--offline": ("offline", "bool"),
+    "--no-plugin": ("disabled_plugins", "list"),
 }
 # Flags handled by hand below, listed so that "did you mean" knows them.
 _SPECIAL = (
@@ -135,9 +136,10 @@ _SPECIAL = (
     "-a",
     "--no-approve",
     "-na",
+    "-pno:",
 )
 
-SUBCOMMANDS = ("plugins",)
+SUBCOMMANDS = ("plugins", "install", "uninstall")
 
 
 def known_flags() -> list[str]:
@@ -192,20 +194,26 @@ def parse_args(argv: list[str]) -> CliArgs:
                 )
                 i += nxt is not None
         elif arg in ("--print", "-p"):
-            # pytest-style plugin control shares -p: `-p no:bash` disables, `-p name` is a
-            # prompt (pi's meaning), so only the `no:` form is taken as a plugin switch.
-            if arg == "-p" and nxt is not None and nxt.startswith("no:"):
-                args.disabled_plugins.append(nxt[3:])
+            args.print = True
+            if (
+                nxt is not None
+                and not nxt.startswith("@")
+                and (not nxt.startswith("-") or nxt.startswith("---"))
+            ):
+                args.messages.append(nxt)
                 i += 1
-            else:
-                args.print = True
-                if (
-                    nxt is not None
-                    and not nxt.startswith("@")
-                    and (not nxt.startswith("-") or nxt.startswith("---"))
-                ):
-                    args.messages.append(nxt)
-                    i += 1
+                if _looks_like_plugin_switch(nxt):
+                    # `-p no:NAME` used to disable a plugin; it is a prompt now, as in pi.
+                    args.diagnostics.append(
+                        Diagnostic(
+                            "warning",
+                            f'"-p {nxt}" is sent to the model as a prompt; to run without the '
+                            f"plugin {nxt[3:]}, use --no-plugin {nxt[3:]}",
+                        )
+                    )
+        elif arg.startswith("-pno:"):
+            # pytest's attached spelling: one argument, so it can never be a prompt.
+            args.disabled_plugins.append(arg[5:])
         elif arg == "--thinking":
             if nxt is None:
                 args.diagnostics.append(Diagnostic("error", "Option --thinking needs a value"))
@@ -251,6 +259,12 @@ def parse_args(argv: list[str]) -> CliArgs:
     return args
 
 
+def _looks_like_plugin_switch(text: str) -> bool:
+    """``no:NAME`` with a plugin-like name: what ``-p no:NAME`` was when it disabled a plugin."""
+    name = text[3:]
+    return text.startswith("no:") and bool(name) and all(c.isalnum() or c in "_.-" for c in name)
+
+
 def _unknown_message(flag: str) -> str:
     import difflib  # only for a mistyped flag
 
@@ -275,6 +289,10 @@ pi-host - AI coding agent with read, bash, edit, write tools, built from plugins
 Usage:
   pi-host [options] [@files...] [messages...]
   pi-host plugins list [--json]     List plugins with distribution, version, status and hooks
+  pi-host plugins info <name>       Show one plugin: distribution, version, status, hooks, where
+  pi-host install [-U] [-e] <package|path|git+url>
+                                    Install a plugin into the environment pi-host runs in
+  pi-host uninstall <name>          Uninstall a plugin (by plugin or distribution name)
 
 Options:
   --provider <name>              Provider name
@@ -307,9 +325,9 @@ Options:
   --list-models [search]         List available models (with optional fuzzy search)
   --approve, -a / --no-approve, -na
                                  Trust / don't trust this project's .pi resources and plugins
-  -p no:<name>                   Disable the plugin <name> for this run (repeatable)
-  --verbose                      Verbose start-up output
-  --offline                      Disable start-up network operations
+  --no-plugin <name>             Run without the plugin <name> (repeatable; also -pno:<name>;
+                                 "-p no:<name>" is a prompt, as in pi)
+  --verbose                      Show the start-up header even when quietStartup is set
   --help, -h                     Show this help
   --version, -v                  Show version number
 {plugin_flags}

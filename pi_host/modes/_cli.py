@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from pi_host._version import __version__ as _VERSION
 from pi_host.errors import UsageError
 
 from ._args import CliArgs, parse_args, render_help, unknown_flag_error
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_VERSION = "0.1.0"
-
 
 def main(argv: list[str] | None = None, *, distribution: Distribution | None = None) -> int:
     """Entry point of ``pi-host``; returns the exit status.
@@ -37,13 +36,24 @@ def main(argv: list[str] | None = None, *, distribution: Distribution | None = N
     _skip_collection_at_exit()
     try:
         return _main(argv, distribution)
-    except BrokenPipeError:
+    except (BrokenPipeError, BaseExceptionGroup) as exc:
+        if not _broken_pipe(exc):
+            raise
         # `pi-host ... | head`: the reader left; exit quietly, as command-line tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        from ._print import discard_stdout
+
+        discard_stdout()
         return 0
-    except UsageError as exc:  # e.g. `-p no:faux`: an essential plugin cannot be disabled
+    except UsageError as exc:  # e.g. `--no-plugin faux`: an essential plugin cannot be disabled
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+
+
+def _broken_pipe(exc: BaseException) -> bool:
+    """A closed stdout, alone or as every error of a task group."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_broken_pipe(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError)
 
 
 _exit_hook_registered = False
@@ -87,6 +97,11 @@ def _run_command(args: CliArgs, distribution: Distribution | None) -> int:
             print(f"Error: {message}", file=sys.stderr)
         return 2
     if args.subcommand is not None:
+        if args.subcommand[0] in ("install", "uninstall"):
+            from ._install_cmd import run_install, run_uninstall
+
+            run = run_install if args.subcommand[0] == "install" else run_uninstall
+            return run(args.subcommand[1:])
         from ._plugins_cmd import run_plugins_command
 
         with _collector_paused():
@@ -150,7 +165,7 @@ def _plugin_flag_help(args: CliArgs, distribution: Distribution | None = None) -
 
 
 def _disabled_plugins(args: CliArgs) -> list[str]:
-    """``-p no:NAME`` arguments plus the settings' ``plugins.disable``."""
+    """``--no-plugin NAME`` arguments plus the settings' ``plugins.disable``."""
     from pi_host.runtime._settings import settings_disabled_plugins
 
     return [*args.disabled_plugins, *settings_disabled_plugins(approve=args.approve)]
@@ -185,7 +200,7 @@ async def _run(args: CliArgs, distribution: Distribution | None = None, collecti
                 gc.enable()
         if isinstance(started, int):
             return started
-        return await _run_mode(*started)
+        return await _run_mode(*started, verbose=args.verbose)
     finally:
         if collecting:
             gc.unfreeze()  # a program that embeds main() gets its objects collected as before
@@ -288,7 +303,12 @@ def _report_configuration_problems(session: AgentSession) -> None:
 
 
 async def _run_mode(
-    mode: str, session: AgentSession, host: Host, messages: list[str], images: list[ImageContent]
+    mode: str,
+    session: AgentSession,
+    host: Host,
+    messages: list[str],
+    images: list[ImageContent],
+    verbose: bool = False,
 ) -> int:
     if mode == "rpc":
         from ._rpc import run_rpc_mode
@@ -310,6 +330,7 @@ async def _run_mode(
                     initial_messages=messages,
                     version=_VERSION,
                     hide_thinking=bool(session.settings and session.settings.hide_thinking_block),
+                    verbose=verbose,
                 )
             finally:
                 with anyio.CancelScope(shield=True):

@@ -1,4 +1,7 @@
-"""``pi-host plugins list [--all] [--json]``: every plugin with distribution, version, status and hooks."""
+"""``pi-host plugins list [--all] [--json]``: every plugin with distribution, version, status and hooks.
+
+``plugins info NAME`` is :mod:`._plugin_info`'s.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +10,15 @@ import sys
 
 __all__ = ["run_plugins_command"]
 
-_USAGE = "Usage: pi-host plugins list [--all] [--json]"
+_USAGE = "Usage: pi-host plugins list [--all] [--json] | pi-host plugins info NAME [--json]"
 
 
 def run_plugins_command(argv: list[str]) -> int:
     """Run a ``plugins`` subcommand; returns the exit status."""
+    if argv and argv[0] == "info":
+        from ._plugin_info import run_plugin_info
+
+        return run_plugin_info(argv[1:])
     if not argv or argv[0] != "list" or any(arg not in ("--json", "--all", "-a") for arg in argv[1:]):
         print(_USAGE, file=sys.stderr)
         return 2

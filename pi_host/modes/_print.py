@@ -2,6 +2,10 @@
 
 Print writes the final reply's text to stdout (errors to stderr, exit status 1); JSON writes
 the session header, then every session event as one line of pi's JSON.
+
+A reader that goes away (``pi-host --mode json ... | head -1``) ends the run quietly: the
+first write that finds stdout closed aborts the run, and the rest of the output goes to
+``/dev/null``, as command-line tools do; the exit status is 0.
 """
 
 from __future__ import annotations
@@ -20,9 +24,36 @@ from pi_host.runtime import AgentSession, SessionError
 
 from ._jsonl import write_line
 
-__all__ = ["run_print_mode"]
+__all__ = ["discard_stdout", "run_print_mode"]
 
 _SIGNAL_EXIT: StashKey[int] = StashKey()
+
+
+def discard_stdout() -> None:
+    """Point stdout at ``/dev/null``: its reader left, and later writes (and the flush at
+    exit) must not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def _json_writer(session: AgentSession) -> Any:
+    closed = False
+
+    def write(event: Any) -> None:
+        nonlocal closed
+        if closed:
+            return
+        try:
+            _write_json_line(event)
+        except BrokenPipeError:
+            closed = True
+            discard_stdout()
+            session.agent.abort()
+
+    return write
 
 
 def _write_json_line(event: Any) -> None:
@@ -53,8 +84,13 @@ async def run_print_mode(
     """
     exit_code: int | None = None
     if json_mode:
-        sys.stdout.write(session.session_manager.header.to_json() + "\n")
-        session.subscribe(_write_json_line)
+        try:
+            sys.stdout.write(session.session_manager.header.to_json() + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            discard_stdout()
+            return 0
+        session.subscribe(_json_writer(session))
     async with anyio.create_task_group() as tg:
         session.bind_task_group(tg)
         tg.start_soon(_watch_signals, session, tg.cancel_scope)

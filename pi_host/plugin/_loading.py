@@ -1,4 +1,4 @@
-"""The standard load sequence and its controls (PI_HOST_PLUGINS, PI_HOST_DISABLE_PLUGINS, -p no:)."""
+"""The standard load sequence and its controls (PI_HOST_PLUGINS, PI_HOST_DISABLE_PLUGINS, --no-plugin)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class PluginControls:
     ) -> PluginControls:
         """Read ``PI_HOST_PLUGINS`` and ``PI_HOST_DISABLE_PLUGINS``, adding ``disabled``.
 
-        :param disabled: more plugins to disable: ``-p no:NAME`` arguments and settings.
+        :param disabled: more plugins to disable: ``--no-plugin NAME`` arguments and settings.
         """
         env = os.environ if environ is None else environ
         allow_text = env.get(PLUGINS_ENV)
@@ -77,7 +77,7 @@ def load_plugins(
     them another way.
 
     :param controls: defaults to :meth:`PluginControls.from_environ`.
-    :param disabled: more plugins to disable (``-p no:NAME``, settings), added to ``controls``.
+    :param disabled: more plugins to disable (``--no-plugin NAME``, settings), added to ``controls``.
     :raises UsageError: when asked to disable an essential plugin.
     :raises PluginLoadError: when an essential plugin is broken (a defect of pi-host).
     """

@@ -79,7 +79,7 @@ class WarningSettings(_Section):
 
 
 class PluginSettings(_Section):
-    """``plugins`` (pi-host only): plugins to allow or disable by name, like ``-p no:NAME``."""
+    """``plugins`` (pi-host only): plugins to allow or disable by name, like ``--no-plugin NAME``."""
 
     enable: list[str] = Field(default_factory=empty_list)
     disable: list[str] = Field(default_factory=empty_list)

@@ -690,8 +690,11 @@ class AgentSession:
         if model is None:
             resolver = self.model_resolver
             if resolver is not None and not resolver.registry.available():
-                # Nothing is selected because nothing has credentials: say that, not "no model".
-                raise SessionError(f"No model selected. {resolver.no_models_message()}")
+                from ._setup_help import no_model_message
+
+                # Nothing is selected because nothing has credentials: say what gives one.
+                models_json = resolver.registry.models_json
+                raise SessionError(no_model_message(None if models_json is None else models_json.parent))
             raise SessionError(
                 "No model selected.\n\nUse --model provider/id, set defaultProvider and defaultModel in "
                 "settings.json, or configure a provider in models.json."

@@ -32,6 +32,9 @@ What it offers:
 - checks of a plugin's surface: :func:`assert_entry_point`, :func:`assert_hooks_match_specs`,
   :func:`assert_public_imports_only`.
 
+Only the fixtures need pytest (``pip install "pi-host[testing]"`` brings it and
+pytest-asyncio); everything else imports without it, for scripts and other test runners.
+
 The kit's assertions carry their own messages, so pytest need not rewrite this package
 (PYTEST_DONT_REWRITE); a test module may then import it before pytest loads it as a plugin.
 """
@@ -40,11 +43,22 @@ from __future__ import annotations
 
 from ._checks import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 from ._cli import CliResult, CliRunner, isolated_environ, script_json
-from ._fixtures import HostFactory, make_host, pi_host_factory, run_cli
+from ._factory import HostFactory
 from ._host import Block, HostSetupError, IsolatedHost, PluginError, RunOutcome, build_host
 from ._recorder import HookCall, HookRecorder, ImplCall, RecordingDispatcher
 from ._script import Request, Responder, ScriptedProvider, Step, error, reply, to_reply, tool_call
 from ._ui import RecordingUI
+
+_FIXTURES = ("make_host", "pi_host_factory", "run_cli")
+
+try:
+    from ._fixtures import make_host, pi_host_factory, run_cli
+except ModuleNotFoundError as exc:
+    if exc.name != "pytest":
+        raise
+    _fixtures_missing = True
+else:
+    _fixtures_missing = False
 
 __all__ = [
     "Block",
@@ -78,3 +92,14 @@ __all__ = [
     "to_reply",
     "tool_call",
 ]
+if _fixtures_missing:
+    __all__ = [name for name in __all__ if name not in _FIXTURES]
+
+
+def __getattr__(name: str) -> object:
+    if name in _FIXTURES:
+        raise ImportError(
+            f"pi_host.testing.{name} is a pytest fixture and pytest is not installed: "
+            'pip install "pi-host[testing]"'
+        )
+    raise AttributeError(f"module 'pi_host.testing' has no attribute {name!r}")

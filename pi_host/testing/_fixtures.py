@@ -1,45 +1,20 @@
-"""The pytest fixtures of the testing kit: ``make_host`` and ``run_cli``."""
+"""The pytest fixtures of the testing kit: ``make_host`` and ``run_cli`` (the only part that needs pytest)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pytest
 
-from pi_host.modes._distribution import Distribution
 from pi_host.providers._env_keys import ENV_API_KEYS
 
 from ._cli import CliRunner
+from ._factory import HostFactory
 from ._host import IsolatedHost, build_host
-from ._script import Responder, ScriptedProvider, Step
-from ._ui import RecordingUI
 
 __all__ = ["HostFactory", "make_host", "pi_host_factory", "run_cli"]
-
-
-class HostFactory(Protocol):
-    """The type of the ``make_host`` fixture."""
-
-    def __call__(
-        self,
-        *plugins: object,
-        load: Iterable[str] | None = None,
-        replies: Iterable[Step] = (),
-        respond: Responder | None = None,
-        provider: ScriptedProvider | None = None,
-        settings: Mapping[str, Any] | None = None,
-        files: Mapping[str, str | bytes] | None = None,
-        tools: Sequence[str] | None = None,
-        system_prompt: str | None = None,
-        session_options: Mapping[str, Any] | None = None,
-        ui: RecordingUI | None = None,
-        distribution: Distribution | None = None,
-        strict: bool = True,
-        trace: bool = False,
-    ) -> IsolatedHost: ...
 
 
 def _isolate(monkeypatch: pytest.MonkeyPatch, home: Path, agent_dir: Path) -> None:

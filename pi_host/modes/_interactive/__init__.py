@@ -73,6 +73,7 @@ async def run_interactive(
     app_name: str = "pi-host",
     show_history: bool = True,
     hide_thinking: bool = False,
+    verbose: bool = False,
     input: Input | None = None,
     output: Output | None = None,
 ) -> None:
@@ -82,6 +83,7 @@ async def run_interactive(
         positional messages).
     :param show_history: print the session's existing messages first (a resumed session).
     :param hide_thinking: show thinking blocks as a one-line label (Ctrl+T toggles).
+    :param verbose: show the start-up header even when ``quietStartup`` is set (``--verbose``).
     :param input: / :param output: prompt_toolkit input and output; the terminal by default.
     """
     from ._app import InteractiveApp
@@ -92,6 +94,7 @@ async def run_interactive(
         app_name=app_name,
         show_history=show_history,
         hide_thinking=hide_thinking,
+        verbose=verbose,
         input=input,
         output=output,
     )

@@ -410,12 +410,14 @@ class InteractiveApp:
         app_name: str = "pi-host",
         show_history: bool = True,
         hide_thinking: bool = False,
+        verbose: bool = False,
         input: Input | None = None,
         output: Output | None = None,
         keybindings_path: Path | None = None,
     ) -> None:
         _install_key_sequences()
         self.session = session
+        self.verbose = verbose
         self.app_name = app_name
         self.version = version
         self.options = RenderOptions(hide_thinking=hide_thinking, cwd=session.cwd)
@@ -1402,9 +1404,14 @@ class InteractiveApp:
         set_ui = getattr(self.session, "set_ui", None)
         if set_ui is not None:
             set_ui(self.ui)
-        if not self._safe(lambda: self.session.setting("quietStartup"), None):
+        if self.verbose or not self._safe(lambda: self.session.setting("quietStartup"), None):
             self.add_static(self.header())
         self.warn_key_problems()
+        if self.session.model is None:
+            # Say how to get a model now, not after a first prompt that could only fail.
+            from pi_host.runtime._setup_help import no_model_message
+
+            self.warning(no_model_message())
         if self._show_history and self.session.messages:
             self.render_messages(self.session.messages)
         self.update_title()

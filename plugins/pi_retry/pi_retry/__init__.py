@@ -1,7 +1,7 @@
 """pi-retry: retry transient provider errors with exponential backoff, as pi does.
 
 Installed, it registers through the ``pi_host.plugins`` entry point ``retry``; uninstalled
-or disabled (``-p no:retry``), failed runs simply end. It owns the ``retry`` settings section
+or disabled (``--no-plugin retry``), failed runs simply end. It owns the ``retry`` settings section
 (``retry.enabled``, ``retry.maxRetries``, ``retry.baseDelayMs``,
 ``retry.provider.maxRetryDelayMs``) and the ``retry`` abort scope (RPC ``abort_retry``).
 It uses only pi-host's public API, as any third-party retry plugin can.
