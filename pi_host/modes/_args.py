@@ -78,6 +78,7 @@ class CliArgs:
     approve: bool | None = None
     disabled_plugins: list[str] = field(default_factory=list)
     enabled_plugins: list[str] = field(default_factory=list)
+    extensions: list[str] = field(default_factory=list)
     subcommand: list[str] | None = None
 
 
@@ -121,6 +122,8 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "--no-context-files": ("no_context_files", "bool"),
     "-nc": ("no_context_files", "bool"),
     "--export": ("export", "str"),
+    "--extension": ("extensions", "list"),
+    "-e": ("extensions", "list"),
     "--verbose": ("verbose", "bool"),
     "--offline": ("offline", "bool"),
 }
@@ -274,7 +277,7 @@ pi-host - AI coding agent with read, bash, edit, write tools, built from plugins
 
 Usage:
   pi-host [options] [@files...] [messages...]
-  pi-host plugins list [--json]     List plugins with distribution, version, status and hooks
+  pi-host plugins list [--json] [-e PATH]  List plugins with tier, version, status, hooks and conflicts
 
 Options:
   --provider <name>              Provider name
@@ -308,6 +311,7 @@ Options:
   --approve, -a / --no-approve, -na
                                  Trust / don't trust this project's .pi resources and plugins
   -p no:<name>                   Disable the plugin <name> for this run (repeatable)
+  --extension, -e <path>         Load a plugin file or folder for this run only (repeatable)
   --verbose                      Verbose start-up output
   --offline                      Disable start-up network operations
   --help, -h                     Show this help

@@ -851,6 +851,8 @@ class AgentSession:
             signal.abort()
         self.stash[ABORT_REQUESTED] = True
         self.agent.abort()
+        # A hook implementation that hangs (an async one past all reason) ends too, named.
+        self.host.dispatcher.abort_hooks()
         await self.agent.wait_for_idle()
 
     # -- user bash ----------------------------------------------------------------------------
