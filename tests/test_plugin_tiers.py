@@ -96,22 +96,14 @@ async def test_a_conflict_in_one_tier_is_reported_and_the_setting_chooses(
     site: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     host = load("tools_fs", "aaa_read", "zzz_read")
+    with caplog.at_level(logging.WARNING, logger="pi_host.plugin"):
+        host.configure(config({}))
     # Same tier: the later name registers later and is called first.
     assert host.tool_sources["read"] == "zzz_read"
-    with caplog.at_level(logging.WARNING, logger="pi_host.plugin"):
-        host.configure(config({"plugins": {"prefer": {"tools": {"read": "aaa_read"}}}}))
-    assert host.tool_sources["read"] == "aaa_read"
-    assert await read_with(host) == "aaa_read read a.txt"
-    tool_conflict = next(c for c in host.conflicts if c.kind == "tool")
-    assert tool_conflict.decided_by == "setting" and tool_conflict.plugins == (
-        "aaa_read",
-        "zzz_read",
-        "tools_fs",
-    )
     warnings = [record.getMessage() for record in caplog.records if "is offered by" in record.getMessage()]
     assert warnings == [
-        'tool "read" is offered by plugins aaa_read, zzz_read, tools_fs; "aaa_read" wins (chosen by '
-        'plugins.prefer.tools.read) over zzz_read, tools_fs. Choose with "plugins.prefer.tools.read": '
+        'tool "read" is offered by plugins zzz_read, aaa_read, tools_fs; "zzz_read" wins (same tier; the '
+        'later name is called first) over aaa_read, tools_fs. Choose with "plugins.prefer.tools.read": '
         '"<plugin>" in settings.json',
         'command "review" is offered by plugins zzz_read, aaa_read; "zzz_read" wins (same tier; the later '
         'name is called first) over aaa_read. Choose with "plugins.prefer.commands.review": "<plugin>" in '
@@ -120,10 +112,16 @@ async def test_a_conflict_in_one_tier_is_reported_and_the_setting_chooses(
     # pi's rule for commands still holds: the loser stays reachable with a suffix.
     assert host.commands["review"].description == "Review (zzz)"
     assert host.commands["review:1"].description == "Review (aaa)"
-    # Warned once, however often the host is configured.
+
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="pi_host.plugin"):
         host.configure(config({"plugins": {"prefer": {"tools": {"read": "aaa_read"}}}}))
+    assert host.tool_sources["read"] == "aaa_read"
+    assert await read_with(host) == "aaa_read read a.txt"
+    tool_conflict = next(c for c in host.conflicts if c.kind == "tool")
+    assert tool_conflict.decided_by == "setting"
+    assert tool_conflict.plugins == ("aaa_read", "zzz_read", "tools_fs")
+    # The user chose the tool; the command was warned about already: no new warning.
     assert not [record for record in caplog.records if "is offered by" in record.getMessage()]
     listed = {info.name: info for info in host.plugin_manager.list_plugins()}
     assert [c.name for c in listed["aaa_read"].conflicts] == ["read", "review"]
@@ -179,10 +177,8 @@ def test_a_misspelt_plugin_to_disable_is_named_with_the_known_ones(site: Path, t
         site, tmp_path, "plugins", "list", plugins="tools_fs,aaa_read", PI_HOST_DISABLE_PLUGINS="aaa_raed"
     )
     assert result.returncode == 0, result.stderr
-    assert (
-        'cannot disable plugin "aaa_raed": no plugin has that name (did you mean "aaa_read"?); known plugins: '
-        in result.stderr
-    )
+    expected = 'cannot disable plugin "aaa_raed": no plugin has that name (did you mean "aaa_read"?)'
+    assert f"{expected}; known plugins: " in result.stderr
     assert "tools_fs" in result.stderr.split("known plugins: ", 1)[1]
 
 

@@ -65,6 +65,9 @@ class Host:
     middlewares: list[tuple[str, ToolMiddleware]] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     preferences: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Choices that hold unless the settings' ``plugins.prefer`` says otherwise (the testing
+    #: kit's scripted provider over the essential ``faux``).
+    preference_defaults: dict[str, dict[str, str]] = field(default_factory=dict)
     local_plugins_loaded: bool = False
     _warned: set[tuple[str, str, str]] = field(default_factory=set)
 
@@ -151,7 +154,11 @@ class Host:
         """
         settings = getattr(config, "settings", None)
         plugins = settings.get("plugins") if isinstance(settings, dict) else None
-        self.preferences = _preferences(plugins.get("prefer") if isinstance(plugins, dict) else None)
+        chosen = _preferences(plugins.get("prefer") if isinstance(plugins, dict) else None)
+        self.preferences = {
+            kind: {**self.preference_defaults.get(kind, {}), **chosen.get(kind, {})}
+            for kind in {*self.preference_defaults, *chosen}
+        }
         if isinstance(plugins, dict) and "hookTimeout" in plugins:
             self._set_hook_timeout(plugins["hookTimeout"])
         for error in self.plugin_manager.call_setup("pi_configure", config=config):
@@ -234,6 +241,8 @@ class Host:
                 plugins = list(dict.fromkeys(plugin for plugin, _ in offered))
                 winner, decided_by = plugins[0], "order"
                 preferred = self.preferences.get(kind + "s", {}).get(name)
+                if preferred is None:
+                    preferred = self.preference_defaults.get(kind + "s", {}).get(name)
                 if preferred is not None and preferred in plugins:
                     winner, decided_by = preferred, "setting"
                 elif len(plugins) > 1 and pm.tier(plugins[0]) != pm.tier(plugins[1]):
@@ -267,12 +276,18 @@ class Host:
         pm.set_conflicts(conflicts)
 
     def warn_conflicts(self) -> None:
-        """Log each conflict once, in one line naming the plugins and the setting that decides."""
+        """Log each conflict once, in one line naming the plugins and the setting that decides.
+
+        A conflict the settings decided is not warned about (the user chose); it stays listed.
+        """
+        import logging
+
+        plugin_logger = logging.getLogger("pi_host.plugin")
         for conflict in self.conflicts:
             key = (conflict.kind, conflict.name, conflict.winner)
-            if key not in self._warned:
+            if conflict.decided_by != "setting" and key not in self._warned:
                 self._warned.add(key)
-                logger.warning("%s", conflict.describe())
+                plugin_logger.warning("%s", conflict.describe())
 
     def add_tool(self, tool: Tool[Any], source: str = "runtime") -> None:
         """Add ``tool`` unless its name is taken, wrapped in the middlewares that apply to it."""
