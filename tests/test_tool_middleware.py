@@ -118,9 +118,8 @@ async def test_a_middleware_that_answers_itself_or_fails_is_reported_to_the_mode
     assert texts[0] == "denied by policy"
     assert texts[1] == 'tool middleware "policy" of plugin "Policy" failed: ValueError: policy file is broken'
     # Arguments a middleware passes on are validated; invalid ones are that middleware's fault.
-    assert texts[2].startswith(
-        'tool middleware "policy" of plugin "Policy" failed: ToolArgumentsError: Validation failed for tool "echo"'
-    )
+    prefix = 'tool middleware "policy" of plugin "Policy" failed: ToolArgumentsError: '
+    assert texts[2].startswith(prefix + 'Validation failed for tool "echo"')
     assert [result.is_error for result in outcome.tool_results] == [False, True, True]
 
 
