@@ -314,21 +314,20 @@ class Dispatcher:
                     finally:
                         guard.current = None
                 if impl.is_async or (result is not None and inspect.isawaitable(result)):
-                    if not hook.bounded or guard.timeout is None:
-                        result = await result
-                    elif inspect.iscoroutine(result):
+                    if inspect.iscoroutine(result):
                         # Most implementations finish without suspending: run the first step
-                        # here and pay for a deadline only when the coroutine really waits.
+                        # here and pay for a cancel scope (the deadline, the user's abort)
+                        # only when the coroutine really waits.
                         try:
                             first = result.send(None)
                         except StopIteration as done:
                             result = done.value
                         else:
                             result = await guard.bounded(
-                                impl.plugin, hook.name, result, started=True, first=first
+                                impl.plugin, hook.name, result, limit=hook.bounded, started=True, first=first
                             )
                     else:
-                        result = await guard.bounded(impl.plugin, hook.name, result)
+                        result = await guard.bounded(impl.plugin, hook.name, result, limit=hook.bounded)
             except BaseException as exc:
                 if not is_plugin_fault(exc):
                     raise

@@ -145,9 +145,17 @@ class HookGuard:
     # -- async implementations ----------------------------------------------------------------
 
     async def bounded(
-        self, plugin: str, hook: str, awaitable: Awaitable[Any], *, started: bool = False, first: Any = None
+        self,
+        plugin: str,
+        hook: str,
+        awaitable: Awaitable[Any],
+        *,
+        limit: bool = True,
+        started: bool = False,
+        first: Any = None,
     ) -> Any:
-        """Await the rest of an implementation under the timeout, abortable by :meth:`abort`.
+        """Await the rest of an implementation, abortable by :meth:`abort` and, when ``limit``
+        (the hook is bounded), under the timeout.
 
         :param started: ``awaitable`` is a coroutine whose first step the dispatcher already
             ran; it suspended on ``first`` (which may be ``None``: ``sleep(0)`` yields nothing).
@@ -158,7 +166,8 @@ class HookGuard:
         if started:
             assert isinstance(awaitable, Coroutine)
             pending = _Resumed(awaitable, first)
-        deadline = float("inf") if self.timeout is None else anyio.current_time() + self.timeout
+        timeout = self.timeout if limit else None
+        deadline = float("inf") if timeout is None else anyio.current_time() + timeout
         with anyio.CancelScope(deadline=deadline) as scope:
             self._scopes.add(scope)
             try:
@@ -168,7 +177,7 @@ class HookGuard:
         if scope in self._aborted:
             self._aborted.discard(scope)
             raise HookAborted(plugin, hook)
-        raise HookTimeout(plugin, hook, self.timeout or 0.0)
+        raise HookTimeout(plugin, hook, timeout or 0.0)
 
     def abort(self) -> int:
         """End every implementation awaiting now (each fails with :class:`HookAborted`).
@@ -224,7 +233,7 @@ class HookGuard:
                 continue
             plugin, hook = sample[1]
             logger.warning(
-                'plugin "%s" has blocked pi-host for %.0f s in %s (a def hook runs on the event '
+                'plugin "%s" has blocked pi-host for %.1f s in %s (a def hook runs on the event '
                 "loop; do blocking work in async def with anyio.to_thread); stopping it",
                 plugin,
                 blocked_for,
@@ -245,5 +254,7 @@ def _raise_in_thread(thread_id: int, plugin: str, hook: str, seconds: float) -> 
     class _Stopped(HookTimeout):
         def __init__(self) -> None:
             super().__init__(plugin, hook, seconds)
+
+    _Stopped.__name__ = _Stopped.__qualname__ = "HookTimeout"  # what reports show
 
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(_Stopped))
