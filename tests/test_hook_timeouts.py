@@ -242,7 +242,7 @@ def test_ctrl_c_stops_a_blocking_def_hook_at_once(tmp_path: Path) -> None:
             time.sleep(0.02)
         interrupted = time.monotonic()
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        _out, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
