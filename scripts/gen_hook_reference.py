@@ -181,7 +181,7 @@ def badges(contract: HookContract) -> str:
     elif contract.bounded:
         timeout = " · **Timeout:** the hook timeout applies"
     else:
-        timeout = " · **Timeout:** none (long, abortable work)"
+        timeout = " · **Timeout:** none (abortable)"
     return (
         f"**Dispatch:** {strategy} · **Implementations:** {calling} · **On error:** {on_error} · "
         f"**Returns:** {returns}{timeout}"

@@ -86,7 +86,7 @@ async def test_abort_ends_a_hung_hook_and_a_veto_fails_closed() -> None:
     assert [error.plugin for error in errors] == ["stuck"]
 
 
-async def test_an_async_hook_that_finishes_at_once_needs_no_deadline_and_suspending_ones_work() -> None:
+async def test_async_hooks_that_suspend_or_not_work_under_the_deadline() -> None:
     class Quick:
         @hookimpl
         async def pi_project_trust(self, cwd: str, ctx: Any) -> Any:
@@ -95,7 +95,7 @@ async def test_an_async_hook_that_finishes_at_once_needs_no_deadline_and_suspend
     class Suspends:
         @hookimpl
         async def pi_project_trust(self, cwd: str, ctx: Any) -> Any:
-            await anyio.sleep(0)  # yields None to the loop: the resumed coroutine must cope
+            await anyio.sleep(0)
             await anyio.sleep(0.01)
             from pi_host.hookspecs import ProjectTrustDecision
 

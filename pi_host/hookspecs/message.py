@@ -68,7 +68,7 @@ def pi_message_start(message: AgentMessage, ctx: PluginContext) -> None:
     """
 
 
-@hookspec(strategy=Strategy.NOTIFY)
+@hookspec(strategy=Strategy.NOTIFY, bounded=False)
 def pi_message_update(
     message: AgentMessage, assistant_message_event: AssistantMessageEvent, ctx: PluginContext
 ) -> None:

@@ -112,7 +112,7 @@ def pi_tool_call(
     """
 
 
-@hookspec(strategy=Strategy.NOTIFY)
+@hookspec(strategy=Strategy.NOTIFY, bounded=False)
 def pi_tool_execution_update(
     tool_call_id: str,
     tool_name: str,

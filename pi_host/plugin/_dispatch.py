@@ -314,20 +314,12 @@ class Dispatcher:
                     finally:
                         guard.current = None
                 if impl.is_async or (result is not None and inspect.isawaitable(result)):
-                    if inspect.iscoroutine(result):
-                        # Most implementations finish without suspending: run the first step
-                        # here and pay for a cancel scope (the deadline, the user's abort)
-                        # only when the coroutine really waits.
-                        try:
-                            first = result.send(None)
-                        except StopIteration as done:
-                            result = done.value
-                        else:
-                            result = await guard.bounded(
-                                impl.plugin, hook.name, result, limit=hook.bounded, started=True, first=first
-                            )
+                    if hook.bounded:
+                        # A cancel scope of its own (the deadline, the user's abort) around
+                        # the whole coroutine, so the scopes it opens nest inside it.
+                        result = await guard.bounded(impl.plugin, hook.name, result)
                     else:
-                        result = await guard.bounded(impl.plugin, hook.name, result, limit=hook.bounded)
+                        result = await result
             except BaseException as exc:
                 if not is_plugin_fault(exc):
                     raise

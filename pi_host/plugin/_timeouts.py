@@ -2,11 +2,13 @@
 
 Two kinds of hang, two mechanisms:
 
-- an ``async def`` implementation that never returns. Most implementations finish without
-  ever suspending; the dispatcher runs the coroutine's first step itself and only one that
-  suspends gets a cancel scope with a deadline (:func:`bounded`). Its timeout or
+- an ``async def`` implementation that never returns: each one of a bounded hook runs in a
+  cancel scope with a deadline (:meth:`HookGuard.bounded`); the timeout or
   :meth:`HookGuard.abort` (RPC ``abort``, Escape) ends it with :class:`HookTimeout` or
-  :class:`HookAborted`, reported as that plugin's failure in that hook.
+  :class:`HookAborted`, reported as that plugin's failure in that hook. The hooks that fire
+  once per streamed delta (``pi_message_update``, ``pi_tool_execution_update``) are not
+  bounded: a scope per delta would cost more than the dispatch; the run's own abort still
+  cancels them.
 - a blocking ``def`` implementation, which holds the event loop: nothing on the loop can
   stop it. A watchdog thread, started on the first synchronous implementation, samples what
   runs (two attribute stores per call, no timer, no thread switch). Past the timeout it
@@ -22,7 +24,7 @@ import ctypes
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Coroutine, Generator
+from collections.abc import Awaitable
 from typing import Any
 
 __all__ = [
@@ -94,34 +96,6 @@ def timeout_from_environ(default: float | None = DEFAULT_HOOK_TIMEOUT) -> float 
         return default
 
 
-class _Resumed:
-    """The rest of a coroutine whose first step already ran (it suspended on ``first``)."""
-
-    __slots__ = ("_coro", "_first")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], first: Any) -> None:
-        self._coro, self._first = coro, first
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, value = self._coro, self._first
-        while True:
-            try:
-                sent = yield value
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:
-                try:
-                    value = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value
-            else:
-                try:
-                    value = coro.send(sent)
-                except StopIteration as done:
-                    return done.value
-
-
 class HookGuard:
     """The timeout, the in-flight async implementations and the watchdog of one dispatcher.
 
@@ -144,34 +118,16 @@ class HookGuard:
 
     # -- async implementations ----------------------------------------------------------------
 
-    async def bounded(
-        self,
-        plugin: str,
-        hook: str,
-        awaitable: Awaitable[Any],
-        *,
-        limit: bool = True,
-        started: bool = False,
-        first: Any = None,
-    ) -> Any:
-        """Await the rest of an implementation, abortable by :meth:`abort` and, when ``limit``
-        (the hook is bounded), under the timeout.
-
-        :param started: ``awaitable`` is a coroutine whose first step the dispatcher already
-            ran; it suspended on ``first`` (which may be ``None``: ``sleep(0)`` yields nothing).
-        """
+    async def bounded(self, plugin: str, hook: str, awaitable: Awaitable[Any]) -> Any:
+        """Await an implementation under the timeout, abortable by :meth:`abort`."""
         import anyio
 
-        pending: Awaitable[Any] = awaitable
-        if started:
-            assert isinstance(awaitable, Coroutine)
-            pending = _Resumed(awaitable, first)
-        timeout = self.timeout if limit else None
+        timeout = self.timeout
         deadline = float("inf") if timeout is None else anyio.current_time() + timeout
         with anyio.CancelScope(deadline=deadline) as scope:
             self._scopes.add(scope)
             try:
-                return await pending
+                return await awaitable
             finally:
                 self._scopes.discard(scope)
         if scope in self._aborted:
