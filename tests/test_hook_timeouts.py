@@ -249,3 +249,24 @@ def test_ctrl_c_stops_a_blocking_def_hook_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - interrupted < 20
     assert process.returncode == 130, err
     assert 'plugin "blocks" was still running pi_agent_start when the run was aborted' in err
+
+
+async def test_a_hung_hook_inside_its_own_cancel_scopes_is_stopped_and_the_loop_stays_sound() -> None:
+    class Nested:
+        @hookimpl
+        async def pi_agent_start(self, ctx: Any) -> None:
+            with anyio.move_on_after(600):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(anyio.sleep_forever)
+                    await anyio.sleep_forever()
+
+    after = After()
+    dispatcher, errors = setup(("after", after), ("nested", Nested()), timeout=0.2)
+    with anyio.fail_after(20):
+        await dispatcher.agent_start(ctx=CTX)
+        assert after.ran and [error.plugin for error in errors] == ["nested"]
+        # The task carries no leftover cancellation: it can still wait and be cancelled normally.
+        await anyio.sleep(0.01)
+        with anyio.move_on_after(0.05) as scope:
+            await anyio.sleep_forever()
+        assert scope.cancelled_caught

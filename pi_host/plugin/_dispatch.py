@@ -19,6 +19,7 @@ import logging
 import os
 import time
 import traceback
+from asyncio import current_task as _current_task
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO, cast
@@ -297,6 +298,7 @@ class Dispatcher:
         guard = self._guard
         for impl in hook.impls:
             reached += 1
+            entry = None
             if traces is not None:
                 impl_started = time.perf_counter()
             try:
@@ -315,14 +317,30 @@ class Dispatcher:
                         guard.current = None
                 if impl.is_async or (result is not None and inspect.isawaitable(result)):
                     if hook.bounded:
-                        # A cancel scope of its own (the deadline, the user's abort) around
-                        # the whole coroutine, so the scopes it opens nest inside it.
-                        result = await guard.bounded(impl.plugin, hook.name, result)
+                        # Noted for the watchdog (the timeout) and for the user's abort;
+                        # inline, as this runs for every awaited implementation.
+                        if guard.async_ok and guard.watching:
+                            guard.calls = serial = guard.calls + 1
+                            entry = (impl.label, _current_task(), serial)
+                            guard.inflight.add(entry)
+                        else:
+                            entry = guard.enter(impl.label)
+                        try:
+                            result = await result
+                        finally:
+                            if entry is not None:
+                                guard.inflight.discard(entry)
+                        if guard.claims and entry in guard.claims:
+                            guard.release(entry)
                     else:
                         result = await result
-            except BaseException as exc:
+            except BaseException as caught:
+                exc = caught
                 if not is_plugin_fault(exc):
-                    raise
+                    stopped = guard.stopped(entry) if guard.claims else None
+                    if stopped is None:
+                        raise
+                    exc = stopped
                 message = _describe(exc)
                 await self._report(
                     ExtensionError(impl.plugin, hook.name, message, "".join(traceback.format_exception(exc)))

@@ -2,13 +2,15 @@
 
 Two kinds of hang, two mechanisms:
 
-- an ``async def`` implementation that never returns: each one of a bounded hook runs in a
-  cancel scope with a deadline (:meth:`HookGuard.bounded`); the timeout or
-  :meth:`HookGuard.abort` (RPC ``abort``, Escape) ends it with :class:`HookTimeout` or
-  :class:`HookAborted`, reported as that plugin's failure in that hook. The hooks that fire
-  once per streamed delta (``pi_message_update``, ``pi_tool_execution_update``) are not
-  bounded: a scope per delta would cost more than the dispatch; the run's own abort still
-  cancels them.
+- an ``async def`` implementation that never returns. A timer (or cancel scope) per call
+  would cost ten times the dispatch itself, so the loop only notes which implementations are
+  awaiting (:meth:`HookGuard.enter`) and a watchdog thread times them. One past the timeout,
+  or still awaiting when :meth:`HookGuard.abort` runs (RPC ``abort``, Escape), has its task
+  cancelled at the await it waits on (asyncio's ``Task.cancel``, taken back with
+  ``Task.uncancel`` once it arrives), so the cancel scopes the hook opened unwind in order;
+  it is reported as :class:`HookTimeout` or :class:`HookAborted`, that plugin's failure in
+  that hook. The hooks that fire once per streamed delta (``pi_message_update``,
+  ``pi_tool_execution_update``) are not bounded; the run's own abort still cancels them.
 - a blocking ``def`` implementation, which holds the event loop: nothing on the loop can
   stop it. A watchdog thread, started on the first synchronous implementation, samples what
   runs (two attribute stores per call, no timer, no thread switch). Past the timeout it
@@ -20,11 +22,12 @@ Two kinds of hang, two mechanisms:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ctypes
 import logging
 import os
 import threading
-from collections.abc import Awaitable
 from typing import Any
 
 __all__ = [
@@ -97,20 +100,27 @@ def timeout_from_environ(default: float | None = DEFAULT_HOOK_TIMEOUT) -> float 
 
 
 class HookGuard:
-    """The timeout, the in-flight async implementations and the watchdog of one dispatcher.
+    """The timeout, the implementations in flight and the watchdog of one dispatcher.
+
+    The loop side only notes what runs (a few attribute stores and a set insertion per
+    call); the watchdog thread does the timing, so no timer is armed per call.
 
     :ivar timeout: seconds per implementation, ``None`` for no limit.
     """
 
     def __init__(self, timeout: float | None) -> None:
         self.timeout = timeout
-        self._scopes: set[Any] = set()
-        self._aborted: set[Any] = set()
         # What the loop thread runs now: (plugin, hook) of a synchronous implementation, and
         # a counter that tells one call from the next. Written on the loop, read by the watchdog.
         self.current: tuple[str, str] | None = None
         self.calls = 0
         self.watching = False
+        # Async implementations awaiting now: (label, task, serial) each.
+        self.inflight: set[tuple[tuple[str, str], Any, int]] = set()
+        # Those the guard cancelled, with why: "timeout" or "abort".
+        self.claims: dict[tuple[tuple[str, str], Any, int], str] = {}
+        self.async_ok: bool | None = None
+        self._loop: Any = None
         self._watchdog: threading.Thread | None = None
         self._loop_thread = 0
         self._stop = threading.Event()
@@ -118,44 +128,75 @@ class HookGuard:
 
     # -- async implementations ----------------------------------------------------------------
 
-    async def bounded(self, plugin: str, hook: str, awaitable: Awaitable[Any]) -> Any:
-        """Await an implementation under the timeout, abortable by :meth:`abort`."""
-        import anyio
+    def enter(self, label: tuple[str, str]) -> tuple[tuple[str, str], Any, int] | None:
+        """Note an async implementation about to be awaited; ``None`` where it cannot be
+        stopped from outside (an event loop other than asyncio's).
 
-        timeout = self.timeout
-        deadline = float("inf") if timeout is None else anyio.current_time() + timeout
-        with anyio.CancelScope(deadline=deadline) as scope:
-            self._scopes.add(scope)
-            try:
-                return await awaitable
-            finally:
-                self._scopes.discard(scope)
-        if scope in self._aborted:
-            self._aborted.discard(scope)
-            raise HookAborted(plugin, hook)
-        raise HookTimeout(plugin, hook, timeout or 0.0)
+        The dispatcher inlines the same three lines once the guard is watching; this is the
+        first call's path (and the one without a timeout, which only abort can end).
+        """
+        if self.async_ok is None:
+            self._detect_loop()
+        if not self.async_ok:
+            return None
+        if not self.watching and self.timeout is not None:
+            self.start_watchdog()
+        self.calls += 1
+        entry = (label, asyncio.current_task(), self.calls)
+        self.inflight.add(entry)
+        return entry
+
+    def _detect_loop(self) -> None:
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.async_ok = False  # trio, or no loop: outer cancellation still works
+        else:
+            self.async_ok = True
+
+    def stopped(self, entry: tuple[tuple[str, str], Any, int] | None) -> Exception | None:
+        """The failure to report when the guard itself cancelled ``entry`` (the cancellation
+        is taken back from its task), else ``None``: the cancellation is someone else's."""
+        if entry is None or entry not in self.claims:
+            return None
+        why = self.claims.pop(entry)
+        entry[1].uncancel()
+        plugin, hook = entry[0]
+        return HookAborted(plugin, hook) if why == "abort" else HookTimeout(plugin, hook, self.timeout or 0.0)
+
+    def release(self, entry: tuple[tuple[str, str], Any, int]) -> None:
+        """``entry`` returned although the guard cancelled it (it swallowed the cancellation)."""
+        if self.claims.pop(entry, None) is not None:
+            entry[1].uncancel()
+
+    def _cancel(self, entry: tuple[tuple[str, str], Any, int], why: str) -> bool:
+        # On the loop thread.
+        if entry not in self.inflight or entry in self.claims:
+            return False
+        self.claims[entry] = why
+        entry[1].cancel(f"pi-host stopped {entry[0][0]} in {entry[0][1]}: {why}")
+        return True
 
     def abort(self) -> int:
         """End every implementation awaiting now (each fails with :class:`HookAborted`).
 
         :returns: how many were running.
         """
-        scopes = list(self._scopes)
-        for scope in scopes:
-            self._aborted.add(scope)
-            scope.cancel()
-        return len(scopes)
+        return sum(self._cancel(entry, "abort") for entry in tuple(self.inflight))
 
-    # -- synchronous implementations ----------------------------------------------------------
+    # -- the watchdog ---------------------------------------------------------------------------
 
     def start_watchdog(self) -> None:
-        """Start watching synchronous implementations (once, from the loop thread)."""
+        """Start the watchdog thread (once, from the loop thread)."""
         if self._watchdog is not None or self.timeout is None:
             return
         from ._containment import on_user_interrupt
 
         self.watching = True
         self._loop_thread = threading.get_ident()
+        if self._loop is None:
+            with contextlib.suppress(RuntimeError):
+                self._loop = asyncio.get_running_loop()
         self._remove_interrupt_hook = on_user_interrupt(self._on_user_interrupt)
         self._watchdog = threading.Thread(target=self._watch, name="pi-host hook watchdog", daemon=True)
         self._watchdog.start()
@@ -174,12 +215,27 @@ class HookGuard:
             raise HookAborted(*current)
 
     def _watch(self) -> None:
-        timeout = self.timeout
-        assert timeout is not None
-        interval = min(max(timeout / 8, 0.02), 1.0)
         seen: tuple[int, tuple[str, str] | None] = (-1, None)
         blocked_for = 0.0
-        while not self._stop.wait(interval):
+        waiting: dict[tuple[tuple[str, str], Any, int], float] = {}
+        clock = 0.0
+        while True:
+            timeout = self.timeout
+            interval = 1.0 if timeout is None else min(max(timeout / 8, 0.02), 1.0)
+            if self._stop.wait(interval):
+                return
+            clock += interval
+            if timeout is None:
+                waiting.clear()
+                continue
+            # Async implementations: the time each has been seen awaiting.
+            now = tuple(self.inflight)
+            waiting = {entry: waiting.get(entry, clock) for entry in now}
+            for entry, since in waiting.items():
+                if clock - since >= timeout and self._loop is not None:
+                    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                        self._loop.call_soon_threadsafe(self._cancel, entry, "timeout")
+            # A synchronous implementation holding the loop.
             sample = (self.calls, self.current)
             if sample[1] is None or sample != seen:
                 seen, blocked_for = sample, 0.0
