@@ -323,6 +323,7 @@ Environment:
   PI_HOST_PLUGINS                Comma-separated allow-list of plugins ("" = safe mode)
   PI_HOST_DISABLE_PLUGINS        Comma-separated plugins to disable
   PI_HOST_TRACE_HOOKS=1          Trace every hook dispatch to stderr
+  PI_HOST_HOOK_TIMEOUT           Seconds one hook implementation may take (default 60, 0 = none)
   PI_HOST_FAUX_SCRIPT            JSON script for the offline faux provider
 
 Examples:
