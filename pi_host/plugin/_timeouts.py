@@ -28,6 +28,7 @@ import ctypes
 import logging
 import os
 import threading
+import weakref
 from typing import Any
 
 __all__ = [
@@ -121,10 +122,13 @@ class HookGuard:
         self.claims: dict[tuple[tuple[str, str], Any, int], str] = {}
         self.async_ok: bool | None = None
         self._loop: Any = None
-        self._watchdog: threading.Thread | None = None
         self._loop_thread = 0
-        self._stop = threading.Event()
         self._remove_interrupt_hook: Any = None
+        # The watchdog's own view, only touched on its thread.
+        self._clock = 0.0
+        self._waiting: dict[tuple[tuple[str, str], Any, int], float] = {}
+        self._seen: tuple[int, tuple[str, str] | None] = (-1, None)
+        self._blocked_for = 0.0
 
     # -- async implementations ----------------------------------------------------------------
 
@@ -187,8 +191,8 @@ class HookGuard:
     # -- the watchdog ---------------------------------------------------------------------------
 
     def start_watchdog(self) -> None:
-        """Start the watchdog thread (once, from the loop thread)."""
-        if self._watchdog is not None or self.timeout is None:
+        """Join the watchdog (once, from the loop thread); one thread serves every guard."""
+        if self.watching or self.timeout is None:
             return
         from ._containment import on_user_interrupt
 
@@ -197,15 +201,27 @@ class HookGuard:
         if self._loop is None:
             with contextlib.suppress(RuntimeError):
                 self._loop = asyncio.get_running_loop()
-        self._remove_interrupt_hook = on_user_interrupt(self._on_user_interrupt)
-        self._watchdog = threading.Thread(target=self._watch, name="pi-host hook watchdog", daemon=True)
-        self._watchdog.start()
+        me = weakref.ref(self)
+
+        def interrupted() -> None:
+            guard = me()
+            if guard is not None:
+                guard._on_user_interrupt()
+
+        self._remove_interrupt_hook = on_user_interrupt(interrupted)
+        _watch(self)
 
     def close(self) -> None:
-        self._stop.set()
+        """Leave the watchdog (the guard also leaves when it is garbage)."""
+        _watched.discard(self)
         if self._remove_interrupt_hook is not None:
             self._remove_interrupt_hook()
             self._remove_interrupt_hook = None
+
+    def __del__(self) -> None:
+        remove = self._remove_interrupt_hook
+        if remove is not None:
+            remove()
 
     def _on_user_interrupt(self) -> None:
         # In the main thread, inside the SIGINT handler: when a def hook holds the loop, stop
@@ -214,47 +230,76 @@ class HookGuard:
         if current is not None and threading.get_ident() == self._loop_thread:
             raise HookAborted(*current)
 
-    def _watch(self) -> None:
-        seen: tuple[int, tuple[str, str] | None] = (-1, None)
-        blocked_for = 0.0
-        waiting: dict[tuple[tuple[str, str], Any, int], float] = {}
-        clock = 0.0
-        while True:
-            timeout = self.timeout
-            interval = 1.0 if timeout is None else min(max(timeout / 8, 0.02), 1.0)
-            if self._stop.wait(interval):
+    def _interval(self) -> float:
+        timeout = self.timeout
+        return 1.0 if timeout is None else min(max(timeout / 8, 0.02), 1.0)
+
+    def _tick(self, elapsed: float) -> None:
+        """One look at what runs, ``elapsed`` seconds after the last (on the watchdog thread)."""
+        self._clock += elapsed
+        timeout = self.timeout
+        if timeout is None:
+            self._waiting.clear()
+            return
+        # Async implementations: how long each has been seen awaiting.
+        clock, waiting = self._clock, self._waiting
+        self._waiting = waiting = {entry: waiting.get(entry, clock) for entry in tuple(self.inflight)}
+        for entry, since in waiting.items():
+            if clock - since >= timeout and self._loop is not None:
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                    self._loop.call_soon_threadsafe(self._cancel, entry, "timeout")
+        # A synchronous implementation holding the loop.
+        sample = (self.calls, self.current)
+        if sample[1] is None or sample != self._seen:
+            self._seen, self._blocked_for = sample, 0.0
+            return
+        self._blocked_for += elapsed
+        if self._blocked_for < timeout:
+            return
+        plugin, hook = sample[1]
+        logger.warning(
+            'plugin "%s" has blocked pi-host for %.1f s in %s (a def hook runs on the event '
+            "loop; do blocking work in async def with anyio.to_thread); stopping it",
+            plugin,
+            self._blocked_for,
+            hook,
+        )
+        # Checked again just before: the exception must land in the hook, not after it.
+        if (self.calls, self.current) == self._seen:
+            _raise_in_thread(self._loop_thread, plugin, hook, timeout)
+        self._seen, self._blocked_for = (-1, None), 0.0
+
+
+_watched: weakref.WeakSet[HookGuard] = weakref.WeakSet()
+_watchdog_lock = threading.Lock()
+_watchdog_thread: threading.Thread | None = None
+
+
+def _watch(guard: HookGuard) -> None:
+    """Add ``guard`` to the watched ones, starting the watchdog thread if none runs."""
+    global _watchdog_thread
+    with _watchdog_lock:
+        _watched.add(guard)
+        if _watchdog_thread is None or not _watchdog_thread.is_alive():
+            _watchdog_thread = threading.Thread(target=_watchdog, name="pi-host hook watchdog", daemon=True)
+            _watchdog_thread.start()
+
+
+def _watchdog() -> None:
+    """The one watchdog thread: ticks every guard; ends when none is left."""
+    global _watchdog_thread
+    pause = threading.Event()
+    while True:
+        with _watchdog_lock:
+            guards = list(_watched)
+            if not guards:
+                _watchdog_thread = None
                 return
-            clock += interval
-            if timeout is None:
-                waiting.clear()
-                continue
-            # Async implementations: the time each has been seen awaiting.
-            now = tuple(self.inflight)
-            waiting = {entry: waiting.get(entry, clock) for entry in now}
-            for entry, since in waiting.items():
-                if clock - since >= timeout and self._loop is not None:
-                    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                        self._loop.call_soon_threadsafe(self._cancel, entry, "timeout")
-            # A synchronous implementation holding the loop.
-            sample = (self.calls, self.current)
-            if sample[1] is None or sample != seen:
-                seen, blocked_for = sample, 0.0
-                continue
-            blocked_for += interval
-            if blocked_for < timeout:
-                continue
-            plugin, hook = sample[1]
-            logger.warning(
-                'plugin "%s" has blocked pi-host for %.1f s in %s (a def hook runs on the event '
-                "loop; do blocking work in async def with anyio.to_thread); stopping it",
-                plugin,
-                blocked_for,
-                hook,
-            )
-            # Checked again just before: the exception must land in the hook, not after it.
-            if (self.calls, self.current) == seen:
-                _raise_in_thread(self._loop_thread, plugin, hook, timeout)
-            seen, blocked_for = (-1, None), 0.0
+        interval = min(guard._interval() for guard in guards)
+        del guards  # hold no guard while waiting: a dispatcher dropped meanwhile is collected
+        pause.wait(interval)
+        for guard in list(_watched):
+            guard._tick(interval)
 
 
 def _raise_in_thread(thread_id: int, plugin: str, hook: str, seconds: float) -> None:
