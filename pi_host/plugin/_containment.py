@@ -10,8 +10,8 @@ the SIGINTs the process receives while it is installed (around plugin imports an
 
 from __future__ import annotations
 
-import asyncio
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -54,8 +54,11 @@ def is_plugin_fault(exc: BaseException) -> bool:
         return True
     if isinstance(exc, KeyboardInterrupt):
         return not user_interrupted()
-    cancelled = isinstance(exc, asyncio.CancelledError) or type(exc).__module__.startswith("trio")
-    return not cancelled
+    # asyncio is looked up, not imported: a process without it has no asyncio cancellation
+    # (and `pi-host --help`, which loads plugins, need not import it).
+    asyncio = sys.modules.get("asyncio")
+    cancelled = asyncio is not None and isinstance(exc, asyncio.CancelledError)
+    return not (cancelled or type(exc).__module__.startswith("trio"))
 
 
 def as_exception(exc: BaseException) -> Exception:

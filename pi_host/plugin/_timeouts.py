@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
 import os
 import threading
@@ -307,6 +306,8 @@ def _raise_in_thread(thread_id: int, plugin: str, hook: str, seconds: float) -> 
 
     The C API takes a type, not an instance; the details travel on a subclass made for it.
     """
+
+    import ctypes
 
     class _Stopped(HookTimeout):
         def __init__(self) -> None:
