@@ -270,3 +270,24 @@ async def test_a_hung_hook_inside_its_own_cancel_scopes_is_stopped_and_the_loop_
         with anyio.move_on_after(0.05) as scope:
             await anyio.sleep_forever()
         assert scope.cancelled_caught
+
+
+def test_the_setting_sets_the_timeout_and_the_variable_beats_it(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pi_host.plugin import PluginControls
+    from pi_host.runtime import Host
+
+    def configured(value: object) -> Host:
+        host = Host.load(controls=PluginControls(allow=frozenset()))
+        host.configure(types.SimpleNamespace(settings={"plugins": {"hookTimeout": value}}, flags={}))
+        return host
+
+    monkeypatch.delenv("PI_HOST_HOOK_TIMEOUT", raising=False)
+    assert Host.load(controls=PluginControls(allow=frozenset())).dispatcher.hook_timeout == 60.0
+    assert configured(2.5).dispatcher.hook_timeout == 2.5
+    assert configured(0).dispatcher.hook_timeout is None
+    assert configured("soon").dispatcher.hook_timeout == 60.0
+    assert any("plugins.hookTimeout in settings.json must be a number" in m for m in caplog.messages)
+    monkeypatch.setenv("PI_HOST_HOOK_TIMEOUT", "7")
+    assert configured(2.5).dispatcher.hook_timeout == 7.0
