@@ -240,6 +240,8 @@ def load_entrypoint_plugins(
             continue
         try:
             pm.register(extension.plugin, name=extension.name)
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             errors.append(pm.fail(extension.name, PluginLoadError(extension.name, dist, version, exc)))
     return errors
