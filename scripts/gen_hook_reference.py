@@ -176,9 +176,15 @@ def badges(contract: HookContract) -> str:
             else "reported and skipped"
         )
     returns = ", ".join(f"`{t.__name__}`" for t in contract.returns) if contract.returns else "nothing"
+    if contract.sync:
+        timeout = ""
+    elif contract.bounded:
+        timeout = " · **Timeout:** the hook timeout applies"
+    else:
+        timeout = " · **Timeout:** none (abortable)"
     return (
         f"**Dispatch:** {strategy} · **Implementations:** {calling} · **On error:** {on_error} · "
-        f"**Returns:** {returns}"
+        f"**Returns:** {returns}{timeout}"
     )
 
 

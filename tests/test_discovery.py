@@ -123,6 +123,7 @@ def test_the_listing_shows_every_plugin_with_origin_status_and_hooks(site: Path)
         distribution="pi-fixture-good",
         version="1.2.3",
         source="entrypoint",
+        tier="installed",
         status="enabled",
         hooks=("pi_agent_start", "pi_register_commands", "pi_tool_call"),
     )
@@ -134,6 +135,7 @@ def test_the_listing_shows_every_plugin_with_origin_status_and_hooks(site: Path)
         distribution="pi-fixture-denied",
         version="0.1.0",
         source="entrypoint",
+        tier="installed",
         status="disabled",
         error="disabled",
     )
@@ -275,6 +277,7 @@ def test_essentials_load_by_module_path_even_in_safe_mode(essential: str) -> Non
         distribution="pi-host",
         version=pi_host.__version__,
         source="essential",
+        tier="essential",
         status="enabled",
         hooks=("pi_agent_start",),
     )

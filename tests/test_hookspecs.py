@@ -27,6 +27,7 @@ from pi_host.hookspecs import (
     ToolCallBlock,
     ToolResultPatch,
     get_contract,
+    hookimpl,
     hookspec,
     iter_hookspecs,
 )
@@ -71,6 +72,7 @@ PI_EVENTS = [
 
 HOST_HOOKS = [
     "pi_register_tools",
+    "pi_register_tool_middleware",
     "pi_register_providers",
     "pi_register_commands",
     "pi_register_flags",
@@ -219,8 +221,9 @@ def test_hookspec_rejects_combinations_the_dispatcher_cannot_honour() -> None:
         """Demo."""
 
     assert get_contract(pi_demo) == HookContract(Strategy.FIRST, (str,))
+    # pluggy's own flag is set, so a plain pm.hook call returns one result, not a list.
     assert pi_demo.pi_spec == {  # type: ignore[attr-defined]
-        "firstresult": False,
+        "firstresult": True,
         "historic": False,
         "warn_on_impl": None,
         "warn_on_impl_args": None,
@@ -276,3 +279,26 @@ def test_command_and_flag_validate_their_names() -> None:
         Command(name="two words", description="", handler=_handler)
     with pytest.raises(ValueError, match='type must be "boolean" or "string"'):
         Flag(name="plan", type="int")  # type: ignore[arg-type]
+
+
+def test_pluggy_flags_tell_the_truth_for_a_plain_call() -> None:
+    for _, function, contract in SPECS:
+        spec = function.pi_spec  # type: ignore[attr-defined]
+        assert spec["firstresult"] == (contract.strategy is Strategy.FIRST), function.__name__
+        assert spec["historic"] == contract.historic, function.__name__
+
+    pm = PluginManager()
+
+    class Second:
+        @hookimpl
+        def pi_project_trust(self, cwd: str) -> str:
+            return "second"
+
+    class First:
+        @hookimpl
+        def pi_project_trust(self, cwd: str) -> str:
+            return "first"
+
+    pm.register(Second(), name="second")
+    pm.register(First(), name="first")
+    assert pm.hook.pi_project_trust(cwd="/", ctx=None) == "first"

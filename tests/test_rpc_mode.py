@@ -10,6 +10,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -641,3 +642,38 @@ async def test_plugin_dialog_round_trip_through_rpc_server(tmp_path: Path) -> No
                 assert {"id": "1", "type": "response", "command": "prompt", "success": True} in seen
                 client_in.close()
         assert results == [0]
+
+
+HUNG_HOOK = """\
+import pathlib
+
+import anyio
+
+from pi_host import hookimpl
+
+
+@hookimpl
+async def pi_agent_start(ctx):
+    pathlib.Path("hook-started").write_text("yes")
+    await anyio.sleep_forever()
+"""
+
+
+def test_abort_ends_a_hung_hook_and_names_it(
+    rpc: Callable[..., RpcProcess], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_HOST_HOOK_TIMEOUT", "0")  # no limit: only the abort can end it
+    (tmp_path / "hangs.py").write_text(HUNG_HOOK, encoding="utf-8")
+    p = rpc([{"text": "never reached"}], "-e", "hangs.py")
+    p.call({"id": "p", "type": "prompt", "message": "go"})
+    marker, deadline = tmp_path / "hook-started", time.monotonic() + TIMEOUT
+    while not marker.exists():  # synchronised on the hook's own marker
+        assert time.monotonic() < deadline, "the hook never started"
+        time.sleep(0.02)
+    assert p.call({"id": "a", "type": "abort"})["success"] is True
+    assert any(r["type"] == "agent_end" for r in p.seen)
+    errors = [r for r in p.seen if r["type"] == "extension_error"]
+    assert [(e["extensionPath"], e["event"]) for e in errors] == [("hangs", "pi_agent_start")]
+    assert "was still running pi_agent_start when the run was aborted" in errors[0]["error"]
+    assert p.call({"id": "s", "type": "get_state"})["data"]["isStreaming"] is False
+    assert p.close() == 0

@@ -29,9 +29,7 @@ from pi_host.hookspecs import (
     get_contract,
     iter_hookspecs,
 )
-from pi_host.messages import AssistantMessage, CustomMessage, ImageContent, TextContent, UserMessage
-from pi_host.plugin import Reducer, ResultRejected, reducer_for
-from pi_host.plugin._strategies import (
+from pi_host.hookspecs._reducers import (
     BeforeAgentStartReducer,
     CollectReducer,
     ContextReducer,
@@ -41,11 +39,16 @@ from pi_host.plugin._strategies import (
     NextTurnReducer,
     NotifyReducer,
     PipelineReducer,
+    PipelineUntilReducer,
     ResourcesReducer,
     ToolCallReducer,
     ToolResultReducer,
+    VetoFailure,
+    VetoReducer,
     describe_types,
 )
+from pi_host.messages import AssistantMessage, CustomMessage, ImageContent, TextContent, UserMessage
+from pi_host.plugin import Reducer, ResultRejected, reducer_for
 from pi_host.providers import Model
 
 CONTRACTS = {function.__name__: contract for _, function, contract in iter_hookspecs()}
@@ -160,9 +163,51 @@ def test_reducer_for_third_party_hooks() -> None:
     assert isinstance(reducer_for("pi_x", HookContract(Strategy.COLLECT, (str,))), CollectReducer)
     piped = reducer_for("pi_x", HookContract(Strategy.PIPELINE, (str,), pipe="text"))
     assert isinstance(piped, PipelineReducer) and piped.pipe == "text"
-    for contract in (HookContract(Strategy.PIPELINE, (str,)), HookContract(Strategy.VETO, (str,))):
-        with pytest.raises(HookError, match="cannot apply"):
+    for contract in (
+        HookContract(Strategy.PIPELINE, (str,)),
+        HookContract(Strategy.PIPELINE_UNTIL, (str,), pipe="text"),
+    ):
+        with pytest.raises(HookError, match="without what it needs"):
             reducer_for("pi_x", contract)
+
+
+class Deny(str):
+    """A block result of a third-party veto hook."""
+
+
+def test_third_party_veto_blocks_rewrites_and_fails_closed() -> None:
+    contract = HookContract(Strategy.VETO, (Deny, str), pipe="request", stop_on=(Deny,))
+    veto = reducer_for("pi_x_check", contract)
+    assert isinstance(veto, VetoReducer) and veto.fail_closed
+    outcome, seen = run(veto, {"request": "a"}, ["b", Deny("no"), "never"])
+    assert outcome == Deny("no") and [args["request"] for args in seen] == ["a", "b"]
+    assert run(veto, {"request": "a"}, ["b"])[0] == "b"
+    assert run(veto, {"request": "a"}, [])[0] is None
+    failed = veto.fail(veto.start({"request": "a"}), "p", "ValueError: boom")
+    assert failed.stop and veto.finish(failed.state) == VetoFailure("p", "ValueError: boom")
+    # Without a pipe, every accepted result blocks.
+    plain = reducer_for("pi_x_check", HookContract(Strategy.VETO, (Deny,)))
+    assert run(plain, {}, [Deny("x")])[0] == Deny("x")
+
+
+def test_third_party_pipeline_until_stops_on_its_type() -> None:
+    contract = HookContract(Strategy.PIPELINE_UNTIL, (int, str), pipe="value", stop_on=(str,))
+    until = reducer_for("pi_x_until", contract)
+    assert isinstance(until, PipelineUntilReducer)
+    outcome, seen = run(until, {"value": 1}, [2, 3, "done", 4])
+    assert outcome == "done" and [args["value"] for args in seen] == [1, 2, 3]
+    assert run(until, {"value": 1}, [2])[0] == 2
+
+
+def test_hookspec_declares_what_each_strategy_needs() -> None:
+    from pi_host.hookspecs import hookspec
+
+    with pytest.raises(ValueError, match="PIPELINE needs pipe"):
+        hookspec(strategy=Strategy.PIPELINE)
+    with pytest.raises(ValueError, match="PIPELINE_UNTIL needs pipe= and stop_on="):
+        hookspec(strategy=Strategy.PIPELINE_UNTIL, pipe="x")
+    with pytest.raises(ValueError, match="stop_on= is only meaningful"):
+        hookspec(strategy=Strategy.FIRST, stop_on=str)
 
 
 def test_describe_types() -> None:

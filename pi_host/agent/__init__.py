@@ -41,6 +41,7 @@ from ._queue import MessageQueue, QueueMode
 from ._tools import Tool, ToolArgumentsError, ToolCallContext, ToolExecutionMode
 
 if TYPE_CHECKING:
+    from ._middleware import ToolInvocation, ToolMiddleware, ToolMiddlewareError, ToolNext
     from ._tool_hooks import (
         AfterToolCall,
         AfterToolCallContext,
@@ -89,6 +90,10 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCallContext",
     "ToolExecutionMode",
+    "ToolInvocation",
+    "ToolMiddleware",
+    "ToolMiddlewareError",
+    "ToolNext",
     "TransformContext",
     "TruncatedBy",
     "TruncationResult",
@@ -113,6 +118,10 @@ _LAZY: dict[str, str] = {
     "BeforeToolCall": "_tool_hooks",
     "BeforeToolCallContext": "_tool_hooks",
     "BeforeToolCallResult": "_tool_hooks",
+    "ToolInvocation": "_middleware",
+    "ToolMiddleware": "_middleware",
+    "ToolMiddlewareError": "_middleware",
+    "ToolNext": "_middleware",
     "TruncatedBy": "_truncate",
     "TruncationResult": "_truncate",
     "format_size": "_truncate",

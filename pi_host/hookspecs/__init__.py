@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         StreamingBehavior,
         TreePreparation,
     )
+    from ._reducers import Reducer, ResultRejected, Step, VetoFailure
     from ._registration import AbortScope, Command, Flag, FlagType, SettingsSection
     from ._results import (
         BeforeAgentStartOutcome,
@@ -114,7 +115,9 @@ __all__ = [
     "PluginContext",
     "PluginUI",
     "ProjectTrustDecision",
+    "Reducer",
     "ResourcePaths",
+    "ResultRejected",
     "SessionBeforeForkResult",
     "SessionShutdownReason",
     "SessionStartReason",
@@ -123,6 +126,7 @@ __all__ = [
     "SourcedPath",
     "Stash",
     "StashKey",
+    "Step",
     "Strategy",
     "StreamingBehavior",
     "ToolCallBlock",
@@ -131,6 +135,7 @@ __all__ = [
     "TreePreparation",
     "TreeSummaryResult",
     "UserBashResult",
+    "VetoFailure",
     "get_contract",
     "hookimpl",
     "hookspec",
@@ -188,6 +193,10 @@ _EXPORTS: dict[str, str] = {
     "PluginContext": "_context",
     "PluginUI": "_context",
     "ProjectTrustDecision": "_results",
+    "Reducer": "_reducers",
+    "ResultRejected": "_reducers",
+    "Step": "_reducers",
+    "VetoFailure": "_reducers",
     "ResourcePaths": "_results",
     "SessionBeforeForkResult": "_results",
     "SessionShutdownReason": "_payloads",

@@ -5,9 +5,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._markers import hookspec_marker
+
+if TYPE_CHECKING:
+    from ._reducers import Reducer
 
 __all__ = ["CONTRACT_ATTRIBUTE", "HookContract", "Strategy", "get_contract", "hookspec"]
 
@@ -21,31 +24,34 @@ class Strategy(enum.Enum):
     """How the implementations of one hook are called and how their results combine.
 
     Lifecycle hooks are awaited by pi-host's dispatcher one implementation at a time, in
-    pluggy's call order (last registered first; ``tryfirst``/``trylast`` move an
-    implementation to the front or back). Implementations may be ``def`` or ``async def``.
+    call order (a later tier first, then last registered first; ``tryfirst``/``trylast``
+    move an implementation to the front or back). Implementations may be ``def`` or
+    ``async def``.
     """
 
     NOTIFY = "notify"
     """Every implementation runs; return values are not expected (a non-``None`` one is reported)."""
 
     PIPELINE = "pipeline"
-    """Every implementation runs; each result replaces (part of) the value the next one sees."""
+    """Every implementation runs; each result replaces the ``pipe`` argument the next one sees."""
 
     PIPELINE_UNTIL = "pipeline-until"
-    """Like :attr:`PIPELINE`, but one kind of result ends the chain (``pi_input``'s ``InputHandled``)."""
+    """Like :attr:`PIPELINE`, but a result of a ``stop_on`` type ends the chain and is returned
+    (``pi_input``'s ``InputHandled``)."""
 
     VETO = "veto"
-    """The first blocking result ends the chain. Fails closed: an implementation that raises or
-    returns a wrong type blocks."""
+    """The first blocking result (a ``stop_on`` type) ends the chain. Fails closed: an
+    implementation that raises or returns a wrong type blocks (a ``VetoFailure``)."""
 
     FIRST = "first"
-    """The first non-``None`` result wins and ends the chain."""
+    """The first non-``None`` result wins and ends the chain (pluggy's ``firstresult``)."""
 
     COLLECT = "collect"
     """Every implementation runs; the results are gathered (and, for some hooks, partly chained)."""
 
     SYNC = "sync"
-    """A synchronous setup or registration hook, called through plain pluggy; not awaited."""
+    """A synchronous setup or registration hook: every implementation runs, not awaited; one
+    that fails fails its plugin's load (reported and unregistered)."""
 
     @property
     def is_async(self) -> bool:
@@ -60,15 +66,35 @@ class HookContract:
     :ivar strategy: how results combine.
     :ivar returns: the result types an implementation may return besides ``None``; ``()``
         for hooks whose results are ignored. ``object`` accepts anything.
-    :ivar pipe: for :attr:`Strategy.PIPELINE` hooks, the argument
-        a result replaces before the next implementation is called.
-    :ivar historic: whether pluggy replays past calls to plugins registered later.
+    :ivar pipe: for :attr:`Strategy.PIPELINE`, :attr:`~Strategy.PIPELINE_UNTIL` (and a
+        rewriting :attr:`~Strategy.VETO`), the argument a result replaces before the next
+        implementation is called.
+    :ivar stop_on: for :attr:`~Strategy.PIPELINE_UNTIL` and :attr:`~Strategy.VETO`, the
+        result types that end the chain (a VETO without it: every type in ``returns``).
+    :ivar reducer: a :class:`~pi_host.hookspecs.Reducer` subclass with the hook's own rule,
+        called as ``reducer(hook_name, returns)``; ``None`` uses the strategy's generic one.
+    :ivar historic: whether past calls are replayed to plugins registered later.
+    :ivar bounded: whether the hook timeout applies to each implementation (hooks that do
+        long, abortable work, such as running the user's ``!command``, are not bounded).
     """
 
     strategy: Strategy
     returns: tuple[type, ...] = ()
     pipe: str | None = None
+    stop_on: tuple[type, ...] = ()
+    reducer: type[Reducer[Any, Any]] | None = None
     historic: bool = False
+    bounded: bool = True
+
+    @property
+    def sync(self) -> bool:
+        """A synchronous setup hook: called by ``PluginManager.call_setup``, not awaited."""
+        return self.strategy is Strategy.SYNC
+
+    @property
+    def fails_load(self) -> bool:
+        """An implementation that fails fails its plugin (reported and unregistered)."""
+        return self.strategy is Strategy.SYNC
 
 
 def hookspec(
@@ -76,30 +102,60 @@ def hookspec(
     strategy: Strategy,
     returns: type | tuple[type, ...] = (),
     pipe: str | None = None,
+    stop_on: type | tuple[type, ...] = (),
+    reducer: type[Reducer[Any, Any]] | None = None,
     historic: bool = False,
+    bounded: bool = True,
 ) -> Callable[[F], F]:
     """Declare a ``pi`` hook specification and how its results combine.
 
-    pluggy's ``firstresult`` and hook wrappers do not work on awaited values, so the
-    combination rule lives here instead and the dispatcher applies it::
+    The combination rule lives with the spec, for pi's hooks and for a plugin's own hooks
+    added through ``pi_addhooks`` alike; the dispatcher applies it. pluggy's own flags are
+    set where they apply (``firstresult`` for :attr:`Strategy.FIRST`, ``historic``), so a
+    plain ``pm.hook.name(...)`` call of a synchronous implementation behaves the same::
 
         @hookspec(strategy=Strategy.FIRST, returns=MyDecision)
         def pi_myplugin_decide(question: str, ctx: PluginContext) -> MyDecision | None:
             \"\"\"...\"\"\"
 
+        @hookspec(strategy=Strategy.VETO, returns=(Deny, Rewrite), stop_on=Deny, pipe="request")
+        def pi_myplugin_check(request: Request, ctx: PluginContext) -> Deny | Rewrite | None:
+            \"\"\"...\"\"\"
+
     :param strategy: how the implementations' results combine.
     :param returns: the result types an implementation may return besides ``None``.
-    :param pipe: for :attr:`Strategy.PIPELINE`, the argument each result replaces.
+    :param pipe: the argument each result replaces (PIPELINE, PIPELINE_UNTIL, VETO rewrites).
+    :param stop_on: the result types that end the chain (PIPELINE_UNTIL, VETO).
+    :param reducer: a :class:`~pi_host.hookspecs.Reducer` subclass for a rule of the hook's own.
     :param historic: replay past calls to late plugins (only with :attr:`Strategy.SYNC`).
+    :param bounded: whether the hook timeout applies (``False`` for long, abortable work).
     :raises ValueError: for combinations the dispatcher cannot honour.
     """
     types = returns if isinstance(returns, tuple) else (returns,)
+    stops = stop_on if isinstance(stop_on, tuple) else (stop_on,)
     if historic and strategy is not Strategy.SYNC:
-        raise ValueError("historic hooks must use Strategy.SYNC: pluggy replays them synchronously")
-    if pipe is not None and strategy is not Strategy.PIPELINE:
-        raise ValueError("pipe= is only meaningful with Strategy.PIPELINE")
-    contract = HookContract(strategy=strategy, returns=types, pipe=pipe, historic=historic)
-    mark = hookspec_marker(historic=historic)
+        raise ValueError("historic hooks must use Strategy.SYNC: past calls are replayed synchronously")
+    if reducer is None:
+        if pipe is not None and strategy not in (Strategy.PIPELINE, Strategy.PIPELINE_UNTIL, Strategy.VETO):
+            raise ValueError("pipe= is only meaningful with Strategy.PIPELINE, PIPELINE_UNTIL or VETO")
+        if strategy is Strategy.PIPELINE and pipe is None:
+            raise ValueError("Strategy.PIPELINE needs pipe=: the argument each result replaces")
+        if strategy is Strategy.PIPELINE_UNTIL and (pipe is None or not stops):
+            raise ValueError(
+                "Strategy.PIPELINE_UNTIL needs pipe= and stop_on= (the types that end the chain)"
+            )
+    if stops and strategy not in (Strategy.PIPELINE_UNTIL, Strategy.VETO):
+        raise ValueError("stop_on= is only meaningful with Strategy.PIPELINE_UNTIL or VETO")
+    contract = HookContract(
+        strategy=strategy,
+        returns=types,
+        pipe=pipe,
+        stop_on=stops,
+        reducer=reducer,
+        historic=historic,
+        bounded=bounded,
+    )
+    mark = hookspec_marker(historic=historic, firstresult=strategy is Strategy.FIRST)
 
     def decorate(function: F) -> F:
         setattr(function, CONTRACT_ATTRIBUTE, contract)

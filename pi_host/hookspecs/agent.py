@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ._reducers import NextTurnReducer
 from ._results import ContinueRun, NextTurnUpdate
 from ._strategy import Strategy, hookspec
 
@@ -132,7 +133,7 @@ def pi_turn_end(
     """
 
 
-@hookspec(strategy=Strategy.PIPELINE, returns=NextTurnUpdate)
+@hookspec(strategy=Strategy.PIPELINE, returns=NextTurnUpdate, reducer=NextTurnReducer, bounded=False)
 def pi_prepare_next_turn(
     message: AssistantMessage,
     tool_results: Sequence[ToolResultMessage],
@@ -225,7 +226,7 @@ def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
     """
 
 
-@hookspec(strategy=Strategy.FIRST, returns=ContinueRun)
+@hookspec(strategy=Strategy.FIRST, returns=ContinueRun, bounded=False)
 def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> ContinueRun | None:
     """Decide, after a run, whether the session continues it (retry, compaction, overflow).
 

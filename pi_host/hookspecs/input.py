@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._reducers import BeforeAgentStartReducer, InputReducer
 from ._results import (
     BeforeAgentStartResult,
     ContinueRun,
@@ -35,7 +36,12 @@ if TYPE_CHECKING:
 __all__ = ["pi_before_agent_start", "pi_before_prompt", "pi_input", "pi_user_bash"]
 
 
-@hookspec(strategy=Strategy.PIPELINE_UNTIL, returns=(InputTransform, InputHandled))
+@hookspec(
+    strategy=Strategy.PIPELINE_UNTIL,
+    returns=(InputTransform, InputHandled),
+    stop_on=InputHandled,
+    reducer=InputReducer,
+)
 def pi_input(
     text: str,
     images: Sequence[ImageContent],
@@ -78,7 +84,7 @@ def pi_input(
     """
 
 
-@hookspec(strategy=Strategy.FIRST, returns=ContinueRun)
+@hookspec(strategy=Strategy.FIRST, returns=ContinueRun, bounded=False)
 def pi_before_prompt(message: AssistantMessage | None, ctx: PluginContext) -> ContinueRun | None:
     """Check, before a new prompt starts a run, whether the session must act first.
 
@@ -109,7 +115,7 @@ def pi_before_prompt(message: AssistantMessage | None, ctx: PluginContext) -> Co
     """
 
 
-@hookspec(strategy=Strategy.COLLECT, returns=BeforeAgentStartResult)
+@hookspec(strategy=Strategy.COLLECT, returns=BeforeAgentStartResult, reducer=BeforeAgentStartReducer)
 def pi_before_agent_start(
     prompt: str,
     images: Sequence[ImageContent],
@@ -152,7 +158,7 @@ def pi_before_agent_start(
     """
 
 
-@hookspec(strategy=Strategy.FIRST, returns=UserBashResult)
+@hookspec(strategy=Strategy.FIRST, returns=UserBashResult, bounded=False)
 def pi_user_bash(
     command: str,
     exclude_from_context: bool,

@@ -22,6 +22,7 @@ from pi_host.messages import (
     UserMessage,
 )
 
+from ._reducers import MessageEndReducer
 from ._strategy import Strategy, hookspec
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def pi_message_start(message: AgentMessage, ctx: PluginContext) -> None:
     """
 
 
-@hookspec(strategy=Strategy.NOTIFY)
+@hookspec(strategy=Strategy.NOTIFY, bounded=False)
 def pi_message_update(
     message: AgentMessage, assistant_message_event: AssistantMessageEvent, ctx: PluginContext
 ) -> None:
@@ -97,7 +98,7 @@ def pi_message_update(
     """
 
 
-@hookspec(strategy=Strategy.PIPELINE, returns=_MESSAGE_TYPES, pipe="message")
+@hookspec(strategy=Strategy.PIPELINE, returns=_MESSAGE_TYPES, pipe="message", reducer=MessageEndReducer)
 def pi_message_end(message: AgentMessage, ctx: PluginContext) -> AgentMessage | None:
     """A message is final; replace it before it is recorded, if you must.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._reducers import ContextReducer
 from ._strategy import Strategy, hookspec
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["pi_after_provider_response", "pi_before_provider_request", "pi_context"]
 
 
-@hookspec(strategy=Strategy.PIPELINE, returns=(list, tuple), pipe="messages")
+@hookspec(strategy=Strategy.PIPELINE, returns=(list, tuple), pipe="messages", reducer=ContextReducer)
 def pi_context(messages: Sequence[AgentMessage], ctx: PluginContext) -> Sequence[AgentMessage] | None:
     """Change the messages sent to the model for one provider call, without touching the session.
 

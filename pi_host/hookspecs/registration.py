@@ -1,13 +1,21 @@
 """Registration hooks: plugins contribute tools, providers, slash commands and flags.
 
-They fire once at startup, after ``pi_addhooks`` and before ``pi_configure``, in this
-order: providers, tools, commands, flags, settings sections, abort scopes. Each receives a
-``register`` callback (the ``llm`` style): call it once per object. Registrations are not
-lifecycle events, so they are plain synchronous pluggy hooks; to add a tool later, while a
-session runs, use ``ctx.register_tool``.
+They fire at startup, after ``pi_addhooks``, and again after ``pi_configure`` (so tools can
+be built from settings), in this order: providers, tools, tool middleware, commands, flags,
+settings sections, abort scopes. Each receives a ``register`` callback (the ``llm`` style):
+call it once per object. Registrations are not lifecycle events, so they are plain synchronous
+pluggy hooks; to add a tool later, while a session runs, use ``ctx.register_tool``.
 
-Between plugins, the first registration of a name wins (call order: last registered plugin
-first); a plugin tool named like a built-in one replaces it.
+Between plugins, the first registration of a name in call order wins, and call order follows
+the plugin tiers: essentials, the default set, installed plugins, plugins registered by code,
+trusted project plugins, ``-e PATH``; a later tier comes first. So an installed plugin's
+``read`` replaces the default one whatever the plugins are called. Within one tier the plugin
+whose name sorts last comes first. Two plugins offering one tool, command or provider is a
+*conflict*: pi-host warns at start-up naming both, ``pi-host plugins list`` shows it, and the
+settings choose the winner::
+
+    {"plugins": {"prefer": {"tools": {"read": "tools_fs"}, "commands": {"review": "my_plugin"},
+                            "providers": {"anthropic-messages": "my_provider"}}}}
 """
 
 # mypy: disable-error-code="empty-body"
@@ -20,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ._strategy import Strategy, hookspec
 
 if TYPE_CHECKING:
-    from pi_host.agent import Tool
+    from pi_host.agent import Tool, ToolMiddleware
     from pi_host.providers import Provider
 
     from ._registration import AbortScope, Command, Flag, SettingsSection
@@ -31,6 +39,7 @@ __all__ = [
     "pi_register_flags",
     "pi_register_providers",
     "pi_register_settings",
+    "pi_register_tool_middleware",
     "pi_register_tools",
 ]
 
@@ -46,7 +55,8 @@ def pi_register_providers(register: Callable[[Provider], None]) -> None:
         imported when a model of that API is used.
 
     **Combination:** every implementation runs (synchronous). The first registration of an
-    ``api`` wins.
+    ``api`` in call order wins (a later tier first); ``plugins.prefer.providers.<api>`` in
+    settings.json chooses another.
     **On error:** the plugin is reported as failed to load and unregistered; pi-host still starts.
 
     Example::
@@ -71,9 +81,12 @@ def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
     :param register: call ``register(tool)`` once per :class:`pi_host.Tool`.
 
     **Combination:** every implementation runs (synchronous). The first registration of a
-    name wins: pluggy calls later-registered plugins first, so an installed plugin's tool named
-    like a built-in replaces it; mark the implementation ``tryfirst=True`` to be sure.
-    **On error:** the plugin is reported as failed to load and unregistered; pi-host still starts.
+    name in call order wins: a later tier comes first, so an installed plugin's tool named like
+    a default one replaces it whatever its name; ``plugins.prefer.tools.<name>`` in
+    settings.json chooses between plugins that both offer a name. To change how a tool you do
+    not own runs, wrap it (``pi_register_tool_middleware``) instead of replacing it.
+    **On error:** the plugin is reported as failed to load and unregistered (none of its
+    registrations count); pi-host still starts.
 
     Tools that return long output should cut it as pi's tools do, with the helpers exported
     from :mod:`pi_host`: ``truncate_head`` (file reads, listings), ``truncate_tail`` (command
@@ -102,6 +115,56 @@ def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
+def pi_register_tool_middleware(register: Callable[[ToolMiddleware], None]) -> None:
+    """Wrap tools you do not own: change their arguments, their result, or the call itself.
+
+    Fires at startup after ``pi_register_tools``. A middleware does not own a tool name, so
+    a sandbox, an audit log and an argument repairer can all wrap ``bash`` at once. It runs
+    for every call of the tools it names, after ``pi_tool_call`` allowed the call and before
+    ``pi_tool_result`` sees the result; tools added later with ``ctx.register_tool`` are
+    wrapped too.
+
+    :param register: call ``register(ToolMiddleware(name, wrap, tools=...))`` once per
+        middleware; ``wrap`` is ``async def wrap(call, call_next) -> ToolResult``, where
+        ``call`` is a :class:`pi_host.ToolInvocation` (``tool``, ``params``, ``ctx``) and
+        ``await call_next()`` (or ``call_next(new_params)``) runs the rest of the chain.
+
+    **Order:** middlewares nest in call order: the first one called is the outermost (it sees
+    the arguments first and the result last). Call order follows the plugin tiers (a later
+    tier wraps around an earlier one), then, within a tier, the plugin whose name sorts last
+    is outer; ``tryfirst=True`` on your implementation makes yours outermost, ``trylast=True``
+    innermost (nearest the tool: the place for a sandbox). One plugin's middlewares nest in the
+    order it registers them.
+    **Combination:** every implementation runs (synchronous).
+    **On error:** the plugin is reported as failed to load and unregistered; pi-host still
+    starts. A middleware that raises while a tool runs fails that call: the model reads
+    ``tool middleware "<name>" of plugin "<plugin>" failed: ...``.
+
+    Example::
+
+        from pi_host import ToolMiddleware, ToolResult, hookimpl
+
+
+        async def audit(call, call_next):
+            result = await call_next()
+            print(f"{call.tool_name}({call.params}) -> {len(result.content)} blocks")
+            return result
+
+
+        async def no_sudo(call, call_next):
+            if call.params.command.lstrip().startswith("sudo "):
+                return ToolResult.text("sudo is not allowed here")
+            return await call_next()
+
+
+        @hookimpl
+        def pi_register_tool_middleware(register):
+            register(ToolMiddleware(name="audit", wrap=audit))
+            register(ToolMiddleware(name="no-sudo", wrap=no_sudo, tools=frozenset({"bash"})))
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
 def pi_register_commands(register: Callable[[Command], None]) -> None:
     """Register slash commands (``/name args``).
 
@@ -112,7 +175,9 @@ def pi_register_commands(register: Callable[[Command], None]) -> None:
         ``handler`` is ``async def handler(args: str, ctx: CommandContext) -> None``.
 
     **Combination:** every implementation runs (synchronous). Commands with the same name
-    from several plugins get ``:1``, ``:2`` suffixes, as in pi.
+    from several plugins get ``:1``, ``:2`` suffixes, as in pi: the first in call order (a
+    later tier first) keeps the plain name, unless ``plugins.prefer.commands.<name>`` in
+    settings.json chooses another.
     **On error:** the plugin is reported as failed to load and unregistered; pi-host still starts.
 
     Example::

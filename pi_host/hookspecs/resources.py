@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from ._reducers import ResourcesReducer
 from ._results import ProjectTrustDecision, ResourcePaths
 from ._strategy import Strategy, hookspec
 
@@ -55,7 +56,7 @@ def pi_project_trust(cwd: str, ctx: PluginContext) -> ProjectTrustDecision | Non
     """
 
 
-@hookspec(strategy=Strategy.COLLECT, returns=ResourcePaths)
+@hookspec(strategy=Strategy.COLLECT, returns=ResourcePaths, reducer=ResourcesReducer)
 def pi_resources_discover(
     cwd: str, reason: Literal["startup", "reload"], ctx: PluginContext
 ) -> ResourcePaths | None:

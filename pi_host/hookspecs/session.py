@@ -194,7 +194,7 @@ def pi_compaction_prepare(
     """
 
 
-@hookspec(strategy=Strategy.FIRST, returns=(Cancel, CompactionResult))
+@hookspec(strategy=Strategy.FIRST, returns=(Cancel, CompactionResult), bounded=False)
 def pi_session_before_compact(
     preparation: CompactionPreparation,
     branch_entries: Sequence[EntryView],
@@ -275,7 +275,7 @@ def pi_session_compact(
     """
 
 
-@hookspec(strategy=Strategy.FIRST, returns=(Cancel, TreeSummaryResult))
+@hookspec(strategy=Strategy.FIRST, returns=(Cancel, TreeSummaryResult), bounded=False)
 def pi_session_before_tree(
     preparation: TreePreparation, signal: AbortSignal, ctx: PluginContext
 ) -> Cancel | TreeSummaryResult | None:
@@ -307,7 +307,7 @@ def pi_session_before_tree(
     """
 
 
-@hookspec(strategy=Strategy.FIRST, returns=BranchSummary)
+@hookspec(strategy=Strategy.FIRST, returns=BranchSummary, bounded=False)
 def pi_summarize_branch(
     entries: Sequence[EntryView],
     custom_instructions: str | None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._reducers import ToolCallReducer, ToolResultReducer
 from ._results import ToolCallBlock, ToolCallRewrite, ToolResultPatch
 from ._strategy import Strategy, hookspec
 
@@ -67,7 +68,13 @@ def pi_tool_execution_start(
     """
 
 
-@hookspec(strategy=Strategy.VETO, returns=(ToolCallBlock, ToolCallRewrite))
+@hookspec(
+    strategy=Strategy.VETO,
+    returns=(ToolCallBlock, ToolCallRewrite),
+    stop_on=ToolCallBlock,
+    pipe="input",
+    reducer=ToolCallReducer,
+)
 def pi_tool_call(
     tool_call_id: str, tool_name: str, input: Mapping[str, Any], ctx: PluginContext
 ) -> ToolCallBlock | ToolCallRewrite | None:
@@ -105,7 +112,7 @@ def pi_tool_call(
     """
 
 
-@hookspec(strategy=Strategy.NOTIFY)
+@hookspec(strategy=Strategy.NOTIFY, bounded=False)
 def pi_tool_execution_update(
     tool_call_id: str,
     tool_name: str,
@@ -139,7 +146,7 @@ def pi_tool_execution_update(
     """
 
 
-@hookspec(strategy=Strategy.PIPELINE, returns=ToolResultPatch)
+@hookspec(strategy=Strategy.PIPELINE, returns=ToolResultPatch, reducer=ToolResultReducer)
 def pi_tool_result(
     tool_call_id: str,
     tool_name: str,

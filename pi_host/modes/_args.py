@@ -79,6 +79,7 @@ class CliArgs:
     approve: bool | None = None
     disabled_plugins: list[str] = field(default_factory=list)
     enabled_plugins: list[str] = field(default_factory=list)
+    extensions: list[str] = field(default_factory=list)
     subcommand: list[str] | None = None
 
 
@@ -122,6 +123,8 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "--no-context-files": ("no_context_files", "bool"),
     "-nc": ("no_context_files", "bool"),
     "--export": ("export", "str"),
+    "--extension": ("extensions", "list"),
+    "-e": ("extensions", "list"),
     "--verbose": ("verbose", "bool"),
     "--no-plugin": ("disabled_plugins", "list"),
 }
@@ -288,7 +291,8 @@ pi-host - AI coding agent with read, bash, edit, write tools, built from plugins
 
 Usage:
   pi-host [options] [@files...] [messages...]
-  pi-host plugins list [--json]     List plugins with distribution, version, status and hooks
+  pi-host plugins list [--json] [-e PATH]
+                                    List plugins with tier, version, status, hooks and conflicts
   pi-host plugins info <name>       Show one plugin: distribution, version, status, hooks, where
   pi-host install [-U] [-e] <package|path|git+url>
                                     Install a plugin into the environment pi-host runs in
@@ -327,6 +331,7 @@ Options:
                                  Trust / don't trust this project's .pi resources and plugins
   --no-plugin <name>             Run without the plugin <name> (repeatable; also -pno:<name>;
                                  "-p no:<name>" is a prompt, as in pi)
+  --extension, -e <path>         Load a plugin file or folder for this run only (repeatable)
   --verbose                      Show the start-up header even when quietStartup is set
   --help, -h                     Show this help
   --version, -v                  Show version number
@@ -337,6 +342,7 @@ Environment:
   PI_HOST_PLUGINS                Comma-separated allow-list of plugins ("" = safe mode)
   PI_HOST_DISABLE_PLUGINS        Comma-separated plugins to disable
   PI_HOST_TRACE_HOOKS=1          Trace every hook dispatch to stderr
+  PI_HOST_HOOK_TIMEOUT           Seconds one hook implementation may take (default 60, 0 = none)
   PI_HOST_FAUX_SCRIPT            JSON script for the offline faux provider
 
 Examples:

@@ -160,7 +160,7 @@ def _plugin_flag_help(args: CliArgs, distribution: Distribution | None = None) -
     from pi_host.runtime._host import plugin_flags
 
     extra = distribution.load_plugin_modules() if distribution is not None else ()
-    flags = plugin_flags(disabled=_disabled_plugins(args), extra_plugins=extra)
+    flags = plugin_flags(disabled=_disabled_plugins(args), extra_plugins=extra, extensions=args.extensions)
     return [(flag.name, flag.type, flag.description) for flag in flags.values()]
 
 
@@ -200,7 +200,12 @@ async def _run(args: CliArgs, distribution: Distribution | None = None, collecti
                 gc.enable()
         if isinstance(started, int):
             return started
-        return await _run_mode(*started, verbose=args.verbose)
+        from pi_host.plugin._containment import watch_user_interrupts
+
+        # A KeyboardInterrupt a plugin raises is its failure; one the user's Ctrl+C causes
+        # is not (and stops a def hook that holds the loop): tell them apart for the run.
+        with watch_user_interrupts():
+            return await _run_mode(*started, verbose=args.verbose)
     finally:
         if collecting:
             gc.unfreeze()  # a program that embeds main() gets its objects collected as before
@@ -222,7 +227,7 @@ async def _start(
     )
 
     extra = distribution.load_plugin_modules() if distribution is not None else ()
-    host = Host.load(disabled=_disabled_plugins(args), extra_plugins=extra)
+    host = Host.load(disabled=_disabled_plugins(args), extra_plugins=extra, extensions=args.extensions)
     for error in host.load_errors:
         print(str(error), file=sys.stderr)
     unknown = [name for name in args.unknown_flags if name not in host.flags]

@@ -1,9 +1,11 @@
 """Layer 3, the plugin machinery: the async dispatcher, the plugin manager and discovery.
 
-- :class:`PluginManager`: a fresh pluggy registry per host, with pi-host's rules;
-- :func:`load_plugins`: essentials, then installed plugins (entry-point group
-  ``pi_host.plugins``), each failure isolated and reported in one line;
+- :class:`PluginManager`: a fresh pluggy registry per host, with pi-host's rules and the
+  plugin tiers (:data:`TIER_ORDER`: a later tier comes first in every call order);
+- :func:`load_plugins`: essentials, then the default set, then the other installed plugins
+  (entry-point group ``pi_host.plugins``), each failure isolated and reported in one line;
 - :func:`load_local_plugins`: a trusted project's ``.pi/plugins/*.py``;
+- :func:`load_extensions`: ``pi-host -e PATH`` plugins, for one run;
 - :class:`Dispatcher`: awaits lifecycle hooks one implementation at a time and combines their
   results per the hook's :class:`~pi_host.hookspecs.Strategy` (the reducers are exported for
   testing pipelines without an event loop).
@@ -18,34 +20,53 @@ from pi_host import _lazy
 if TYPE_CHECKING:
     from ._discovery import ENTRY_POINT_GROUP, InstalledPlugin, installed_plugins, load_entrypoint_plugins
     from ._dispatch import Dispatcher, ErrorListener, ExtensionError
-    from ._info import PluginInfo
+    from ._extensions import load_extensions
+    from ._info import Conflict, PluginInfo
     from ._loading import DISABLE_ENV, PLUGINS_ENV, PluginControls, load_plugins, parse_plugin_names
     from ._local import LOCAL_PLUGIN_DIR, load_local_plugins, local_plugin_files
-    from ._manager import ESSENTIAL_PLUGINS, PluginManager, PluginSource, PluginStatus
-    from ._strategies import Reducer, ResultRejected, Step, reducer_for
+    from ._manager import (
+        DEFAULT_PLUGINS,
+        ESSENTIAL_PLUGINS,
+        TIER_ORDER,
+        PluginManager,
+        PluginSource,
+        PluginStatus,
+        PluginTier,
+    )
+    from ._strategies import Reducer, ResultRejected, Step, VetoFailure, reducer_for
+    from ._timeouts import HOOK_TIMEOUT_ENV, HookAborted, HookTimeout
     from ._trace import TRACE_ENV
 
 __all__ = [
+    "DEFAULT_PLUGINS",
     "DISABLE_ENV",
     "ENTRY_POINT_GROUP",
     "ESSENTIAL_PLUGINS",
+    "HOOK_TIMEOUT_ENV",
     "LOCAL_PLUGIN_DIR",
     "PLUGINS_ENV",
+    "TIER_ORDER",
     "TRACE_ENV",
+    "Conflict",
     "Dispatcher",
     "ErrorListener",
     "ExtensionError",
+    "HookAborted",
+    "HookTimeout",
     "InstalledPlugin",
     "PluginControls",
     "PluginInfo",
     "PluginManager",
     "PluginSource",
     "PluginStatus",
+    "PluginTier",
     "Reducer",
     "ResultRejected",
     "Step",
+    "VetoFailure",
     "installed_plugins",
     "load_entrypoint_plugins",
+    "load_extensions",
     "load_local_plugins",
     "load_plugins",
     "local_plugin_files",
@@ -56,7 +77,16 @@ __all__ = [
 # Names are imported on first access (PEP 562): ``pi-host --help`` loads plugins with the
 # manager and discovery alone, without the dispatcher and its result reducers.
 _EXPORTS: dict[str, str] = {
+    "Conflict": "_info",
+    "DEFAULT_PLUGINS": "_manager",
     "DISABLE_ENV": "_loading",
+    "HOOK_TIMEOUT_ENV": "_timeouts",
+    "HookAborted": "_timeouts",
+    "HookTimeout": "_timeouts",
+    "PluginTier": "_manager",
+    "TIER_ORDER": "_manager",
+    "VetoFailure": "_strategies",
+    "load_extensions": "_extensions",
     "Dispatcher": "_dispatch",
     "ENTRY_POINT_GROUP": "_discovery",
     "ESSENTIAL_PLUGINS": "_manager",

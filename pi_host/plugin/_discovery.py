@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,8 @@ from stevedore import NamedExtensionManager
 
 from pi_host.errors import PluginLoadError
 
-from ._manager import PluginManager
+from ._containment import is_plugin_fault
+from ._manager import PluginManager, tier_of_source, warn_if_slow
 
 __all__ = ["ENTRY_POINT_GROUP", "InstalledPlugin", "installed_plugins", "load_entrypoint_plugins"]
 
@@ -132,18 +134,26 @@ class _AllowListLoader(NamedExtensionManager[Any]):
         invoke_args: tuple[Any, ...],
         invoke_kwds: dict[str, Any],
     ) -> Any:
+        started = time.perf_counter()
         try:
             return super()._load_one_plugin(ep, invoke_on_load, invoke_args, invoke_kwds)
         except AssertionError as exc:
             # stevedore lets AssertionError escape its isolation (for its own test suite); a
             # plugin whose import-time assert fails is broken like any other.
             raise _FailedAssertion(exc) from exc
+        except BaseException as exc:
+            # sys.exit() or KeyboardInterrupt at import: the plugin's failure, not pi-host's end.
+            if isinstance(exc, Exception) or not is_plugin_fault(exc):
+                raise
+            raise _FailedAssertion(exc) from exc
+        finally:
+            warn_if_slow(ep.name, time.perf_counter() - started)
 
 
 class _FailedAssertion(Exception):
-    """Carries a plugin's AssertionError through stevedore's isolation."""
+    """Carries a plugin's AssertionError (or BaseException) through stevedore's isolation."""
 
-    def __init__(self, error: AssertionError) -> None:
+    def __init__(self, error: BaseException) -> None:
         super().__init__(str(error))
         self.error = error
 
@@ -158,9 +168,11 @@ def load_entrypoint_plugins(
     """Import and register the installed plugins that are enabled.
 
     A plugin is enabled unless its name is in ``disabled`` or ``allow`` is given and does not
-    name it. Disabled plugins are recorded for the listing but never imported. Plugins are
-    registered in name order (with pluggy's last-registered-first call order, that fixes the
-    order they are called in, whatever the installation order).
+    name it. Disabled plugins are recorded for the listing but never imported. The default
+    set (:data:`~pi_host.plugin.DEFAULT_PLUGINS`) registers first, then the other installed
+    plugins, each tier in name order: with pluggy's last-registered-first call order, an
+    installed plugin comes before the default set whatever its name, and the order never
+    depends on the installation order.
 
     A plugin that fails to import or register is reported in one log line and returned as a
     :class:`PluginLoadError`; the others still load.
@@ -201,6 +213,10 @@ def load_entrypoint_plugins(
 
     if not wanted:
         return errors
+    tiers = {
+        plugin.name: tier_of_source("entrypoint", plugin.name, plugin.distribution) for plugin in installed
+    }
+    wanted.sort(key=lambda name: (tiers[name] != "default", name))
 
     def on_load_failure(manager: Any, entry_point: importlib.metadata.EntryPoint, exc: BaseException) -> None:
         dist, version = origins[entry_point.name, entry_point.value]
@@ -224,6 +240,8 @@ def load_entrypoint_plugins(
             continue
         try:
             pm.register(extension.plugin, name=extension.name)
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             errors.append(pm.fail(extension.name, PluginLoadError(extension.name, dist, version, exc)))
     return errors

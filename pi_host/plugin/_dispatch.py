@@ -1,11 +1,15 @@
-"""The async dispatcher: awaits ``pi`` hook implementations one at a time, in pluggy's order.
+"""The async dispatcher: awaits ``pi`` hook implementations one at a time, in call order.
 
 pluggy stays the registry (specs, validation, ordering, blocking); this module only calls.
-For each dispatch it walks the hook's implementations in call order (last registered first,
+For each dispatch it walks the hook's implementations in call order
+(:meth:`PluginManager.call_order`: a later tier first, then last registered first,
 ``tryfirst``/``trylast`` honoured), passes each only the arguments it declares, awaits it if
-it is ``async def`` (or returned an awaitable), isolates its errors, and folds its result
-with the hook's reducer (:mod:`._strategies`). Implementation lists are cached per hook and
-dropped whenever the plugin manager changes.
+it is ``async def`` (or returned an awaitable) under the hook timeout (:mod:`._timeouts`),
+isolates its errors (``BaseException`` too, see :mod:`._containment`), and folds its result
+with the reducer the hookspec declares. Implementation lists are cached per hook and dropped
+whenever the plugin manager changes. The synchronous setup hooks have the same loop in
+:meth:`PluginManager.call_setup`, with the error policy their specs state (a failure fails
+the plugin's load).
 """
 
 from __future__ import annotations
@@ -15,15 +19,18 @@ import logging
 import os
 import time
 import traceback
+from asyncio import current_task as _current_task
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO, cast
 
 from pi_host.errors import HookError
 from pi_host.hookspecs import Strategy, get_contract
+from pi_host.hookspecs._reducers import Reducer, ResultRejected, reducer_for
 
+from ._containment import is_plugin_fault
 from ._manager import PluginManager
-from ._strategies import Reducer, ResultRejected, reducer_for
+from ._timeouts import HookGuard, timeout_from_environ
 
 if TYPE_CHECKING:
     from pi_host.hookspecs import (
@@ -96,6 +103,7 @@ class _Impl(NamedTuple):
     function: Callable[..., Any]
     argnames: tuple[str, ...]
     is_async: bool
+    label: tuple[str, str]  # (plugin, hook), what the watchdog reports
 
 
 class _Hook(NamedTuple):
@@ -104,6 +112,7 @@ class _Hook(NamedTuple):
     reducer: Reducer[Any, Any]
     impls: tuple[_Impl, ...]
     argnames: frozenset[str]
+    bounded: bool
 
 
 class Dispatcher:
@@ -121,8 +130,14 @@ class Dispatcher:
         *,
         on_error: ErrorListener | None = None,
         trace: bool | TextIO | None = None,
+        timeout: float | Literal["environ"] | None = "environ",
     ) -> None:
+        """
+        :param timeout: seconds one implementation may take (``None``: no limit); by default
+            ``PI_HOST_HOOK_TIMEOUT``, else :data:`~._timeouts.DEFAULT_HOOK_TIMEOUT`.
+        """
         self._pm = pm
+        self._guard = HookGuard(timeout_from_environ() if timeout == "environ" else timeout)
         self._hooks: dict[str, _Hook] = {}
         self._listeners: list[ErrorListener] = [] if on_error is None else [on_error]
         self._argument_listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
@@ -145,6 +160,26 @@ class Dispatcher:
         """Stop following the plugin manager's changes (the dispatcher is unusable afterwards)."""
         self._detach()
         self._hooks.clear()
+        self._guard.close()
+
+    # -- timeouts ----------------------------------------------------------------------------
+
+    @property
+    def hook_timeout(self) -> float | None:
+        """Seconds one implementation of a bounded hook may take; ``None`` for no limit."""
+        return self._guard.timeout
+
+    def set_hook_timeout(self, seconds: float | None) -> None:
+        """Change the limit (settings are read after the dispatcher exists)."""
+        self._guard.timeout = seconds
+
+    def abort_hooks(self) -> int:
+        """End every hook implementation awaiting now, as the user's abort does (RPC ``abort``,
+        Escape): each is reported as aborted, naming its plugin and hook.
+
+        :returns: how many were running.
+        """
+        return self._guard.abort()
 
     # -- errors ------------------------------------------------------------------------------
 
@@ -205,7 +240,7 @@ class Dispatcher:
                 "does not know how to combine its results",
                 hook=name,
             )
-        if contract.strategy is Strategy.SYNC:
+        if contract.sync:
             raise HookError(
                 f"{name} is a synchronous hook; call it with PluginManager.call_setup()", hook=name
             )
@@ -215,8 +250,9 @@ class Dispatcher:
                 function=impl.function,
                 argnames=tuple(impl.argnames),
                 is_async=inspect.iscoroutinefunction(impl.function),
+                label=(impl.plugin_name, name),
             )
-            for impl in reversed(caller.get_hookimpls())
+            for impl in self._pm.call_order(caller)
         )
         hook = _Hook(
             name=name,
@@ -224,6 +260,7 @@ class Dispatcher:
             reducer=reducer_for(name, contract),
             impls=impls,
             argnames=frozenset(caller.spec.argnames),
+            bounded=contract.bounded,
         )
         self._hooks[name] = hook
         return hook
@@ -258,15 +295,52 @@ class Dispatcher:
         started = time.perf_counter() if traces is not None else 0.0
         impl_started = 0.0
         reached = 0
+        guard = self._guard
         for impl in hook.impls:
             reached += 1
+            entry = None
             if traces is not None:
                 impl_started = time.perf_counter()
             try:
-                result = impl.function(*[args[name] for name in impl.argnames])
+                if impl.is_async:
+                    result = impl.function(*[args[name] for name in impl.argnames])
+                else:
+                    # The watchdog's view of the loop: what runs, and which call it is.
+                    if guard.timeout is not None and hook.bounded:
+                        if not guard.watching:
+                            guard.start_watchdog()
+                        guard.calls += 1
+                        guard.current = impl.label
+                    try:
+                        result = impl.function(*[args[name] for name in impl.argnames])
+                    finally:
+                        guard.current = None
                 if impl.is_async or (result is not None and inspect.isawaitable(result)):
-                    result = await result
-            except Exception as exc:
+                    if hook.bounded:
+                        # Noted for the watchdog (the timeout) and for the user's abort;
+                        # inline, as this runs for every awaited implementation.
+                        if guard.async_ok and guard.watching:
+                            guard.calls = serial = guard.calls + 1
+                            entry = (impl.label, _current_task(), serial)
+                            guard.inflight.add(entry)
+                        else:
+                            entry = guard.enter(impl.label)
+                        try:
+                            result = await result
+                        finally:
+                            if entry is not None:
+                                guard.inflight.discard(entry)
+                        if guard.claims and entry in guard.claims:
+                            guard.release(entry)
+                    else:
+                        result = await result
+            except BaseException as caught:
+                exc = caught
+                if not is_plugin_fault(exc):
+                    stopped = guard.stopped(entry) if guard.claims else None
+                    if stopped is None:
+                        raise
+                    exc = stopped
                 message = _describe(exc)
                 await self._report(
                     ExtensionError(impl.plugin, hook.name, message, "".join(traceback.format_exception(exc)))

@@ -19,6 +19,7 @@ __all__ = [
     "load_plugins",
     "parse_plugin_names",
     "resolve_controls",
+    "warn_unknown_disabled",
 ]
 
 PLUGINS_ENV = "PI_HOST_PLUGINS"
@@ -116,3 +117,31 @@ def load_installed_plugins(pm: PluginManager, controls: PluginControls) -> list[
     for name in sorted(controls.disabled):
         pm.set_blocked(name)
     return load_entrypoint_plugins(pm, allow=controls.allow, disabled=controls.disabled)
+
+
+def warn_unknown_disabled(
+    pm: PluginManager, disabled: Iterable[str], *, also_known: Iterable[str] = ()
+) -> list[str]:
+    """Warn about each name asked to be disabled that no plugin has (a typo disables nothing).
+
+    :param also_known: more plugin names that exist though not loaded yet (a project's
+        ``.pi/plugins/*.py``).
+    :returns: the warning lines.
+    """
+    import difflib
+    import logging
+
+    known = sorted(pm.known_names() | set(also_known))
+    lines = []
+    for name in sorted(set(disabled) - set(known)):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        hint = f' (did you mean "{close[0]}"?)' if close else ""
+        lines.append(
+            f'cannot disable plugin "{name}": no plugin has that name{hint}; known plugins: '
+            f"{', '.join(known) or 'none'} (from {DISABLE_ENV}, plugins.disable in settings.json "
+            "or -p no:NAME)"
+        )
+    logger = logging.getLogger("pi_host.plugin")
+    for line in lines:
+        logger.warning("%s", line)
+    return lines

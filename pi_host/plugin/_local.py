@@ -5,15 +5,17 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+import time
 from collections.abc import Collection
 from pathlib import Path
 from types import ModuleType
 
 from pi_host.errors import PluginLoadError
 
-from ._manager import PluginManager
+from ._containment import is_plugin_fault
+from ._manager import PluginManager, warn_if_slow
 
-__all__ = ["LOCAL_PLUGIN_DIR", "load_local_plugins", "local_plugin_files"]
+__all__ = ["LOCAL_PLUGIN_DIR", "import_file", "load_local_plugins", "local_plugin_files"]
 
 LOCAL_PLUGIN_DIR = Path(".pi") / "plugins"
 
@@ -62,20 +64,30 @@ def load_local_plugins(
             errors.append(pm.report(PluginLoadError(name, str(path), None, clash)))
             continue
         pm.record(name, "local", "enabled", distribution=str(path))
+        started = time.perf_counter()
         try:
-            pm.register(_import_file(path), name=name)
-        except Exception as exc:
+            pm.register(import_file(path), name=name)
+        except BaseException as exc:
+            if not is_plugin_fault(exc):
+                raise
             errors.append(pm.fail(name, PluginLoadError(name, str(path), None, exc)))
+        finally:
+            warn_if_slow(name, time.perf_counter() - started)
     if trusted:
         errors.extend(pm.check_pending_plugins())
     return errors
 
 
-def _import_file(path: Path) -> ModuleType:
-    # A name unique per project directory, so two projects' "guard.py" never share a module.
-    digest = hashlib.sha1(str(path.parent.resolve()).encode(), usedforsecurity=False).hexdigest()[:10]
-    module_name = f"pi_host_local_plugin_{digest}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
+def import_file(path: Path, *, prefix: str = "pi_host_local_plugin", package: bool = False) -> ModuleType:
+    """Import the Python file at ``path`` as a module of its own (``package``: a package's
+    ``__init__.py``, whose folder holds its submodules)."""
+    # A name unique per directory, so two projects' "guard.py" never share a module.
+    folder = path.parent.parent if package else path.parent
+    stem = path.parent.name if package else path.stem
+    digest = hashlib.sha1(str(folder.resolve()).encode(), usedforsecurity=False).hexdigest()[:10]
+    module_name = f"{prefix}_{digest}_{stem}"
+    locations = [str(path.parent)] if package else None
+    spec = importlib.util.spec_from_file_location(module_name, path, submodule_search_locations=locations)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
@@ -13,16 +15,21 @@ import pluggy
 
 from pi_host.errors import HookError, PluginLoadError, PluginValidationError
 from pi_host.hookspecs._markers import PROJECT_NAME
-from pi_host.hookspecs._strategy import Strategy, get_contract
+from pi_host.hookspecs._strategy import get_contract
 
 if TYPE_CHECKING:
-    from ._info import PluginInfo
+    from ._info import Conflict, PluginInfo
 
 __all__ = [
+    "DEFAULT_PLUGINS",
     "ESSENTIAL_PLUGINS",
+    "SLOW_IMPORT_ENV",
+    "TIER_ORDER",
     "PluginManager",
     "PluginSource",
     "PluginStatus",
+    "PluginTier",
+    "warn_if_slow",
 ]
 
 logger = logging.getLogger("pi_host.plugin")
@@ -34,8 +41,31 @@ Essentials keep pi-host bootable without packaging metadata and cannot be disabl
 registered under its last dotted component (``pi_host.builtins.faux`` is ``faux``).
 """
 
-PluginSource = Literal["essential", "entrypoint", "local", "direct"]
+DEFAULT_PLUGINS: dict[str, str] = {
+    "tools_fs": "pi-tools-fs",
+    "bash": "pi-bash",
+    "compaction": "pi-compaction",
+    "retry": "pi-retry",
+}
+"""The default set (``pi-host[default]``): entry-point name → the first-party distribution.
+
+An entry point is in the *default* tier only when both its name and its distribution match,
+so a third party's plugin called ``bash`` is an installed plugin like any other.
+"""
+
+PluginSource = Literal["essential", "entrypoint", "local", "extension", "direct"]
 PluginStatus = Literal["enabled", "disabled", "failed"]
+PluginTier = Literal["essential", "default", "installed", "direct", "local", "extension"]
+
+TIER_ORDER: tuple[PluginTier, ...] = ("essential", "default", "installed", "direct", "local", "extension")
+"""The tiers from first to last. Plugins register tier by tier, and a later tier comes first
+in every hook's call order, so it wins a tool, command or provider name whatever the alphabet:
+essentials (``pi_host.builtins``), the default set (:data:`DEFAULT_PLUGINS`), installed
+third-party plugins, plugins registered by code (the SDK, the testing kit, a distribution),
+trusted project plugins (``.pi/plugins/*.py``), and ``pi-host -e PATH`` for one run."""
+
+_TIER_RANK: dict[str, int] = {tier: rank for rank, tier in enumerate(TIER_ORDER)}
+_DIRECT_RANK = _TIER_RANK["direct"]
 
 
 @dataclass
@@ -45,6 +75,22 @@ class _Record:
     distribution: str | None = None
     version: str | None = None
     error: str | None = None
+    tier: PluginTier | None = None
+
+
+def tier_of_source(source: PluginSource, name: str, distribution: str | None) -> PluginTier:
+    """The tier a plugin of ``source`` belongs to (entry points are default or installed)."""
+    if source == "entrypoint":
+        return "default" if _is_default(name, distribution) else "installed"
+    tier: PluginTier = source  # the other sources are tiers of their own
+    return tier
+
+
+def _is_default(name: str, distribution: str | None) -> bool:
+    expected = DEFAULT_PLUGINS.get(name)
+    if expected is None or distribution is None:
+        return False
+    return distribution.lower().replace("_", "-") == expected
 
 
 class PluginManager(pluggy.PluginManager):
@@ -72,6 +118,7 @@ class PluginManager(pluggy.PluginManager):
         super().__init__(PROJECT_NAME)
         self._listeners: list[Callable[[], None]] = []
         self._records: dict[str, _Record] = {}
+        self._conflicts: dict[str, tuple[Conflict, ...]] = {}
         # Historic setup calls made through call_setup(), replayed to plugins registered later.
         self._replays: dict[str, list[dict[str, Any]]] = {}
         if specs is None:
@@ -80,11 +127,11 @@ class PluginManager(pluggy.PluginManager):
             specs = SPEC_MODULES
         for module in specs:
             self.add_hookspecs(module)
-        addhooks: pluggy.HookCaller | None = getattr(self.hook, "pi_addhooks", None)
-        if addhooks is not None:
+        if getattr(self.hook, "pi_addhooks", None) is not None:
             # Historic from the start: each plugin gets pi_addhooks while it is being
-            # registered, so a failure there is that plugin's load failure.
-            addhooks.call_historic(kwargs={"pluginmanager": self})
+            # registered (the replay in register()), so a failure there is that plugin's
+            # load failure.
+            self.call_setup("pi_addhooks", pluginmanager=self)
 
     # -- change notification ---------------------------------------------------------------
 
@@ -142,11 +189,13 @@ class PluginManager(pluggy.PluginManager):
         self._changed()
 
     def _replay(self, plugin: object) -> None:
-        for hook_name, calls in self._replays.items():
-            for impl in getattr(self.hook, hook_name).get_hookimpls():
-                if impl.plugin is plugin:
-                    for kwargs in calls:
-                        impl.function(*[kwargs[arg] for arg in impl.argnames])
+        """Give a plugin being registered the historic calls made so far (the same loop as
+        :meth:`call_setup`); the first failure fails its registration."""
+        for hook_name, calls in list(self._replays.items()):
+            caller: pluggy.HookCaller = getattr(self.hook, hook_name)
+            for kwargs in list(calls):
+                for _name, exc in self._call_sync(caller, kwargs, only=plugin):
+                    raise exc
 
     def _reject_wrappers(self, plugin: object, plugin_name: str) -> None:
         for caller in self.get_hookcallers(plugin) or ():
@@ -197,7 +246,46 @@ class PluginManager(pluggy.PluginManager):
         error: str | None = None,
     ) -> None:
         """Remember where a plugin came from and how loading it went, for :meth:`list_plugins`."""
-        self._records[name] = _Record(source, status, distribution, version, error)
+        self._records[name] = _Record(
+            source, status, distribution, version, error, tier_of_source(source, name, distribution)
+        )
+        self._changed()
+
+    def known_names(self) -> set[str]:
+        """Every plugin name pi-host knows of: registered, disabled or failed."""
+        return {name for name, plugin in self.list_name_plugin() if plugin is not None} | set(self._records)
+
+    def source(self, name: str) -> PluginSource:
+        """Where the plugin ``name`` came from (``"direct"`` when nothing recorded it)."""
+        record = self._records.get(name)
+        return "direct" if record is None else record.source
+
+    def tier(self, name: str) -> PluginTier:
+        """The tier of the plugin registered as ``name`` (``"direct"`` when nothing recorded it)."""
+        record = self._records.get(name)
+        return "direct" if record is None or record.tier is None else record.tier
+
+    def call_order(self, caller: pluggy.HookCaller) -> list[pluggy.HookImpl]:
+        """``caller``'s implementations in the order pi-host calls them.
+
+        pluggy's order (``tryfirst`` ones, then plain ones, then ``trylast`` ones; the most
+        recently registered first within each group), with a later tier first within each
+        group. Plugins register tier by tier, so this is pluggy's own order except where a
+        tier loads late: ``-e`` plugins register before the project's (which wait for trust)
+        and still come first.
+        """
+        impls = list(reversed(caller.get_hookimpls()))
+        if len(impls) < 2:
+            return impls
+        records = self._records
+
+        def key(impl: pluggy.HookImpl) -> tuple[int, int]:
+            group = 0 if impl.tryfirst else 2 if impl.trylast else 1
+            record = records.get(impl.plugin_name)
+            rank = _DIRECT_RANK if record is None or record.tier is None else _TIER_RANK[record.tier]
+            return group, -rank
+
+        return sorted(impls, key=key)  # stable: registration order within a tier
 
     def report(self, error: PluginLoadError) -> PluginLoadError:
         """Log ``error``'s one line on the ``pi_host.plugin`` logger and return it."""
@@ -216,6 +304,7 @@ class PluginManager(pluggy.PluginManager):
             error.dist if existing is None else existing.distribution,
             error.version if existing is None else existing.version,
             error.reason,
+            existing.tier if existing else "direct",
         )
         return self.report(error)
 
@@ -225,36 +314,85 @@ class PluginManager(pluggy.PluginManager):
         version = record.version if record else None
         return self.fail(name, PluginLoadError(name, dist, version, cause))
 
-    def call_setup(self, hook_name: str, /, **kwargs: Any) -> list[PluginLoadError]:
+    def call_setup(
+        self,
+        hook_name: str,
+        /,
+        *,
+        per_plugin: Callable[[str], Mapping[str, Any]] | None = None,
+        on_success: Callable[[str], None] | None = None,
+        **kwargs: Any,
+    ) -> list[PluginLoadError]:
         """Call a synchronous setup or registration hook, one implementation at a time.
 
-        An implementation that raises fails its plugin: the plugin is reported (one log line,
-        and the returned :class:`PluginLoadError`) and unregistered; the others still run.
-        For historic hooks (``pi_configure``) the call is recorded and replayed to each plugin
-        registered later, during its registration (where a failure fails that registration).
+        The one loop for synchronous hooks: setup, registration and the historic replay to
+        plugins registered later all go through it. An implementation that fails (any
+        exception, or a ``BaseException`` such as ``sys.exit``) fails its plugin: the plugin
+        is reported (one log line, and the returned :class:`PluginLoadError`) and
+        unregistered; the others still run. For historic hooks (``pi_addhooks``,
+        ``pi_configure``) the call is recorded and replayed to each plugin registered later,
+        during its registration (where a failure fails that registration).
 
+        :param per_plugin: more arguments for each plugin, by name (the ``register`` callback
+            of the registration hooks, which must know who registers).
+        :param on_success: called with a plugin's name once its implementation returned (a
+            registration hook's offers count only then).
         :raises HookError: if ``hook_name`` is not a synchronous ``pi`` hook.
         """
         caller: pluggy.HookCaller | None = getattr(self.hook, hook_name, None)
         contract = get_contract(caller.spec.function) if caller and caller.spec else None
-        if caller is None or contract is None or contract.strategy is not Strategy.SYNC:
+        if caller is None or contract is None or not contract.sync:
             raise HookError(
                 f"{hook_name} is not a synchronous pi hook; await it through the Dispatcher", hook=hook_name
             )
-        impls = list(reversed(caller.get_hookimpls()))
         if caller.is_historic():
             # Recorded before calling, so a plugin registered by one of these implementations
             # gets the call too (once, through the replay in register()).
             self._replays.setdefault(hook_name, []).append(dict(kwargs))
-        errors = []
-        for impl in impls:
-            if not self.is_registered(impl.plugin):
+        failures = self._call_sync(caller, kwargs, per_plugin=per_plugin, on_success=on_success)
+        return [self._failure(name, exc) for name, exc in failures]
+
+    def _call_sync(
+        self,
+        caller: pluggy.HookCaller,
+        kwargs: Mapping[str, Any],
+        *,
+        only: object | None = None,
+        per_plugin: Callable[[str], Mapping[str, Any]] | None = None,
+        on_success: Callable[[str], None] | None = None,
+    ) -> list[tuple[str, BaseException]]:
+        """Run ``caller``'s implementations in call order; returns ``(plugin, error)`` per failure.
+
+        A plugin that failed is skipped by the rest of the loop (and, with ``only``, the loop
+        covers that one plugin's implementation).
+        """
+        from ._containment import is_plugin_fault
+
+        failures: list[tuple[str, BaseException]] = []
+        for impl in self.call_order(caller):
+            if only is not None and impl.plugin is not only:
+                continue
+            if only is None and not self.is_registered(impl.plugin):
                 continue  # failed earlier in this loop
+            args = kwargs if per_plugin is None else {**kwargs, **per_plugin(impl.plugin_name)}
             try:
-                impl.function(*[kwargs[arg] for arg in impl.argnames])
-            except Exception as exc:
-                errors.append(self._failure(impl.plugin_name, exc))
-        return errors
+                result = impl.function(*[args[arg] for arg in impl.argnames])
+                if inspect.isawaitable(result):
+                    if inspect.iscoroutine(result):
+                        result.close()
+                    raise HookError(
+                        f"{caller.name} is synchronous: implement it with def, not async def",
+                        hook=caller.name,
+                        plugin=impl.plugin_name,
+                    )
+            except BaseException as exc:
+                if not is_plugin_fault(exc):
+                    raise
+                failures.append((impl.plugin_name, exc))
+                continue
+            if on_success is not None:
+                on_success(impl.plugin_name)
+        return failures
 
     def check_pending(self) -> None:
         """Report and unregister every plugin that implements an unknown hook.
@@ -319,9 +457,11 @@ class PluginManager(pluggy.PluginManager):
                     distribution=record.distribution,
                     version=record.version,
                     source=record.source,
+                    tier=record.tier or "direct",
                     status=record.status,
                     hooks=hooks,
                     error=record.error,
+                    conflicts=self._conflicts.get(name, ()),
                 )
             )
         # Plugins registered directly (tests, SDK users) show up too.
@@ -329,9 +469,46 @@ class PluginManager(pluggy.PluginManager):
             if name in seen or plugin is None:
                 continue
             hooks = tuple(sorted(caller.name for caller in self.get_hookcallers(plugin) or ()))
-            infos.append(PluginInfo(name=name, source="direct", status="enabled", hooks=hooks))
-        order = {"essential": 0, "entrypoint": 1, "local": 2, "direct": 3}
-        return sorted(infos, key=lambda info: (order[info.source], info.name))
+            infos.append(
+                PluginInfo(
+                    name=name,
+                    source="direct",
+                    tier="direct",
+                    status="enabled",
+                    hooks=hooks,
+                    conflicts=self._conflicts.get(name, ()),
+                )
+            )
+        return sorted(infos, key=lambda info: (_TIER_RANK[info.tier], info.name))
+
+    def set_conflicts(self, conflicts: Iterable[Conflict]) -> None:
+        """Remember the name conflicts the host found, for :meth:`list_plugins`."""
+        by_plugin: dict[str, list[Conflict]] = {}
+        for conflict in conflicts:
+            for plugin in conflict.plugins:
+                by_plugin.setdefault(plugin, []).append(conflict)
+        self._conflicts = {name: tuple(found) for name, found in by_plugin.items()}
+
+
+SLOW_IMPORT_ENV = "PI_HOST_SLOW_IMPORT_SECONDS"
+"""Seconds a plugin's import may take before a warning names it (default 1)."""
+
+
+def warn_if_slow(name: str, seconds: float) -> None:
+    """Log a warning naming the plugin when its import took longer than the threshold."""
+    try:
+        limit = float(os.environ.get(SLOW_IMPORT_ENV, "") or 1.0)
+    except ValueError:
+        limit = 1.0
+    if seconds > limit:
+        logger.warning(
+            'plugin "%s" took %.1f s to import (more than %s s); pi-host starts that much later. '
+            "Disable it with PI_HOST_DISABLE_PLUGINS=%s",
+            name,
+            seconds,
+            f"{limit:g}",
+            name,
+        )
 
 
 def essential_name(module_name: str) -> str:

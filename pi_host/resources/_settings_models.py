@@ -79,10 +79,18 @@ class WarningSettings(_Section):
 
 
 class PluginSettings(_Section):
-    """``plugins`` (pi-host only): plugins to allow or disable by name, like ``--no-plugin NAME``."""
+    """``plugins`` (pi-host only): plugins to allow or disable by name, like ``--no-plugin NAME``.
+
+    :ivar prefer: which plugin wins a name two plugins offer, by kind:
+        ``{"tools": {"read": "tools_fs"}, "commands": {...}, "providers": {...}}``.
+    :ivar hook_timeout: ``hookTimeout``, seconds one hook implementation may take (``0``: no
+        limit); ``PI_HOST_HOOK_TIMEOUT`` beats it.
+    """
 
     enable: list[str] = Field(default_factory=empty_list)
     disable: list[str] = Field(default_factory=empty_list)
+    prefer: dict[str, dict[str, str]] = Field(default_factory=dict)
+    hook_timeout: float | None = None
 
 
 class Settings(_Section):

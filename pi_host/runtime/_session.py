@@ -845,6 +845,8 @@ class AgentSession:
         """Abort the run (and every plugin's open abort scope) and wait until the agent is idle."""
         self.abort_scopes.abort_all()
         self.agent.abort()
+        # A hook implementation that hangs (an async one past all reason) ends too, named.
+        self.host.dispatcher.abort_hooks()
         await self.agent.wait_for_idle()
 
     # -- user bash ----------------------------------------------------------------------------

@@ -458,7 +458,13 @@ def build_host(
 
     recorder = HookRecorder()
     host = Host(pm, RecordingDispatcher(pm, recorder, trace=trace), errors)
-    host.collect_registrations()
+    # The scripted model replaces the essential faux provider by design, not by accident.
+    host.preference_defaults = {"providers": {scripted.name: "pi-host-testing-provider"}}
+    registration_errors = host.collect_registrations()
+    if strict and registration_errors:
+        raise HostSetupError(
+            "the host under test did not load cleanly:\n" + "\n".join(f"  {e}" for e in registration_errors)
+        )
     recording_ui = ui if ui is not None else RecordingUI()
     values: dict[str, Any] = {
         "cwd": str(cwd),
