@@ -50,7 +50,7 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
 
     def start(script: list[dict[str, Any]], *args: str) -> Terminal:
         agent_dir = tmp_path / "agent"
-        agent_dir.mkdir()
+        agent_dir.mkdir(exist_ok=True)
         # Keep little recent history, so that a short test session has something to compact.
         (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
         script_file = tmp_path / "faux.json"
@@ -268,6 +268,37 @@ def test_import_continues_a_session_file_from_elsewhere(pi_host: Any, tmp_path: 
     assert len(copies) == 1
     assert "Continuing the old session." in copies[0].read_text()
     assert source.read_bytes() == original
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0
+
+
+@pytest.mark.parametrize("flag", ["-r", "--resume"])
+def test_resume_flag_opens_the_session_picker(pi_host: Any, tmp_path: Path, flag: str) -> None:
+    from pi_host.messages import AssistantMessage, TextContent, UserMessage
+    from pi_host.session import SessionManager
+    from pi_host.session._paths import default_session_dir
+
+    manager = SessionManager.create(
+        tmp_path, default_session_dir(tmp_path, tmp_path / "agent"), cache_dir=False
+    )
+    manager.append_message(UserMessage(content="question from yesterday"))
+    manager.append_message(
+        AssistantMessage(
+            api="faux", provider="faux", model="m", content=[TextContent(text="answer from yesterday")]
+        )
+    )
+    term: Terminal = pi_host([{"text": "Picking up where we left off."}], flag)
+
+    term.wait_for("Resume session", where=term.screen.screen_text)
+    term.wait_for(f"{SELECTED} question from yesterday", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("Resumed session")
+    term.wait_for("answer from yesterday")
+    term.submit("go on")
+    term.wait_for("Picking up where we left off.")
+    term.wait_gone("Working...")
+    assert "Picking up where we left off." in manager.session_file.read_text()  # type: ignore[union-attr]
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0

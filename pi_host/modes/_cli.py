@@ -189,7 +189,7 @@ async def _run(args: CliArgs, distribution: Distribution | None = None, collecti
                 gc.enable()
         if isinstance(started, int):
             return started
-        return await _run_mode(*started)
+        return await _run_mode(*started, resume=args.resume)
     finally:
         if collecting:
             gc.unfreeze()  # a program that embeds main() gets its objects collected as before
@@ -278,7 +278,13 @@ async def _start(
 
 
 async def _run_mode(
-    mode: str, session: AgentSession, host: Host, messages: list[str], images: list[ImageContent]
+    mode: str,
+    session: AgentSession,
+    host: Host,
+    messages: list[str],
+    images: list[ImageContent],
+    *,
+    resume: bool = False,
 ) -> int:
     if mode == "rpc":
         from ._rpc import run_rpc_mode
@@ -300,6 +306,7 @@ async def _run_mode(
                     initial_messages=messages,
                     version=_VERSION,
                     hide_thinking=bool(session.settings and session.settings.hide_thinking_block),
+                    open_resume_picker=resume,
                 )
             finally:
                 with anyio.CancelScope(shield=True):

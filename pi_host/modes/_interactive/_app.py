@@ -1392,8 +1392,8 @@ class InteractiveApp:
 
     # -- running ---------------------------------------------------------------------------------
 
-    async def run(self, initial_messages: Sequence[str] = ()) -> None:
-        """Run until the user quits."""
+    async def run(self, initial_messages: Sequence[str] = (), *, open_resume_picker: bool = False) -> None:
+        """Run until the user quits; ``open_resume_picker`` starts with ``/resume`` (``-r``)."""
 
         async def listener(event: Any) -> None:
             self.on_event(event)
@@ -1413,6 +1413,8 @@ class InteractiveApp:
                 self._tg = tg
                 tg.start_soon(self._flusher)
                 tg.start_soon(self._ticker)
+                if open_resume_picker:
+                    self.spawn(self.commands.run, "/resume")
                 if initial_messages:
                     tg.start_soon(self._send_initial, list(initial_messages))
                 with set_app(self.app), _terminal_safe_logging(self), patch_stdout(raw=True):
