@@ -382,3 +382,35 @@ def test_changelog_import_and_trust_commands(launch: Any, tmp_path: Path) -> Non
     term.wait_gone("Do not trust (this session only)")
     term.send(CTRL_D)
     assert term.wait_exit() == 0
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"), [("/comp", "Compacted from 12,345 tokens"), ("/ses", "Session Info")]
+)
+def test_enter_on_a_partly_typed_command_runs_the_highlighted_one(
+    launch: Any, typed: str, shown: str
+) -> None:
+    term: Terminal = launch([{"text": "Something to compact."}])
+    term.submit("hello")
+    term.wait_for("Something to compact.")
+    term.wait_gone("Working...")
+    term.type(typed)
+    # The menu opens with its best match highlighted; Enter runs it, the model never sees it.
+    expected = {"/comp": "/compact", "/ses": "/session"}[typed]
+    term.wait_for(lambda: _highlighted_menu_entry(term).startswith(expected))
+    term.send(ENTER)
+    term.wait_for(shown)
+    term.wait_for(lambda: term.editor_text() == "")
+    assert f"Echo: {typed}" not in term.screen.text()
+    assert "Working..." not in term.screen.text()
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+MENU_CURRENT_BACKGROUND = "5;24"  # the style's completion-menu.completion.current, #005f87
+
+
+def _highlighted_menu_entry(term: Terminal) -> str:
+    """The completion menu's highlighted entry: the text on the current completion's background."""
+    lines = term.screen.text_on_background(MENU_CURRENT_BACKGROUND)
+    return lines[0].strip() if lines else ""

@@ -32,7 +32,8 @@ from anyio.abc import TaskGroup
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.current import set_app
 from prompt_toolkit.application.run_in_terminal import in_terminal
-from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.buffer import Buffer, CompletionState
+from prompt_toolkit.completion import Completion
 from prompt_toolkit.filters import Condition, has_completions, has_focus
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.history import InMemoryHistory
@@ -470,6 +471,7 @@ class InteractiveApp:
             completer=self.completer,
             complete_while_typing=Condition(self._complete_while_typing),
             history=self.history,
+            on_completions_changed=self._highlight_first_command,
         )
         self._keybindings_path = keybindings_path or agent_dir() / "keybindings.json"
         self.keymap = load_keymap(self._keybindings_path)
@@ -801,11 +803,24 @@ class InteractiveApp:
 
     # -- keys ---------------------------------------------------------------------------------
 
+    def _highlight_first_command(self, buffer: Buffer) -> None:
+        # pi's command menu opens on its best match, so Enter on "/comp" runs /compact. Only the
+        # index moves: selecting through the buffer would put the name into the editor.
+        state = buffer.complete_state
+        if (
+            state is not None
+            and state.complete_index is None
+            and state.completions
+            and _is_command_name(state.original_document.text_before_cursor)
+        ):
+            state.complete_index = 0
+
     def on_enter(self) -> None:
         """Submit: a highlighted completion is taken first (a picked command then runs)."""
         state = self.buffer.complete_state
-        if state is not None and state.current_completion is not None:
-            self.buffer.apply_completion(state.current_completion)
+        highlighted = _highlighted(state)
+        if highlighted is not None:
+            self.buffer.apply_completion(highlighted)
             # A picked command runs at once; a picked path stays in the editor.
             if not _is_command_name(self.buffer.text):
                 return
@@ -813,8 +828,11 @@ class InteractiveApp:
 
     def on_tab(self) -> None:
         state = self.buffer.complete_state
+        highlighted = _highlighted(state)
         if state is not None and len(state.completions) == 1:
             self.buffer.apply_completion(state.completions[0])
+        elif highlighted is not None and self.buffer.document == state.original_document:  # type: ignore[union-attr]
+            self.buffer.apply_completion(highlighted)  # the menu's pick, not yet in the editor
         elif state is not None:
             self.buffer.complete_next()
         else:
@@ -1438,6 +1456,13 @@ class InteractiveApp:
                 await self.run_prompt(text)
             except Exception as exc:
                 self.error(str(exc))
+
+
+def _highlighted(state: CompletionState | None) -> Completion | None:
+    """The completion the menu highlights (None when the list emptied under its index)."""
+    if state is None or state.complete_index is None or state.complete_index >= len(state.completions):
+        return None
+    return state.completions[state.complete_index]
 
 
 def _is_command_name(text: str) -> bool:
