@@ -414,3 +414,44 @@ def _highlighted_menu_entry(term: Terminal) -> str:
     """The completion menu's highlighted entry: the text on the current completion's background."""
     lines = term.screen.text_on_background(MENU_CURRENT_BACKGROUND)
     return lines[0].strip() if lines else ""
+
+
+def test_single_line_breaks_stay_in_replies_and_thinking(launch: Any) -> None:
+    term: Terminal = launch(
+        [
+            {
+                "thinking": "First check the tree.\nThen run the tests.",
+                "text": "Changed files:\nsrc/app.py\nsrc/render.py\n\n"
+                "fix: keep line breaks\nBody of the commit.",
+            }
+        ]
+    )
+    term.submit("what changed?")
+    term.wait_for("Body of the commit.")
+    lines = [line.strip() for line in term.screen.text().split("\n")]
+    for line in (
+        "First check the tree.",
+        "Then run the tests.",
+        "Changed files:",
+        "src/app.py",
+        "src/render.py",
+    ):
+        assert line in lines, term.dump()
+    assert "fix: keep line breaks" in lines and "Body of the commit." in lines
+
+
+def test_markdown_tables_are_boxed_and_task_lists_show_check_boxes(launch: Any) -> None:
+    term: Terminal = launch(
+        [
+            {
+                "text": "| tool | runs |\n|------|------|\n| bash | 3 |\n\n"
+                "- [ ] write docs\n- [x] fix tests\n\nDone."
+            }
+        ]
+    )
+    term.submit("status?")
+    term.wait_for("Done.")
+    text = term.screen.text()
+    assert "┌──────┬──────┐" in text and "│ tool │ runs │" in text and "│ bash │ 3    │" in text
+    assert "└──────┴──────┘" in text
+    assert "☐ write docs" in text and "☑ fix tests" in text and "[ ]" not in text

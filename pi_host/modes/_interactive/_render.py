@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rich import box
-from rich.console import Console, Group, RenderableType
-from rich.markdown import Heading, Markdown, MarkdownElement
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.markdown import Heading, Markdown, MarkdownElement, TableElement
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 
 __all__ = [
@@ -131,11 +132,51 @@ class _LeftHeading(Heading):
     LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
 
 
+class _BorderedTable(TableElement):
+    # rich draws markdown tables with rules only under the header; pi boxes every cell.
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = Table(box=box.SQUARE, show_lines=True, style="markdown.table.border")
+        if self.header is not None and self.header.row is not None:
+            for column in self.header.row.cells:
+                heading = column.content.copy()
+                heading.stylize("markdown.table.header")
+                table.add_column(heading)
+        if self.body is not None:
+            for row in self.body.rows:
+                table.add_row(*(cell.content for cell in row.cells))
+        yield table
+
+
+_TASK_BOXES = {"[ ] ": "☐ ", "[x] ": "☑ ", "[X] ": "☑ "}
+
+
 class _ChatMarkdown(Markdown):
+    """rich's Markdown with pi's habits: a single line break stays a line break (models write
+    file lists, steps and commit messages that way), tables are boxed, and task list items show
+    check boxes."""
+
     elements: ClassVar[dict[str, type[MarkdownElement]]] = {
         **Markdown.elements,
         "heading_open": _LeftHeading,
+        "table_open": _BorderedTable,
     }
+
+    def __init__(self, markup: str, **kwargs: Any) -> None:
+        super().__init__(markup, **kwargs)
+        in_item = 0
+        for token in self.parsed:
+            if token.type == "list_item_open":
+                in_item += 1
+            elif token.type == "list_item_close":
+                in_item -= 1
+            if token.type != "inline" or not token.children:
+                continue
+            for child in token.children:
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+            first = token.children[0]
+            if in_item and first.type == "text" and first.content[:4] in _TASK_BOXES:
+                first.content = _TASK_BOXES[first.content[:4]] + first.content[4:]
 
 
 def render_markdown(text: str, *, style: str | Style = "none") -> RenderableType:
