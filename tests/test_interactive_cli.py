@@ -302,3 +302,34 @@ def test_resume_flag_opens_the_session_picker(pi_host: Any, tmp_path: Path, flag
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0
+
+
+def test_escape_during_bash_keeps_the_output_so_far(pi_host: Any, tmp_path: Path) -> None:
+    command = f"echo first line; echo second line; {wait_for_file('never')}"
+    term: Terminal = pi_host(
+        [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "Stopped, as asked."}]
+    )
+    term.submit("run it")
+    term.wait_for("second line")
+    term.send(ESCAPE)
+    term.wait_for("Command aborted")
+    term.wait_gone("Working...")
+    text = term.screen.text()
+    assert text.index("first line") < text.index("second line") < text.index("Command aborted")
+    # (The empty reply cut short after the tool says "Operation aborted" under the panel, as pi's does.)
+    panel_end = text.index("╰", text.index("Command aborted"))
+    assert "Operation aborted" not in text[:panel_end]
+
+    # The model is told the same: the output so far, then pi's "Command aborted".
+    (session_file,) = (tmp_path / "agent" / "sessions").rglob("*.jsonl")
+    results = [
+        entry["message"]
+        for entry in map(json.loads, session_file.read_text().splitlines())
+        if entry.get("type") == "message" and entry["message"].get("role") == "toolResult"
+    ]
+    assert len(results) == 1 and results[0]["isError"] is True
+    told = results[0]["content"][0]["text"]
+    assert told.startswith("first line\nsecond line\n") and told.endswith("\n\nCommand aborted")
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0
