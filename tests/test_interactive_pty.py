@@ -253,8 +253,16 @@ def test_alt_up_restores_queued_messages(launch: Any) -> None:
 
 
 def test_keybindings_json_rebinds_keys_and_a_bad_entry_only_warns(launch: Any) -> None:
+    output = "\n".join(f"line {n:02d} of the output" for n in range(1, 31))
     term: Terminal = launch(
-        [{"toolCalls": [{"name": "bash", "arguments": {"command": "sleep 600"}, "until": "steer"}]}],
+        [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "seq 30"}, "result": output}]},
+            {"text": "Counted."},
+            {
+                "thinking": "Pondering the command.",
+                "toolCalls": [{"name": "bash", "arguments": {"command": "sleep 600"}, "until": "steer"}],
+            },
+        ],
         keybindings={
             "app.message.followUp": "f5",
             "toggleThinking": "alt+t",  # a legacy id, read as app.thinking.toggle
@@ -268,6 +276,10 @@ def test_keybindings_json_rebinds_keys_and_a_bad_entry_only_warns(launch: Any) -
     term.wait_for('"app.thinkingToggle" is not a keybinding id (did you mean "app.thinking.toggle"?)')
     text = term.screen.text()
     assert text.count("hyper+o") == 1 and "keybindings.json" in text
+
+    term.submit("count")
+    term.wait_for("Counted.")
+    term.wait_gone("Working...")
 
     # F5 queues a follow-up while the agent works; Alt+Enter, no longer bound, does nothing.
     term.submit("go")
@@ -289,11 +301,12 @@ def test_keybindings_json_rebinds_keys_and_a_bad_entry_only_warns(launch: Any) -
     # Ctrl+T was moved to Alt+T; Ctrl+O kept its default as its new key was bad.
     term.send(CTRL_T)
     term.type("still here")
-    assert "Thinking blocks" not in term.screen.text()
+    assert "Pondering the command." in term.screen.text()
     term.send(ALT_T)
-    term.wait_for("Thinking blocks: hidden")
+    term.wait_for(lambda: "Pondering the command." not in term.screen.text())
+    assert "line 01 of the output" not in term.screen.text()
     term.send(CTRL_O)
-    term.wait_for("Tool output: expanded")
+    term.wait_for("line 01 of the output")
     term.send(CTRL_U)  # not Ctrl+C: a second one this soon would quit
     term.wait_for(lambda: term.editor_text() == "")
 
@@ -455,3 +468,69 @@ def test_markdown_tables_are_boxed_and_task_lists_show_check_boxes(launch: Any) 
     assert "┌──────┬──────┐" in text and "│ tool │ runs │" in text and "│ bash │ 3    │" in text
     assert "└──────┴──────┘" in text
     assert "☐ write docs" in text and "☑ fix tests" in text and "[ ]" not in text
+
+
+def test_ctrl_o_and_ctrl_t_redraw_what_is_on_screen_without_notices(launch: Any) -> None:
+    output = "\n".join(f"line {n:02d} of the output" for n in range(1, 31))
+    term: Terminal = launch(
+        [
+            {"thinking": "Weighing the options first.", "text": "Let me look."},
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "seq 30"}, "result": output}]},
+            {"text": "All thirty lines are there."},
+        ]
+    )
+    term.submit("hello")
+    term.wait_for("Let me look.")
+    term.wait_gone("Working...")
+    term.submit("count")
+    term.wait_for("All thirty lines are there.")
+    term.wait_gone("Working...")
+    text = term.screen.text()
+    assert "Weighing the options first." in text
+    assert "line 30 of the output" in text and "line 01 of the output" not in text  # collapsed
+
+    # Ctrl+O: the tool output already on screen is expanded in place; no notice is left.
+    term.send(CTRL_O)
+    term.wait_for("line 01 of the output")
+    term.wait_for(lambda: term.rule_count() == 2)
+    text = term.screen.text()
+    assert text.count("line 15 of the output") == 1 and text.count("All thirty lines are there.") == 1
+    assert "Tool output" not in text
+    # ... and collapsed again.
+    term.send(CTRL_O)
+    term.wait_for(lambda: "line 01 of the output" not in term.screen.text())
+    assert "line 30 of the output" in term.screen.text()
+
+    # Ctrl+T: the thinking block already on screen becomes its label, then comes back.
+    term.send(CTRL_T)
+    term.wait_for(lambda: "Weighing the options first." not in term.screen.text())
+    text = term.screen.text()
+    assert "Thinking..." in text and "Thinking blocks" not in text
+    assert text.count("Let me look.") == 1 and text.count("hello") == 1
+    term.send(CTRL_T)
+    term.wait_for("Weighing the options first.")
+    assert "Thinking blocks" not in term.screen.text()
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+def test_resizing_while_streaming_lays_the_transcript_out_again_once(launch: Any) -> None:
+    paragraphs = [
+        f"Paragraph {n:02d} says a few words about the subject, long enough to wrap, end{n:02d}."
+        for n in range(1, 41)
+    ]
+    term: Terminal = launch([{"text": "\n\n".join(paragraphs)}])
+    term.submit("tell me")
+    term.wait_for("end12.")
+    term.resize(30, 60)
+    term.wait_for("end40.")
+    term.wait_gone("Working...")
+    term.wait_for(lambda: term.rule_count() == 2)
+    text = term.screen.text()
+    for n in range(1, 41):
+        assert text.count(f"end{n:02d}.") == 1, f"paragraph {n}:\n{term.dump()}"
+    # Laid out for 60 columns, the early paragraphs included: nothing was cut at the edge.
+    first = text.index("Paragraph 01")
+    assert all(len(line) <= 60 for line in text.split("\n"))
+    assert "subject, long enough" in text[first:].replace("\n", " ").split("end01.")[0]
+    assert text.count("tell me") == 1

@@ -57,6 +57,21 @@ class Screen:
                 out.append(text)
         return out
 
+    def resize(self, rows: int, columns: int) -> None:
+        """The window changed size: cells beyond the new edge are lost, as in a terminal that
+        does not reflow (a program that wants its text back must draw it again)."""
+        shift = max(self.rows - rows, 0)  # fewer rows: the top ones scroll off
+        self.history += ["".join(line).rstrip() for line in self.grid[:shift]]
+        self.grid = [(line + [" "] * columns)[:columns] for line in self.grid[shift:]]
+        self.backgrounds = [(line + [None] * columns)[:columns] for line in self.backgrounds[shift:]]
+        while len(self.grid) < rows:
+            self.grid.append([" "] * columns)
+            self.backgrounds.append([None] * columns)
+        self.row = min(max(self.row - shift, 0), rows - 1)
+        self.column = min(self.column, columns - 1)
+        self.rows, self.columns = rows, columns
+        self.pending_wrap = False
+
     # -- writing -------------------------------------------------------------------------------
 
     def feed(self, data: str) -> None:

@@ -12,6 +12,10 @@ markdown block is committed as soon as the next one starts, so long replies scro
 the live area stays a few lines tall. Writes into the scrollback go through prompt_toolkit's
 ``in_terminal``, which erases the live area first and redraws it after, so nothing flickers or
 tears.
+
+What went into the scrollback is remembered item by item. When something already there must look
+different (Ctrl+O expands tool output, Ctrl+T hides thinking, the terminal changes width), screen
+and scrollback are cleared and the whole transcript is drawn again, as pi does.
 """
 
 from __future__ import annotations
@@ -173,6 +177,11 @@ class _Item:
     def has_partial(self) -> bool:
         return False
 
+    def transcript_renderable(self, options: RenderOptions) -> RenderableType | None:
+        """What this item has put into the scrollback so far, drawn afresh (a toggle or a resize
+        redraws the whole transcript with the options then in force)."""
+        return self.renderable(options)
+
 
 class _StaticItem(_Item):
     def __init__(self, renderable: RenderableType) -> None:
@@ -234,6 +243,25 @@ class _AssistantItem(_Item):
                 parts.append(error)
         return parts
 
+    def transcript_renderable(self, options: RenderOptions) -> RenderableType | None:
+        content = list(getattr(self.message, "content", []))
+        parts: list[RenderableType] = []
+        last = len(content) - 1 if self.done else min(self._blocks_done, len(content) - 1)
+        for index in range(last + 1):
+            kind, text = self._block_text(content[index])
+            if kind is None:
+                continue
+            if not self.done and index == self._blocks_done:
+                text = text[: self._chars_done]  # the rest is still in the live area
+            part = self._render_block(kind, text, options)
+            if part is not None:
+                parts.append(part)
+        if self.done:
+            error = self._error_line(content)
+            if error is not None:
+                parts.append(error)
+        return _spaced(parts)
+
     def _error_line(self, content: list[Any]) -> RenderableType | None:
         if any(getattr(block, "type", None) == "toolCall" for block in content):
             return None  # the tool panels show the error
@@ -248,14 +276,7 @@ class _AssistantItem(_Item):
 
     def renderable(self, options: RenderOptions) -> RenderableType | None:
         parts = self._parts(options)
-        if not parts:
-            return None
-        spaced: list[RenderableType] = []
-        for part in parts:
-            if spaced:
-                spaced.append(Text(""))
-            spaced.append(part)
-        return Group(*spaced)
+        return _spaced(parts)
 
     def has_partial(self) -> bool:
         content = list(getattr(self.message, "content", []))
@@ -292,14 +313,7 @@ class _AssistantItem(_Item):
                 if cut:
                     self._chars_done += cut
         self.touch()
-        if not parts:
-            return None
-        spaced: list[RenderableType] = []
-        for part in parts:
-            if spaced:
-                spaced.append(Text(""))
-            spaced.append(part)
-        return Group(*spaced)
+        return _spaced(parts)
 
 
 class _ToolItem(_Item):
@@ -421,6 +435,10 @@ class InteractiveApp:
         self.version = version
         self.options = RenderOptions(hide_thinking=hide_thinking, cwd=session.cwd)
         self._items: list[_Item] = []
+        # Everything written to the scrollback, in order, so it can be drawn again.
+        self._committed: list[_Item] = []
+        self._laid_out_width: int | None = None
+        self._redraw_wanted = False
         self._assistant: _AssistantItem | None = None
         self._tools: dict[str, _ToolItem] = {}
         self._bash: _BashItem | None = None
@@ -586,6 +604,8 @@ class InteractiveApp:
                 renderable = item.take_partial(self.options)
             if renderable is not None:
                 renderables.append(renderable)
+                if not self._committed or self._committed[-1] is not item:
+                    self._committed.append(item)
             if not item.done:
                 break
         width = self.width
@@ -607,11 +627,31 @@ class InteractiveApp:
         while True:
             await self._flush_wanted.wait()
             self._flush_wanted = anyio.Event()
-            if not self._committable():
+            if not self._redraw_wanted and not self._committable():
                 continue
             with set_app(self.app):
                 async with in_terminal():
-                    self._write(self._take_committable())
+                    redrawn = self._take_transcript() if self._redraw_wanted else ""
+                    self._write(redrawn + self._take_committable())
+
+    def redraw_transcript(self) -> None:
+        """Draw the whole transcript again, as pi does when what is already on screen changes
+        (Ctrl+O, Ctrl+T, a new terminal width): screen and scrollback are cleared first, so
+        nothing shows twice."""
+        self._redraw_wanted = True
+        self.request_flush()  # the flusher draws it (key handlers cannot start tasks)
+
+    def _take_transcript(self) -> str:
+        """The whole scrollback drawn afresh, after the sequences that clear it."""
+        self._redraw_wanted = False
+        width = self._laid_out_width = self.width
+        out = ["\x1b[H\x1b[2J\x1b[3J"]
+        for item in self._committed:
+            renderable = item.transcript_renderable(self.options)
+            lines = ansi_lines(renderable, width) if renderable is not None else []
+            if lines:
+                out.append("\n" + "\n".join(lines) + "\n")
+        return "".join(out)
 
     async def write_above(self, text: str) -> None:
         """Write raw ANSI text into the scrollback, above the live area."""
@@ -671,6 +711,11 @@ class InteractiveApp:
             rows = self.app.output.get_size().rows
         except Exception:
             rows = 24
+        width = self.width
+        if self._laid_out_width is None:
+            self._laid_out_width = width
+        elif width != self._laid_out_width:
+            self.redraw_transcript()  # the terminal was resized: lay everything out again
         self.options.live_max_lines = max(rows, 10)
         lines: list[str] = []
         for item in self._items:
@@ -849,11 +894,11 @@ class InteractiveApp:
 
     def toggle_thinking(self) -> None:
         self.options.hide_thinking = not self.options.hide_thinking
-        self.notice(f"Thinking blocks: {'hidden' if self.options.hide_thinking else 'shown'}")
+        self.redraw_transcript()
 
     def toggle_tools(self) -> None:
         self.options.expand_tools = not self.options.expand_tools
-        self.notice(f"Tool output: {'expanded' if self.options.expand_tools else 'collapsed'}")
+        self.redraw_transcript()
 
     def dequeue(self) -> None:
         restored = self.restore_queue()
@@ -1463,6 +1508,18 @@ def _highlighted(state: CompletionState | None) -> Completion | None:
     if state is None or state.complete_index is None or state.complete_index >= len(state.completions):
         return None
     return state.completions[state.complete_index]
+
+
+def _spaced(parts: Sequence[RenderableType]) -> RenderableType | None:
+    """``parts`` one under another with a blank line between them; None for no parts."""
+    if not parts:
+        return None
+    spaced: list[RenderableType] = []
+    for part in parts:
+        if spaced:
+            spaced.append(Text(""))
+        spaced.append(part)
+    return Group(*spaced)
 
 
 def _is_command_name(text: str) -> bool:
