@@ -333,3 +333,53 @@ def test_escape_during_bash_keeps_the_output_so_far(pi_host: Any, tmp_path: Path
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0
+
+
+def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here(
+    pi_host: Any, tmp_path: Path
+) -> None:
+    term: Terminal = pi_host([{"text": "Answer one."}, {"text": "Answer two."}, {"text": "Answer three."}])
+    term.submit("first question")
+    term.wait_for("Answer one.")
+    term.wait_gone("Working...")
+    term.submit("second question")
+    term.wait_for("Answer two.")
+    term.wait_gone("Working...")
+    # Back to the first question, and off on another branch from there.
+    term.submit("/tree")
+    term.wait_for("• user: second question", where=term.screen.screen_text)
+    for _ in range(20):
+        term.send(UP)
+    term.wait_for(f"{SELECTED} • [model: faux-1]", where=term.screen.screen_text)  # the first entry
+    move_down_to(term, "• user: first question")
+    term.send(ENTER)
+    term.wait_for("Summarize branch?", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for(lambda: term.editor_text() == "first question")
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.editor_text() == "")
+    term.submit("another take")
+    term.wait_for("Answer three.")
+    term.wait_gone("Working...")
+
+    # /fork offers the user messages of every branch, as pi does.
+    term.submit("/fork")
+    term.wait_for("Fork from message", where=term.screen.screen_text)
+    screen = term.screen.screen_text()
+    assert "first question" in screen and "second question" in screen and "another take" in screen
+    term.send(ESCAPE)
+    term.wait_gone("Fork from message")
+
+    # /session names the file by its full path; /export writes into the working directory.
+    (session_file,) = (tmp_path / "agent" / "sessions").rglob("*.jsonl")
+    term.submit("/session")
+    term.wait_for("Session Info")
+    term.wait_for(lambda: str(session_file) in "".join(term.screen.text().split()))
+    term.submit("/export")
+    exported = tmp_path / f"pi-host-session-{session_file.stem}.html"
+    term.wait_for(lambda: exported.exists())
+    term.wait_for(lambda: f"Sessionexportedto:{exported}" in "".join(term.screen.text().split()))
+    assert "Answer three." in exported.read_text()
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0

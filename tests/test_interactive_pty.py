@@ -534,3 +534,34 @@ def test_resizing_while_streaming_lays_the_transcript_out_again_once(launch: Any
     assert all(len(line) <= 60 for line in text.split("\n"))
     assert "subject, long enough" in text[first:].replace("\n", " ").split("end01.")[0]
     assert text.count("tell me") == 1
+
+
+def test_a_large_paste_shows_as_a_marker_and_sends_the_full_text(launch: Any) -> None:
+    term: Terminal = launch([{"text": "Got all of it."}])
+    pasted = "\n".join(f"pasted line {n:02d}" for n in range(1, 31))
+    term.type("look: ")
+    term.send(f"\x1b[200~{pasted}\x1b[201~")
+    term.wait_for(lambda: term.editor_text() == "look: [paste #1 +30 lines]")
+    term.send(ENTER)
+    term.wait_for("Got all of it.")
+    text = term.screen.text()
+    assert "pasted line 01" in text and "pasted line 30" in text and "[paste #1" not in text
+    # A short paste goes in as it is.
+    term.wait_gone("Working...")
+    term.send("\x1b[200~two\nlines\x1b[201~")
+    term.wait_for(lambda: term.editor_text() == "two\nlines")
+    term.send(CTRL_D)
+
+
+def test_model_picker_filters_by_typed_text_with_few_models(launch: Any) -> None:
+    term: Terminal = launch([])
+    term.submit("/model")
+    term.wait_for("Select model", where=term.screen.screen_text)
+    term.wait_for("fake-model  [faux]", where=term.screen.screen_text)
+    term.send("other")
+    term.wait_for(lambda: "fake-model  [faux]" not in term.screen.screen_text())
+    term.wait_for(f"{SELECTED} other-model  [faux]", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("Model: other-model")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0

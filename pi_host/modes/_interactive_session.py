@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -243,7 +244,8 @@ class InteractiveSessionAdapter:
 
     def fork_points(self) -> Sequence[ForkPoint]:
         points = []
-        for entry in self._session.session_manager.get_branch():
+        # pi offers every user message of the session, on whichever branch it was sent.
+        for entry in self._session.session_manager.get_entries():
             message = getattr(entry, "message", None)
             if isinstance(message, UserMessage):
                 text = (
@@ -298,7 +300,9 @@ class InteractiveSessionAdapter:
         file = self._session.session_manager.session_file
         if file is None:
             raise SessionError("This session is not saved (--no-session); there is nothing to export.")
-        return str(export_html(file, path))
+        # As pi's /export: into the working directory, named after the session file.
+        target = Path(self.cwd, path or f"pi-host-session-{Path(file).stem}.html")
+        return str(export_html(file, target))
 
     async def import_session(
         self, path: str, *, confirm_missing_cwd: Callable[[str, str], Awaitable[bool]]

@@ -100,6 +100,8 @@ SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _SPINNER_INTERVAL = 0.08
 _DOUBLE_PRESS_S = 0.5
 _MAX_EDITOR_ROWS = 12
+_PASTE_MAX_LINES = 10  # a paste longer than this shows as a marker in the editor (pi's limits)
+_PASTE_MAX_CHARS = 1000
 
 _STYLE = Style.from_dict(
     {
@@ -435,6 +437,8 @@ class InteractiveApp:
         self.version = version
         self.options = RenderOptions(hide_thinking=hide_thinking, cwd=session.cwd)
         self._items: list[_Item] = []
+        self._pastes: dict[str, str] = {}  # marker in the editor -> the text it stands for
+        self._paste_count = 0
         # Everything written to the scrollback, in order, so it can be drawn again.
         self._committed: list[_Item] = []
         self._laid_out_width: int | None = None
@@ -871,6 +875,25 @@ class InteractiveApp:
                 return
         self.submit(follow_up=False)
 
+    def on_paste(self, data: str) -> None:
+        """A bracketed paste: a large one goes into the editor as pi's ``[paste #N +L lines]``
+        marker (``[paste #N C chars]`` for one long line); the full text is sent."""
+        text = data.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        if len(lines) <= _PASTE_MAX_LINES and len(text) <= _PASTE_MAX_CHARS:
+            self.buffer.insert_text(text)
+            return
+        self._paste_count += 1
+        size = f"+{len(lines)} lines" if len(lines) > _PASTE_MAX_LINES else f"{len(text)} chars"
+        marker = f"[paste #{self._paste_count} {size}]"
+        self._pastes[marker] = text
+        self.buffer.insert_text(marker)
+
+    def _expand_pastes(self, text: str) -> str:
+        for marker, pasted in self._pastes.items():
+            text = text.replace(marker, pasted)
+        return text
+
     def on_tab(self) -> None:
         state = self.buffer.complete_state
         highlighted = _highlighted(state)
@@ -975,7 +998,7 @@ class InteractiveApp:
 
     def submit(self, *, follow_up: bool) -> None:
         """Enter (``follow_up=False``) or Alt+Enter on the editor's text."""
-        text = self.buffer.text.strip()
+        text = self._expand_pastes(self.buffer.text).strip()
         if not text:
             return
         if follow_up and not self.busy and not self._compacting:

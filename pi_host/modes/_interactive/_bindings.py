@@ -105,6 +105,7 @@ def build_key_bindings(app: InteractiveApp, keymap: Keymap) -> KeyBindings:
     bind("tui.input.newLine", lambda event: app.buffer.insert_text("\n"))
     bind("tui.input.submit", lambda event: app.on_enter())
     bind("tui.input.tab", lambda event: app.on_tab())
+    kb.add(Keys.BracketedPaste, filter=editing)(lambda event: app.on_paste(event.data))
 
     # -- the application -------------------------------------------------------------------------
     bind("app.interrupt", lambda event: app.on_escape())

@@ -175,7 +175,9 @@ class CommandRunner:
         ]
         initial = next((i for i, m in enumerate(models) if current and m.ref == current.ref), 0)
         # No exact match: the picker opens with what was typed as its search.
-        index = await self.app.select("Select model", labels, initial=initial, query=args or None)
+        index = await self.app.select(
+            "Select model", labels, initial=initial, query=args or None, filterable=True
+        )
         if index is not None:
             await self._set_model(models[index].ref)
 
@@ -454,8 +456,8 @@ class CommandRunner:
                 tokens["cache_write"] += usage.cache_write
                 cost += float(usage.cost.total)
         table = Table.grid(padding=(0, 2))
-        table.add_column(style="dim")
-        table.add_column()
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column(overflow="fold")  # a long path wraps whole rather than losing its end
 
         def section(title: str) -> None:
             table.add_row(Text(title, style="bold"), "")
@@ -463,7 +465,7 @@ class CommandRunner:
         section("Session Info")
         if session.session_name:
             table.add_row("Name", session.session_name)
-        table.add_row("File", shorten_path(session.session_file) if session.session_file else "In-memory")
+        table.add_row("File", session.session_file or "In-memory")
         table.add_row("ID", session.session_id)
         section("Messages")
         table.add_row("User", str(counts["user"]))

@@ -377,7 +377,8 @@ class InteractiveSession(Protocol):
     def set_session_name(self, name: str) -> None: ...
 
     def export_html(self, path: str | None = None) -> str:
-        """Write the session as HTML and return the file's path."""
+        """Write the session as HTML and return the file's path (``path`` is relative to the
+        working directory, where the file goes by default)."""
         ...
 
     async def import_session(
