@@ -48,20 +48,21 @@ def wait_for_file(name: str) -> str:
 def pi_host(tmp_path: Path) -> Iterator[Any]:
     terminals: list[Terminal] = []
 
-    def start(script: list[dict[str, Any]], *args: str) -> Terminal:
+    def start(script: list[dict[str, Any]], *args: str, env: dict[str, str] | None = None) -> Terminal:
         agent_dir = tmp_path / "agent"
         agent_dir.mkdir(exist_ok=True)
         # Keep little recent history, so that a short test session has something to compact.
         (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
         script_file = tmp_path / "faux.json"
         script_file.write_text(json.dumps(script))
-        env = {
+        environment = {
             "PI_HOST_DIR": str(agent_dir),
             "PI_HOST_FAUX_SCRIPT": str(script_file),
             "ANTHROPIC_API_KEY": "",
             "OPENAI_API_KEY": "",
+            **(env or {}),
         }
-        terminal = Terminal([PI_HOST, "--provider", "faux", *args], cwd=tmp_path, env=env)
+        terminal = Terminal([PI_HOST, "--provider", "faux", *args], cwd=tmp_path, env=environment)
         terminals.append(terminal)
         terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
         return terminal
@@ -380,6 +381,51 @@ def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here
     term.wait_for(lambda: exported.exists())
     term.wait_for(lambda: f"Sessionexportedto:{exported}" in "".join(term.screen.text().split()))
     assert "Answer three." in exported.read_text()
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0
+
+
+def test_a_plugin_package_extends_the_screen(pi_host: Any, tmp_path: Path) -> None:
+    """pi-fixture-screen, really installed: its key binding, custom-message renderer and tool
+    renderer show on the screen."""
+    import subprocess
+
+    site = tmp_path / "site"
+    package = Path(__file__).parent / "plugin_packages" / "pi-fixture-screen"
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv installs the plugin package")
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "--offline",
+            "--quiet",
+            "--python",
+            sys.executable,
+            "--target",
+            str(site),
+            str(package),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    term: Terminal = pi_host(
+        [{"toolCalls": [{"name": "weather", "arguments": {"city": "Oslo"}}]}, {"text": "Sunny in Oslo."}],
+        env={"PYTHONPATH": str(site)},
+    )
+    term.submit("weather in Oslo?")
+    term.wait_for("Sunny in Oslo.")
+    term.wait_gone("Working...")
+    text = term.screen.text()
+    assert "Forecast wanted for Oslo" in text and "FORECAST >> Oslo: sunny, 21 degrees" in text
+    assert '"city": "Oslo"' not in text  # the default renderer's JSON arguments are not shown
+
+    term.send("\x18")  # Ctrl+X: the plugin's shortcut sends its custom message
+    term.wait_for("NOTE >> pressed ctrl+x")
+    assert "[screen-note]" not in term.screen.text()  # drawn by the plugin, not the default
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from pi_host.hookspecs import MessageRenderer, Shortcut, ToolRenderer
 from pi_host.messages import AgentMessage, TextContent, UserMessage
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.runtime import AgentSession, SessionError
@@ -375,6 +376,19 @@ class InteractiveSessionAdapter:
 
     async def run_plugin_command(self, name: str, args: str) -> None:
         await self._session.prompt(f"/{name} {args}".rstrip())
+
+    def plugin_shortcuts(self) -> Sequence[Shortcut]:
+        return list(self._session.host.shortcuts.values())
+
+    async def run_plugin_shortcut(self, key: str) -> None:
+        shortcut = self._session.host.shortcuts[key]
+        await shortcut.handler(self._session.ctx)
+
+    def message_renderers(self) -> Mapping[str, MessageRenderer]:
+        return self._session.host.message_renderers
+
+    def tool_renderers(self) -> Mapping[str, ToolRenderer]:
+        return self._session.host.tool_renderers
 
     # -- credentials (/login, /logout) --------------------------------------------------------
 

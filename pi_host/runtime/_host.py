@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pi_host.hookspecs._registration import Command, Flag
+from pi_host.hookspecs._registration import Command, Flag, MessageRenderer, Shortcut, ToolRenderer
 
 if TYPE_CHECKING:
     from pi_host.agent import Tool
@@ -46,6 +46,9 @@ class Host:
     providers: dict[str, Provider] = field(default_factory=dict)
     commands: dict[str, Command] = field(default_factory=dict)
     flags: dict[str, Flag] = field(default_factory=dict)
+    shortcuts: dict[str, Shortcut] = field(default_factory=dict)
+    message_renderers: dict[str, MessageRenderer] = field(default_factory=dict)
+    tool_renderers: dict[str, ToolRenderer] = field(default_factory=dict)
     local_plugins_loaded: bool = False
 
     @classmethod
@@ -107,17 +110,41 @@ class Host:
         self.collect_registrations()
 
     def collect_registrations(self) -> None:
-        """Ask every plugin for its tools, providers, commands and flags (again)."""
+        """Ask every plugin for its tools, providers, commands, flags and screen extensions (again)."""
         self.tools.clear()
         self.tool_sources.clear()
         self.providers.clear()
         self.commands.clear()
         self.flags.clear()
+        self.shortcuts.clear()
+        self.message_renderers.clear()
+        self.tool_renderers.clear()
         pm = self.plugin_manager
         _call_registrations(pm, "pi_register_tools", self.add_tool)
         _call_registrations(pm, "pi_register_providers", lambda provider, _: self.add_provider(provider))
         _call_registrations(pm, "pi_register_commands", lambda command, _: self.add_command(command))
         _call_registrations(pm, "pi_register_flags", lambda flag, _: self.add_flag(flag))
+        _call_registrations(pm, "pi_register_shortcuts", self._registered(Shortcut, self.shortcuts, "key"))
+        _call_registrations(
+            pm,
+            "pi_register_message_renderers",
+            self._registered(MessageRenderer, self.message_renderers, "custom_type"),
+        )
+        _call_registrations(
+            pm, "pi_register_tool_renderers", self._registered(ToolRenderer, self.tool_renderers, "tool")
+        )
+
+    @staticmethod
+    def _registered(kind: type[Any], into: dict[str, Any], key: str) -> Callable[[Any, str], None]:
+        """An ``add`` for :func:`_call_registrations`: checks the type; the first of a key wins."""
+
+        def add(value: Any, source: str) -> None:
+            if not isinstance(value, kind):
+                expected = f"pi_host.hookspecs.{kind.__name__}"
+                raise TypeError(f"plugin {source!r} registered {value!r}, which is not a {expected}")
+            into.setdefault(getattr(value, key), value)
+
+        return add
 
     def add_tool(self, tool: Tool[Any], source: str = "runtime") -> None:
         from pi_host.agent import Tool

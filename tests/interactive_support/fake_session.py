@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from pi_host.hookspecs import ToolRenderer
 from pi_host.messages import (
     AgentEndEvent,
     AgentStartEvent,
@@ -563,6 +564,14 @@ class FakeInteractiveSession:
         trusted = not option.startswith("Do not")
         changed, self.trusted = trusted != self.trusted, trusted
         return changed
+
+    def tool_renderers(self) -> dict[str, ToolRenderer]:
+        """The renderers of the plugins a runtime would have loaded: pi-bash's, for ``bash``."""
+        renderers: dict[str, ToolRenderer] = {}
+        import pi_bash
+
+        pi_bash.pi_register_tool_renderers(lambda renderer: renderers.setdefault(renderer.tool, renderer))
+        return renderers
 
     def plugin_commands(self) -> list[PluginCommand]:
         return [PluginCommand("greet", "Say hello through the UI bridge")]

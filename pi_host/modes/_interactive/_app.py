@@ -26,10 +26,10 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -63,6 +63,7 @@ from prompt_toolkit.styles import Style
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from pi_host.hookspecs import ToolRenderer
 from pi_host.session._paths import agent_dir
 
 from ._bindings import build_key_bindings
@@ -319,11 +320,46 @@ class _AssistantItem(_Item):
 
 
 class _ToolItem(_Item):
-    def __init__(self, view: ToolView) -> None:
+    def __init__(self, view: ToolView, screen: _PluginRendering) -> None:
         self.view = view
+        self._screen = screen
 
     def renderable(self, options: RenderOptions) -> RenderableType | None:
-        return render_tool(self.view, options)
+        screen = self._screen
+        return render_tool(self.view, options, screen.tool_renderer(self.view.name), screen.renderer_failed)
+
+
+class _PluginRendering:
+    """The renderers plugins registered (read from the session each time: /reload changes
+    them), and the report of one that fails: once per renderer, not once per frame."""
+
+    def __init__(self, app: InteractiveApp) -> None:
+        self._app = app
+        self._reported: set[str] = set()
+
+    def _registered(self, method: str) -> Mapping[str, Any]:
+        lookup = getattr(self._app.session, method, None)
+        return self._app._safe(lookup, {}) if lookup is not None else {}
+
+    def tool_renderer(self, name: str) -> ToolRenderer | None:
+        return self._registered("tool_renderers").get(name)
+
+    def custom_message(self, message: Any) -> RenderableType:
+        renderer = self._registered("message_renderers").get(getattr(message, "custom_type", ""))
+        if renderer is not None:
+            try:
+                shown = renderer.render(message, self._app.options.expand_tools)
+            except Exception as exc:
+                self.renderer_failed(f"the {message.custom_type!r} message renderer", exc)
+            else:
+                if shown is not None:
+                    return cast(RenderableType, shown)
+        return _render_custom(message)
+
+    def renderer_failed(self, what: str, exc: Exception) -> None:
+        if what not in self._reported:
+            self._reported.add(what)
+            self._app.warning(f"{what} failed: {type(exc).__name__}: {exc}; the default is shown")
 
 
 class _BashItem(_Item):
@@ -472,6 +508,8 @@ class InteractiveApp:
         self._elapsed_second = 0
         self._recent_problems: dict[str, float] = {}
         self.ui = UiBridge(self)
+        self.rendering = _PluginRendering(self)
+        self.shortcut_problems: list[str] = []  # plugin shortcuts that could not be bound
 
         from ._commands import CommandRunner
 
@@ -940,7 +978,7 @@ class InteractiveApp:
 
     def warn_key_problems(self) -> None:
         """One warning for each problem in keybindings.json (at start-up and on ``/reload``)."""
-        for problem in self.keymap.problems:
+        for problem in (*self.keymap.problems, *self.shortcut_problems):
             self.warning(problem)
 
     def key_label(self, action_id: str) -> str:
@@ -1226,7 +1264,7 @@ class InteractiveApp:
             self.add_static(render_user(_message_text(message)))
         elif role == "custom":
             if getattr(message, "display", True):
-                self.add_static(_render_custom(message))
+                self.add_static(self.rendering.custom_message(message))
         elif role == "assistant":
             self._assistant = _AssistantItem(message)
             self.add(self._assistant)
@@ -1244,7 +1282,9 @@ class InteractiveApp:
                 continue
             tool = self._tools.get(block.id)
             if tool is None:
-                tool = _ToolItem(ToolView(tool_call_id=block.id, name=block.name, args=block.arguments))
+                tool = _ToolItem(
+                    ToolView(tool_call_id=block.id, name=block.name, args=block.arguments), self.rendering
+                )
                 self._tools[block.id] = tool
                 self.add(tool)
             elif tool.view.args != block.arguments:
@@ -1267,7 +1307,9 @@ class InteractiveApp:
         stop = getattr(message, "stop_reason", None)
         for block in message.content:
             if getattr(block, "type", None) == "toolCall" and block.id not in self._tools:
-                tool = _ToolItem(ToolView(tool_call_id=block.id, name=block.name, args=block.arguments))
+                tool = _ToolItem(
+                    ToolView(tool_call_id=block.id, name=block.name, args=block.arguments), self.rendering
+                )
                 self._tools[block.id] = tool
                 self.add(tool)
         if stop in ("aborted", "error"):
@@ -1286,7 +1328,10 @@ class InteractiveApp:
     def _on_tool_execution_start(self, event: Any) -> None:
         tool = self._tools.get(event.tool_call_id)
         if tool is None:
-            tool = _ToolItem(ToolView(tool_call_id=event.tool_call_id, name=event.tool_name, args=event.args))
+            tool = _ToolItem(
+                ToolView(tool_call_id=event.tool_call_id, name=event.tool_name, args=event.args),
+                self.rendering,
+            )
             self._tools[event.tool_call_id] = tool
             self.add(tool)
         tool.view.started_at = time.monotonic()
@@ -1415,7 +1460,8 @@ class InteractiveApp:
                 for block in message.content:
                     if getattr(block, "type", None) == "toolCall":
                         tool = _ToolItem(
-                            ToolView(tool_call_id=block.id, name=block.name, args=block.arguments)
+                            ToolView(tool_call_id=block.id, name=block.name, args=block.arguments),
+                            self.rendering,
                         )
                         tools[block.id] = tool
                         self.add(tool)
@@ -1441,7 +1487,7 @@ class InteractiveApp:
                 self.add(bash)
             elif role == "custom":
                 if getattr(message, "display", True):
-                    self.add_static(_render_custom(message))
+                    self.add_static(self.rendering.custom_message(message))
             elif role == "compactionSummary":
                 self.add_static(_render_compaction(message.tokens_before))
             elif role == "branchSummary":

@@ -440,3 +440,12 @@ class InteractiveSession(Protocol):
         ...
 
     async def run_plugin_command(self, name: str, args: str) -> None: ...
+
+    # Optional: what plugins add to the screen (``pi_register_shortcuts``,
+    # ``pi_register_message_renderers``, ``pi_register_tool_renderers``). A session without
+    # these methods has none.
+    #
+    #   def plugin_shortcuts(self) -> Sequence[Shortcut]
+    #   async def run_plugin_shortcut(self, key: str) -> None
+    #   def message_renderers(self) -> Mapping[str, MessageRenderer]
+    #   def tool_renderers(self) -> Mapping[str, ToolRenderer]
