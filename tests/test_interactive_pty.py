@@ -565,3 +565,25 @@ def test_model_picker_filters_by_typed_text_with_few_models(launch: Any) -> None
     term.wait_for("Model: other-model")
     term.send(CTRL_D)
     assert term.wait_exit() == 0
+
+
+def test_failures_that_a_retry_replaces_leave_no_error_block(launch: Any) -> None:
+    overloaded = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    term: Terminal = launch(
+        [
+            {"error": overloaded, "retry": True},
+            {"error": overloaded, "retry": True},
+            {"text": "Third time lucky."},
+            {"error": "400 bad request"},
+        ]
+    )
+    term.submit("hello")
+    term.wait_for("Third time lucky.")
+    term.wait_gone("Working...")
+    term.wait_gone("Retrying")
+    assert "Overloaded" not in term.screen.text() and "Error" not in term.screen.text()
+    # A failure no retry follows is still shown.
+    term.submit("again")
+    term.wait_for("Error: 400 bad request")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0

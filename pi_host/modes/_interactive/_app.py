@@ -165,6 +165,8 @@ class _Item:
     """Something shown in the live area until it is done, then committed to the scrollback."""
 
     done: bool = False
+    # A failed reply waits in the live area until the run is over: a retry replaces it.
+    held: bool = False
     version: int = 0
 
     def touch(self) -> None:
@@ -632,12 +634,14 @@ class InteractiveApp:
         if not self._items:
             return False
         first = self._items[0]
-        return first.done or first.has_partial()
+        return (first.done and not first.held) or first.has_partial()
 
     def _take_committable(self) -> str:
         renderables: list[RenderableType] = []
         while self._items:
             item = self._items[0]
+            if item.held:
+                break
             if item.done:
                 self._items.pop(0)
                 self._cache.pop(id(item), None)
@@ -1083,7 +1087,13 @@ class InteractiveApp:
             await self.session.prompt(text)
         finally:
             self._run_active = False
-            self.invalidate()
+            self._release_held()
+
+    def _release_held(self) -> None:
+        """The run is over: a failed reply no retry replaced is shown after all."""
+        for item in self._items:
+            item.held = False
+        self.request_flush()
 
     async def run_user_bash(self, command: str, excluded: bool) -> None:
         view = BashView(command=command, exclude_from_context=excluded, spinner=self._spinner())
@@ -1305,6 +1315,8 @@ class InteractiveApp:
         item.done = True
         self._assistant = None
         stop = getattr(message, "stop_reason", None)
+        if stop == "error" and not any(getattr(b, "type", None) == "toolCall" for b in message.content):
+            item.held = True  # shown once the run ends, unless a retry replaces it
         for block in message.content:
             if getattr(block, "type", None) == "toolCall" and block.id not in self._tools:
                 tool = _ToolItem(
@@ -1400,6 +1412,8 @@ class InteractiveApp:
             self.spawn(self._flush_compaction_queue, bool(getattr(event, "will_retry", False)))
 
     def _on_auto_retry_start(self, event: Any) -> None:
+        # pi waits silently: the failed reply being retried is not shown.
+        self._items = [item for item in self._items if not item.held]
         attempt, maximum = event.attempt, event.max_attempts
 
         def template(seconds: int) -> str:
