@@ -587,3 +587,22 @@ def test_failures_that_a_retry_replaces_leave_no_error_block(launch: Any) -> Non
     term.wait_for("Error: 400 bad request")
     term.send(CTRL_D)
     assert term.wait_exit() == 0
+
+
+def test_frames_are_synchronized_and_an_erase_is_redrawn_in_the_same_frame(launch: Any) -> None:
+    paragraphs = [f"Paragraph {n:02d} of a long streamed reply, end{n:02d}." for n in range(1, 41)]
+    term: Terminal = launch([{"text": "\n\n".join(paragraphs)}])
+    term.submit("go")
+    term.wait_for("end40.")
+    term.wait_gone("Working...")
+    begin, end = "\x1b[?2026h", "\x1b[?2026l"
+    assert term.raw.count(begin) > 40  # every frame of the stream, not just a few
+    outside = ""
+    for piece in term.raw.split(begin)[1:]:
+        frame, _, rest = piece.partition(end)
+        outside += rest
+        if "\x1b[J" in frame:
+            # What is erased is drawn again before the terminal shows anything: the footer
+            # (its model name) is in the same update.
+            assert "fake-model" in frame, repr(frame[-300:])
+    assert "\x1b[J" not in outside  # nothing is erased outside a synchronized update

@@ -24,10 +24,11 @@ import base64
 import inspect
 import logging
 import os
+import sys
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
@@ -72,6 +73,7 @@ from ._dialogs import Dialog, EditorDialog, InputDialog, SelectDialog
 from ._footer import GitBranch, UsageTotals, footer_lines
 from ._keymap import load_keymap
 from ._keys import key_label
+from ._output import SynchronizedOutput
 from ._render import (
     BashView,
     RenderOptions,
@@ -538,6 +540,8 @@ class InteractiveApp:
         self._keybindings_path = keybindings_path or agent_dir() / "keybindings.json"
         self.keymap = load_keymap(self._keybindings_path)
         self._key_bindings = build_key_bindings(self, self.keymap)
+        if output is None and sys.stdout.isatty() and os.environ.get("TERM") not in ("dumb", None):
+            output = SynchronizedOutput.from_pty(sys.stdout, term=os.environ.get("TERM"))
         self.app: Application[None] = Application(
             layout=Layout(self._build_layout(), focused_element=self.buffer),
             # Dynamic, so /reload can swap in the keys of an edited keybindings.json.
@@ -675,10 +679,16 @@ class InteractiveApp:
             self._flush_wanted = anyio.Event()
             if not self._redraw_wanted and not self._committable():
                 continue
-            with set_app(self.app):
+            with set_app(self.app), self._one_frame():
                 async with in_terminal():
                     redrawn = self._take_transcript() if self._redraw_wanted else ""
                     self._write(redrawn + self._take_committable())
+
+    def _one_frame(self) -> AbstractContextManager[None]:
+        """Erase, write above and redraw as one frame, where the output can (never a blank
+        editor or footer in between)."""
+        output = self.app.output
+        return output.held() if isinstance(output, SynchronizedOutput) else nullcontext()
 
     def redraw_transcript(self) -> None:
         """Draw the whole transcript again, as pi does when what is already on screen changes
@@ -701,7 +711,7 @@ class InteractiveApp:
 
     async def write_above(self, text: str) -> None:
         """Write raw ANSI text into the scrollback, above the live area."""
-        with set_app(self.app):
+        with set_app(self.app), self._one_frame():
             async with in_terminal():
                 self._write(self._take_committable())
                 self._write(text)
