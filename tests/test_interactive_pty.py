@@ -606,3 +606,26 @@ def test_frames_are_synchronized_and_an_erase_is_redrawn_in_the_same_frame(launc
             # (its model name) is in the same update.
             assert "fake-model" in frame, repr(frame[-300:])
     assert "\x1b[J" not in outside  # nothing is erased outside a synchronized update
+
+
+def test_tree_names_tool_only_turns_and_searches_by_typed_text(launch: Any) -> None:
+    term: Terminal = launch(
+        [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "make test"}, "result": "42 passed"}]},
+            {"text": "All green."},
+        ]
+    )
+    term.submit("run the tests")
+    term.wait_for("All green.")
+    term.wait_gone("Working...")
+    term.submit("/tree")
+    term.wait_for("Session tree", where=term.screen.screen_text)
+    term.wait_for("• assistant: → bash make test", where=term.screen.screen_text)
+    assert "(no content)" not in term.screen.screen_text()
+    term.send("green")
+    term.wait_for(lambda: "user: run the tests" not in term.screen.screen_text())
+    term.wait_for(f"{SELECTED} • assistant: All green.", where=term.screen.screen_text)
+    term.send(ESCAPE)
+    term.wait_gone("Session tree")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0

@@ -291,7 +291,7 @@ def test_flatten_tree_indents_branches_and_marks_the_active_path() -> None:
     assert [row[0] for row in rows] == ["u1", "a1", "r1", "a2", "u2"]
     lines = [row[1] for row in rows]
     assert lines[0] == "• user: first question"
-    assert lines[1] == "• assistant: (no content)"
+    assert lines[1] == "• assistant: → bash ls"  # a turn of tool calls only is named by them
     assert lines[2] == "├─ • [bash] ls"
     assert lines[3] == "│  • assistant: done"
     assert lines[4] == "└─ [try] user: other branch"

@@ -363,10 +363,10 @@ class CommandRunner:
         selected = ids.index(leaf) if leaf in ids else len(ids) - 1
         while True:
             index = await self.app.select(
-                "Session tree (• marks the current branch)",
+                "Session tree (• marks the current branch; type to search)",
                 labels,
                 initial=selected,
-                filterable=False,
+                filterable=True,
                 max_visible=15,
             )
             if index is None:
@@ -710,6 +710,14 @@ def entry_label(entry: Any, tool_calls: dict[str, tuple[str, Any]]) -> str | Non
             text = _one_line(_content_text(content), 100)
             if text:
                 return "assistant: " + text
+            calls = [
+                _one_line(f"{name} {_tool_call_summary(name, field_of(block, 'arguments'))}".strip(), 60)
+                for block in content
+                if field_of(block, "type") == "toolCall"
+                for name in [str(field_of(block, "name"))]
+            ]
+            if calls:  # a turn that only called tools is named by its calls
+                return "assistant: → " + _one_line(", ".join(calls), 100)
             if field_of(message, "stop_reason", "stopReason") == "aborted":
                 return "assistant: (aborted)"
             error = field_of(message, "error_message", "errorMessage")
