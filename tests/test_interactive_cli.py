@@ -426,6 +426,9 @@ def test_a_plugin_package_extends_the_screen(pi_host: Any, tmp_path: Path) -> No
     term.send("\x18")  # Ctrl+X: the plugin's shortcut sends its custom message
     term.wait_for("NOTE >> pressed ctrl+x")
     assert "[screen-note]" not in term.screen.text()  # drawn by the plugin, not the default
+    term.submit("/hotkeys")
+    term.wait_for("Keyboard Shortcuts")
+    term.wait_for(re.compile(r"ctrl\+x\s*│\s*Leave a note"))
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0

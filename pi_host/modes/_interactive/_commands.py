@@ -614,10 +614,19 @@ class CommandRunner:
             Group(
                 Rule(style="dim"),
                 Text("Keyboard Shortcuts", style="bold cyan"),
-                render_markdown(hotkeys_markdown(self.app.keymap)),
+                render_markdown(hotkeys_markdown(self.app.keymap, self._plugin_shortcuts())),
                 Rule(style="dim"),
             )
         )
+
+    def _plugin_shortcuts(self) -> list[tuple[str, str]]:
+        """The plugins' shortcuts that are bound (a key the editor keeps is left out)."""
+        from ._bindings import plugin_shortcut_sequences
+
+        bound = {key for key, _ in plugin_shortcut_sequences(self.app, self.app.keymap)[0]}
+        listed = getattr(self.session, "plugin_shortcuts", None)
+        shortcuts = self.app._safe(listed, ()) if listed is not None else ()
+        return [(s.key, s.description) for s in shortcuts if s.key in bound]
 
     async def changelog(self, args: str) -> None:
         from ._changelog import changelog_markdown
