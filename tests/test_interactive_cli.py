@@ -48,20 +48,21 @@ def wait_for_file(name: str) -> str:
 def pi_host(tmp_path: Path) -> Iterator[Any]:
     terminals: list[Terminal] = []
 
-    def start(script: list[dict[str, Any]], *args: str) -> Terminal:
+    def start(script: list[dict[str, Any]], *args: str, env: dict[str, str] | None = None) -> Terminal:
         agent_dir = tmp_path / "agent"
-        agent_dir.mkdir()
+        agent_dir.mkdir(exist_ok=True)
         # Keep little recent history, so that a short test session has something to compact.
         (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
         script_file = tmp_path / "faux.json"
         script_file.write_text(json.dumps(script))
-        env = {
+        environment = {
             "PI_HOST_DIR": str(agent_dir),
             "PI_HOST_FAUX_SCRIPT": str(script_file),
             "ANTHROPIC_API_KEY": "",
             "OPENAI_API_KEY": "",
+            **(env or {}),
         }
-        terminal = Terminal([PI_HOST, "--provider", "faux", *args], cwd=tmp_path, env=env)
+        terminal = Terminal([PI_HOST, "--provider", "faux", *args], cwd=tmp_path, env=environment)
         terminals.append(terminal)
         terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
         return terminal
@@ -268,6 +269,166 @@ def test_import_continues_a_session_file_from_elsewhere(pi_host: Any, tmp_path: 
     assert len(copies) == 1
     assert "Continuing the old session." in copies[0].read_text()
     assert source.read_bytes() == original
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0
+
+
+@pytest.mark.parametrize("flag", ["-r", "--resume"])
+def test_resume_flag_opens_the_session_picker(pi_host: Any, tmp_path: Path, flag: str) -> None:
+    from pi_host.messages import AssistantMessage, TextContent, UserMessage
+    from pi_host.session import SessionManager
+    from pi_host.session._paths import default_session_dir
+
+    manager = SessionManager.create(
+        tmp_path, default_session_dir(tmp_path, tmp_path / "agent"), cache_dir=False
+    )
+    manager.append_message(UserMessage(content="question from yesterday"))
+    manager.append_message(
+        AssistantMessage(
+            api="faux", provider="faux", model="m", content=[TextContent(text="answer from yesterday")]
+        )
+    )
+    term: Terminal = pi_host([{"text": "Picking up where we left off."}], flag)
+
+    term.wait_for("Resume session", where=term.screen.screen_text)
+    term.wait_for(f"{SELECTED} question from yesterday", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("Resumed session")
+    term.wait_for("answer from yesterday")
+    term.submit("go on")
+    term.wait_for("Picking up where we left off.")
+    term.wait_gone("Working...")
+    assert "Picking up where we left off." in manager.session_file.read_text()  # type: ignore[union-attr]
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0
+
+
+def test_escape_during_bash_keeps_the_output_so_far(pi_host: Any, tmp_path: Path) -> None:
+    command = f"echo first line; echo second line; {wait_for_file('never')}"
+    term: Terminal = pi_host(
+        [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "Stopped, as asked."}]
+    )
+    term.submit("run it")
+    term.wait_for("second line")
+    term.send(ESCAPE)
+    term.wait_for("Command aborted")
+    term.wait_gone("Working...")
+    text = term.screen.text()
+    assert text.index("first line") < text.index("second line") < text.index("Command aborted")
+    # (The empty reply cut short after the tool says "Operation aborted" under the panel, as pi's does.)
+    panel_end = text.index("╰", text.index("Command aborted"))
+    assert "Operation aborted" not in text[:panel_end]
+
+    # The model is told the same: the output so far, then pi's "Command aborted".
+    (session_file,) = (tmp_path / "agent" / "sessions").rglob("*.jsonl")
+    results = [
+        entry["message"]
+        for entry in map(json.loads, session_file.read_text().splitlines())
+        if entry.get("type") == "message" and entry["message"].get("role") == "toolResult"
+    ]
+    assert len(results) == 1 and results[0]["isError"] is True
+    told = results[0]["content"][0]["text"]
+    assert told.startswith("first line\nsecond line\n") and told.endswith("\n\nCommand aborted")
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0
+
+
+def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here(
+    pi_host: Any, tmp_path: Path
+) -> None:
+    term: Terminal = pi_host([{"text": "Answer one."}, {"text": "Answer two."}, {"text": "Answer three."}])
+    term.submit("first question")
+    term.wait_for("Answer one.")
+    term.wait_gone("Working...")
+    term.submit("second question")
+    term.wait_for("Answer two.")
+    term.wait_gone("Working...")
+    # Back to the first question, and off on another branch from there.
+    term.submit("/tree")
+    term.wait_for("• user: second question", where=term.screen.screen_text)
+    for _ in range(20):
+        term.send(UP)
+    term.wait_for(f"{SELECTED} • [model: faux-1]", where=term.screen.screen_text)  # the first entry
+    move_down_to(term, "• user: first question")
+    term.send(ENTER)
+    term.wait_for("Summarize branch?", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for(lambda: term.editor_text() == "first question")
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.editor_text() == "")
+    term.submit("another take")
+    term.wait_for("Answer three.")
+    term.wait_gone("Working...")
+
+    # /fork offers the user messages of every branch, as pi does.
+    term.submit("/fork")
+    term.wait_for("Fork from message", where=term.screen.screen_text)
+    screen = term.screen.screen_text()
+    assert "first question" in screen and "second question" in screen and "another take" in screen
+    term.send(ESCAPE)
+    term.wait_gone("Fork from message")
+
+    # /session names the file by its full path; /export writes into the working directory.
+    (session_file,) = (tmp_path / "agent" / "sessions").rglob("*.jsonl")
+    term.submit("/session")
+    term.wait_for("Session Info")
+    term.wait_for(lambda: str(session_file) in "".join(term.screen.text().split()))
+    term.submit("/export")
+    exported = tmp_path / f"pi-host-session-{session_file.stem}.html"
+    term.wait_for(lambda: exported.exists())
+    term.wait_for(lambda: f"Sessionexportedto:{exported}" in "".join(term.screen.text().split()))
+    assert "Answer three." in exported.read_text()
+    term.send(CTRL_C)
+    term.send(CTRL_C)
+    assert term.wait_exit() == 0
+
+
+def test_a_plugin_package_extends_the_screen(pi_host: Any, tmp_path: Path) -> None:
+    """pi-fixture-screen, really installed: its key binding, custom-message renderer and tool
+    renderer show on the screen."""
+    import subprocess
+
+    site = tmp_path / "site"
+    package = Path(__file__).parent / "plugin_packages" / "pi-fixture-screen"
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv installs the plugin package")
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "--offline",
+            "--quiet",
+            "--python",
+            sys.executable,
+            "--target",
+            str(site),
+            str(package),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    term: Terminal = pi_host(
+        [{"toolCalls": [{"name": "weather", "arguments": {"city": "Oslo"}}]}, {"text": "Sunny in Oslo."}],
+        env={"PYTHONPATH": str(site)},
+    )
+    term.submit("weather in Oslo?")
+    term.wait_for("Sunny in Oslo.")
+    term.wait_gone("Working...")
+    text = term.screen.text()
+    assert "Forecast wanted for Oslo" in text and "FORECAST >> Oslo: sunny, 21 degrees" in text
+    assert '"city": "Oslo"' not in text  # the default renderer's JSON arguments are not shown
+
+    term.send("\x18")  # Ctrl+X: the plugin's shortcut sends its custom message
+    term.wait_for("NOTE >> pressed ctrl+x")
+    assert "[screen-note]" not in term.screen.text()  # drawn by the plugin, not the default
+    term.submit("/hotkeys")
+    term.wait_for("Keyboard Shortcuts")
+    term.wait_for(re.compile(r"ctrl\+x\s*│\s*Leave a note"))
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0

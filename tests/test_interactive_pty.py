@@ -253,8 +253,16 @@ def test_alt_up_restores_queued_messages(launch: Any) -> None:
 
 
 def test_keybindings_json_rebinds_keys_and_a_bad_entry_only_warns(launch: Any) -> None:
+    output = "\n".join(f"line {n:02d} of the output" for n in range(1, 31))
     term: Terminal = launch(
-        [{"toolCalls": [{"name": "bash", "arguments": {"command": "sleep 600"}, "until": "steer"}]}],
+        [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "seq 30"}, "result": output}]},
+            {"text": "Counted."},
+            {
+                "thinking": "Pondering the command.",
+                "toolCalls": [{"name": "bash", "arguments": {"command": "sleep 600"}, "until": "steer"}],
+            },
+        ],
         keybindings={
             "app.message.followUp": "f5",
             "toggleThinking": "alt+t",  # a legacy id, read as app.thinking.toggle
@@ -268,6 +276,10 @@ def test_keybindings_json_rebinds_keys_and_a_bad_entry_only_warns(launch: Any) -
     term.wait_for('"app.thinkingToggle" is not a keybinding id (did you mean "app.thinking.toggle"?)')
     text = term.screen.text()
     assert text.count("hyper+o") == 1 and "keybindings.json" in text
+
+    term.submit("count")
+    term.wait_for("Counted.")
+    term.wait_gone("Working...")
 
     # F5 queues a follow-up while the agent works; Alt+Enter, no longer bound, does nothing.
     term.submit("go")
@@ -289,11 +301,12 @@ def test_keybindings_json_rebinds_keys_and_a_bad_entry_only_warns(launch: Any) -
     # Ctrl+T was moved to Alt+T; Ctrl+O kept its default as its new key was bad.
     term.send(CTRL_T)
     term.type("still here")
-    assert "Thinking blocks" not in term.screen.text()
+    assert "Pondering the command." in term.screen.text()
     term.send(ALT_T)
-    term.wait_for("Thinking blocks: hidden")
+    term.wait_for(lambda: "Pondering the command." not in term.screen.text())
+    assert "line 01 of the output" not in term.screen.text()
     term.send(CTRL_O)
-    term.wait_for("Tool output: expanded")
+    term.wait_for("line 01 of the output")
     term.send(CTRL_U)  # not Ctrl+C: a second one this soon would quit
     term.wait_for(lambda: term.editor_text() == "")
 
@@ -380,5 +393,239 @@ def test_changelog_import_and_trust_commands(launch: Any, tmp_path: Path) -> Non
     term.wait_for(f"{SELECTED} Trust", where=term.screen.screen_text)
     term.send(ESCAPE)
     term.wait_gone("Do not trust (this session only)")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"), [("/comp", "Compacted from 12,345 tokens"), ("/ses", "Session Info")]
+)
+def test_enter_on_a_partly_typed_command_runs_the_highlighted_one(
+    launch: Any, typed: str, shown: str
+) -> None:
+    term: Terminal = launch([{"text": "Something to compact."}])
+    term.submit("hello")
+    term.wait_for("Something to compact.")
+    term.wait_gone("Working...")
+    term.type(typed)
+    # The menu opens with its best match highlighted; Enter runs it, the model never sees it.
+    expected = {"/comp": "/compact", "/ses": "/session"}[typed]
+    term.wait_for(lambda: _highlighted_menu_entry(term).startswith(expected))
+    term.send(ENTER)
+    term.wait_for(shown)
+    term.wait_for(lambda: term.editor_text() == "")
+    assert f"Echo: {typed}" not in term.screen.text()
+    assert "Working..." not in term.screen.text()
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+MENU_CURRENT_BACKGROUND = "5;24"  # the style's completion-menu.completion.current, #005f87
+
+
+def _highlighted_menu_entry(term: Terminal) -> str:
+    """The completion menu's highlighted entry: the text on the current completion's background."""
+    lines = term.screen.text_on_background(MENU_CURRENT_BACKGROUND)
+    return lines[0].strip() if lines else ""
+
+
+def test_single_line_breaks_stay_in_replies_and_thinking(launch: Any) -> None:
+    term: Terminal = launch(
+        [
+            {
+                "thinking": "First check the tree.\nThen run the tests.",
+                "text": "Changed files:\nsrc/app.py\nsrc/render.py\n\n"
+                "fix: keep line breaks\nBody of the commit.",
+            }
+        ]
+    )
+    term.submit("what changed?")
+    term.wait_for("Body of the commit.")
+    lines = [line.strip() for line in term.screen.text().split("\n")]
+    for line in (
+        "First check the tree.",
+        "Then run the tests.",
+        "Changed files:",
+        "src/app.py",
+        "src/render.py",
+    ):
+        assert line in lines, term.dump()
+    assert "fix: keep line breaks" in lines and "Body of the commit." in lines
+
+
+def test_markdown_tables_are_boxed_and_task_lists_show_check_boxes(launch: Any) -> None:
+    term: Terminal = launch(
+        [
+            {
+                "text": "| tool | runs |\n|------|------|\n| bash | 3 |\n\n"
+                "- [ ] write docs\n- [x] fix tests\n\nDone."
+            }
+        ]
+    )
+    term.submit("status?")
+    term.wait_for("Done.")
+    text = term.screen.text()
+    assert "┌──────┬──────┐" in text and "│ tool │ runs │" in text and "│ bash │ 3    │" in text
+    assert "└──────┴──────┘" in text
+    assert "☐ write docs" in text and "☑ fix tests" in text and "[ ]" not in text
+
+
+def test_ctrl_o_and_ctrl_t_redraw_what_is_on_screen_without_notices(launch: Any) -> None:
+    output = "\n".join(f"line {n:02d} of the output" for n in range(1, 31))
+    term: Terminal = launch(
+        [
+            {"thinking": "Weighing the options first.", "text": "Let me look."},
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "seq 30"}, "result": output}]},
+            {"text": "All thirty lines are there."},
+        ]
+    )
+    term.submit("hello")
+    term.wait_for("Let me look.")
+    term.wait_gone("Working...")
+    term.submit("count")
+    term.wait_for("All thirty lines are there.")
+    term.wait_gone("Working...")
+    text = term.screen.text()
+    assert "Weighing the options first." in text
+    assert "line 30 of the output" in text and "line 01 of the output" not in text  # collapsed
+
+    # Ctrl+O: the tool output already on screen is expanded in place; no notice is left.
+    term.send(CTRL_O)
+    term.wait_for("line 01 of the output")
+    term.wait_for(lambda: term.rule_count() == 2)
+    text = term.screen.text()
+    assert text.count("line 15 of the output") == 1 and text.count("All thirty lines are there.") == 1
+    assert "Tool output" not in text
+    # ... and collapsed again.
+    term.send(CTRL_O)
+    term.wait_for(lambda: "line 01 of the output" not in term.screen.text())
+    assert "line 30 of the output" in term.screen.text()
+
+    # Ctrl+T: the thinking block already on screen becomes its label, then comes back.
+    term.send(CTRL_T)
+    term.wait_for(lambda: "Weighing the options first." not in term.screen.text())
+    text = term.screen.text()
+    assert "Thinking..." in text and "Thinking blocks" not in text
+    assert text.count("Let me look.") == 1 and text.count("hello") == 1
+    term.send(CTRL_T)
+    term.wait_for("Weighing the options first.")
+    assert "Thinking blocks" not in term.screen.text()
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+def test_resizing_while_streaming_lays_the_transcript_out_again_once(launch: Any) -> None:
+    paragraphs = [
+        f"Paragraph {n:02d} says a few words about the subject, long enough to wrap, end{n:02d}."
+        for n in range(1, 41)
+    ]
+    term: Terminal = launch([{"text": "\n\n".join(paragraphs)}])
+    term.submit("tell me")
+    term.wait_for("end12.")
+    term.resize(30, 60)
+    term.wait_for("end40.")
+    term.wait_gone("Working...")
+    term.wait_for(lambda: term.rule_count() == 2)
+    text = term.screen.text()
+    for n in range(1, 41):
+        assert text.count(f"end{n:02d}.") == 1, f"paragraph {n}:\n{term.dump()}"
+    # Laid out for 60 columns, the early paragraphs included: nothing was cut at the edge.
+    first = text.index("Paragraph 01")
+    assert all(len(line) <= 60 for line in text.split("\n"))
+    assert "subject, long enough" in text[first:].replace("\n", " ").split("end01.")[0]
+    assert text.count("tell me") == 1
+
+
+def test_a_large_paste_shows_as_a_marker_and_sends_the_full_text(launch: Any) -> None:
+    term: Terminal = launch([{"text": "Got all of it."}])
+    pasted = "\n".join(f"pasted line {n:02d}" for n in range(1, 31))
+    term.type("look: ")
+    term.send(f"\x1b[200~{pasted}\x1b[201~")
+    term.wait_for(lambda: term.editor_text() == "look: [paste #1 +30 lines]")
+    term.send(ENTER)
+    term.wait_for("Got all of it.")
+    text = term.screen.text()
+    assert "pasted line 01" in text and "pasted line 30" in text and "[paste #1" not in text
+    # A short paste goes in as it is.
+    term.wait_gone("Working...")
+    term.send("\x1b[200~two\nlines\x1b[201~")
+    term.wait_for(lambda: term.editor_text() == "two\nlines")
+    term.send(CTRL_D)
+
+
+def test_model_picker_filters_by_typed_text_with_few_models(launch: Any) -> None:
+    term: Terminal = launch([])
+    term.submit("/model")
+    term.wait_for("Select model", where=term.screen.screen_text)
+    term.wait_for("fake-model  [faux]", where=term.screen.screen_text)
+    term.send("other")
+    term.wait_for(lambda: "fake-model  [faux]" not in term.screen.screen_text())
+    term.wait_for(f"{SELECTED} other-model  [faux]", where=term.screen.screen_text)
+    term.send(ENTER)
+    term.wait_for("Model: other-model")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+def test_failures_that_a_retry_replaces_leave_no_error_block(launch: Any) -> None:
+    overloaded = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    term: Terminal = launch(
+        [
+            {"error": overloaded, "retry": True},
+            {"error": overloaded, "retry": True},
+            {"text": "Third time lucky."},
+            {"error": "400 bad request"},
+        ]
+    )
+    term.submit("hello")
+    term.wait_for("Third time lucky.")
+    term.wait_gone("Working...")
+    term.wait_gone("Retrying")
+    assert "Overloaded" not in term.screen.text() and "Error" not in term.screen.text()
+    # A failure no retry follows is still shown.
+    term.submit("again")
+    term.wait_for("Error: 400 bad request")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+def test_frames_are_synchronized_and_an_erase_is_redrawn_in_the_same_frame(launch: Any) -> None:
+    paragraphs = [f"Paragraph {n:02d} of a long streamed reply, end{n:02d}." for n in range(1, 41)]
+    term: Terminal = launch([{"text": "\n\n".join(paragraphs)}])
+    term.submit("go")
+    term.wait_for("end40.")
+    term.wait_gone("Working...")
+    begin, end = "\x1b[?2026h", "\x1b[?2026l"
+    assert term.raw.count(begin) > 40  # every frame of the stream, not just a few
+    outside = ""
+    for piece in term.raw.split(begin)[1:]:
+        frame, _, rest = piece.partition(end)
+        outside += rest
+        if "\x1b[J" in frame:
+            # What is erased is drawn again before the terminal shows anything: the footer
+            # (its model name) is in the same update.
+            assert "fake-model" in frame, repr(frame[-300:])
+    assert "\x1b[J" not in outside  # nothing is erased outside a synchronized update
+
+
+def test_tree_names_tool_only_turns_and_searches_by_typed_text(launch: Any) -> None:
+    term: Terminal = launch(
+        [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "make test"}, "result": "42 passed"}]},
+            {"text": "All green."},
+        ]
+    )
+    term.submit("run the tests")
+    term.wait_for("All green.")
+    term.wait_gone("Working...")
+    term.submit("/tree")
+    term.wait_for("Session tree", where=term.screen.screen_text)
+    term.wait_for("• assistant: → bash make test", where=term.screen.screen_text)
+    assert "(no content)" not in term.screen.screen_text()
+    term.send("green")
+    term.wait_for(lambda: "user: run the tests" not in term.screen.screen_text())
+    term.wait_for(f"{SELECTED} • assistant: All green.", where=term.screen.screen_text)
+    term.send(ESCAPE)
+    term.wait_gone("Session tree")
     term.send(CTRL_D)
     assert term.wait_exit() == 0

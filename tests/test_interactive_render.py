@@ -10,6 +10,7 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from rich.text import Text
 
+from pi_host.hookspecs import ToolCallView, ToolRenderer
 from pi_host.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
 from pi_host.modes._interactive import TreeNode
 from pi_host.modes._interactive._commands import flatten_tree
@@ -63,17 +64,39 @@ def test_ansi_lines_drop_trailing_padding_but_keep_styles() -> None:
 # -- tools ------------------------------------------------------------------------------------
 
 
+def _bash_renderer() -> ToolRenderer:
+    """pi-bash's renderer, as its ``pi_register_tool_renderers`` hands it to the host."""
+    import pi_bash
+
+    registered: list[ToolRenderer] = []
+    pi_bash.pi_register_tool_renderers(registered.append)
+    (renderer,) = registered
+    return renderer
+
+
 def test_bash_tool_shows_the_tail_of_its_output() -> None:
     view = ToolView(tool_call_id="1", name="bash", args={"command": "seq 12", "timeout": 5})
     view.set_result(
         [TextContent(text="\n".join(str(i) for i in range(1, 13)))], None, is_error=False, partial=False
     )
-    text = plain(render_tool(view, RenderOptions()))
+    text = plain(render_tool(view, RenderOptions(), _bash_renderer()))
     assert "$ seq 12 (timeout 5s)" in text
     assert "... (7 earlier lines, ctrl+o to expand)" in text
     assert "8" in text and "12" in text and "\n│ 7 " not in text
-    expanded = plain(render_tool(view, RenderOptions(expand_tools=True)))
+    expanded = plain(render_tool(view, RenderOptions(expand_tools=True), _bash_renderer()))
     assert "earlier lines" not in expanded and "│ 1 " in expanded
+
+
+def test_a_tool_renderer_that_raises_is_reported_and_the_default_drawn() -> None:
+    def broken(view: ToolCallView) -> None:
+        raise RuntimeError("boom")
+
+    view = ToolView(tool_call_id="1", name="weather", args={"city": "Oslo"})
+    failures: list[str] = []
+    renderer = ToolRenderer(tool="weather", render_call=broken)
+    text = plain(render_tool(view, RenderOptions(), renderer, lambda what, exc: failures.append(what)))
+    assert "weather" in text and '"city": "Oslo"' in text
+    assert failures == ["render_call of the 'weather' tool renderer"]
 
 
 def test_read_tool_header_has_the_line_range_and_home_is_shortened() -> None:
@@ -268,7 +291,7 @@ def test_flatten_tree_indents_branches_and_marks_the_active_path() -> None:
     assert [row[0] for row in rows] == ["u1", "a1", "r1", "a2", "u2"]
     lines = [row[1] for row in rows]
     assert lines[0] == "• user: first question"
-    assert lines[1] == "• assistant: (no content)"
+    assert lines[1] == "• assistant: → bash ls"  # a turn of tool calls only is named by them
     assert lines[2] == "├─ • [bash] ls"
     assert lines[3] == "│  • assistant: done"
     assert lines[4] == "└─ [try] user: other branch"

@@ -758,7 +758,9 @@ class _Run:
             except Exception as exc:
                 result, is_error = _error_result(_describe(exc)), True
             else:
-                if not completed:
+                if not completed and not is_error:
+                    # Aborted before the hook could see it; a tool's own error (bash: the
+                    # output so far, "Command aborted") is what the model is told.
                     result, is_error = _error_result(_OPERATION_ABORTED), True
                 elif override is not None:
                     update: dict[str, Any] = {}

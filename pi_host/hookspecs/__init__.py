@@ -1,7 +1,8 @@
 """Layer 2, the hook specifications: one module per lifecycle area, hooks in firing order.
 
 - :mod:`~pi_host.hookspecs.bootstrap`: ``pi_addhooks``, ``pi_configure`` (setup, historic)
-- :mod:`~pi_host.hookspecs.registration`: ``pi_register_providers|tools|commands|flags|settings|abort_scopes``
+- :mod:`~pi_host.hookspecs.registration`: ``pi_register_providers|tools|tool_middleware|commands|flags``,
+  ``pi_register_settings|abort_scopes``, ``pi_register_shortcuts|message_renderers|tool_renderers``
 - :mod:`~pi_host.hookspecs.resources`: ``pi_project_trust``, ``pi_resources_discover``
 - :mod:`~pi_host.hookspecs.session`: ``pi_session_*``, ``pi_summarize_branch``
 - :mod:`~pi_host.hookspecs.input`: ``pi_input``, ``pi_before_prompt``, ``pi_before_agent_start``,
@@ -52,7 +53,17 @@ if TYPE_CHECKING:
         TreePreparation,
     )
     from ._reducers import Reducer, ResultRejected, Step, VetoFailure
-    from ._registration import AbortScope, Command, Flag, FlagType, SettingsSection
+    from ._registration import (
+        AbortScope,
+        Command,
+        Flag,
+        FlagType,
+        MessageRenderer,
+        SettingsSection,
+        Shortcut,
+        ToolCallView,
+        ToolRenderer,
+    )
     from ._results import (
         BeforeAgentStartOutcome,
         BeforeAgentStartResult,
@@ -108,6 +119,7 @@ __all__ = [
     "InputHandled",
     "InputSource",
     "InputTransform",
+    "MessageRenderer",
     "Mode",
     "ModelSelectSource",
     "NextTurnUpdate",
@@ -123,6 +135,7 @@ __all__ = [
     "SessionStartReason",
     "SessionView",
     "SettingsSection",
+    "Shortcut",
     "SourcedPath",
     "Stash",
     "StashKey",
@@ -131,6 +144,8 @@ __all__ = [
     "StreamingBehavior",
     "ToolCallBlock",
     "ToolCallRewrite",
+    "ToolCallView",
+    "ToolRenderer",
     "ToolResultPatch",
     "TreePreparation",
     "TreeSummaryResult",
@@ -185,6 +200,7 @@ _EXPORTS: dict[str, str] = {
     "InputHandled": "_results",
     "InputSource": "_payloads",
     "InputTransform": "_results",
+    "MessageRenderer": "_registration",
     "Mode": "_context",
     "ModelSelectSource": "_payloads",
     "NextTurnUpdate": "_results",
@@ -203,12 +219,15 @@ _EXPORTS: dict[str, str] = {
     "SessionStartReason": "_payloads",
     "SessionView": "_context",
     "SettingsSection": "_registration",
+    "Shortcut": "_registration",
     "SourcedPath": "_results",
     "Stash": "_stash",
     "StashKey": "_stash",
     "Strategy": "_strategy",
     "StreamingBehavior": "_payloads",
     "ToolCallBlock": "_results",
+    "ToolCallView": "_registration",
+    "ToolRenderer": "_registration",
     "ToolCallRewrite": "_results",
     "ToolResultPatch": "_results",
     "TreePreparation": "_payloads",

@@ -1,5 +1,6 @@
 """What plugins register besides tools and providers: slash commands, command-line flags,
-settings sections and abort scopes."""
+settings sections, abort scopes, and what extends the interactive screen (key bindings,
+message and tool renderers)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
+    from pi_host.messages import CustomMessage
+
     from ._context import CommandContext
 
-__all__ = ["AbortScope", "Command", "Flag", "FlagType", "SettingsSection"]
+__all__ = [
+    "AbortScope",
+    "Command",
+    "Flag",
+    "FlagType",
+    "MessageRenderer",
+    "SettingsSection",
+    "Shortcut",
+    "ToolCallView",
+    "ToolRenderer",
+]
+
+Renderable: TypeAlias = Any
+"""Anything rich can print: a ``str`` (shown as it is, ANSI colours included), a
+``rich.text.Text``, a ``rich.table.Table``, a ``rich.console.Group`` of those …"""
 
 FlagType: TypeAlias = Literal["boolean", "string"]
 
@@ -114,3 +131,83 @@ class AbortScope:
     def __post_init__(self) -> None:
         if not _SCOPE_NAME.match(self.name):
             raise ValueError(f"invalid abort scope name {self.name!r}: use lowercase letters, digits and '_'")
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """A key binding a plugin adds to the interactive editor (pi's ``registerShortcut``).
+
+    :ivar key: pi's key notation: ``"ctrl+g"``, ``"alt+x"``, ``"shift+tab"``, ``"f6"``. A key
+        the interactive mode already binds keeps its own action (the plugin's is not run).
+    :ivar description: one line for ``/hotkeys``.
+    :ivar handler: ``async def handler(ctx: CommandContext) -> None``, run in the background
+        (the editor stays usable). Raising reports an error on the screen.
+    """
+
+    key: str
+    description: str
+    handler: Callable[[CommandContext], Awaitable[None]]
+
+    def __post_init__(self) -> None:
+        key = self.key.strip().lower()
+        if not key or " " in key:
+            raise ValueError(f"invalid shortcut key {self.key!r}: use pi's notation, such as 'ctrl+g'")
+        object.__setattr__(self, "key", key)
+
+
+@dataclass(frozen=True)
+class MessageRenderer:
+    """How the interactive screen shows the custom messages of one ``custom_type`` (those
+    plugins send with ``ctx.send_message``); pi's ``registerMessageRenderer``.
+
+    :ivar custom_type: the messages' ``custom_type``.
+    :ivar render: ``render(message: CustomMessage, expanded: bool) -> Renderable | None``;
+        ``expanded`` is the Ctrl+O state. ``None`` (or raising) shows the default: the type
+        in brackets over the content as markdown.
+    """
+
+    custom_type: str
+    render: Callable[[CustomMessage, bool], Renderable | None]
+
+
+@dataclass(frozen=True)
+class ToolCallView:
+    """One tool call as the interactive screen shows it, handed to a :class:`ToolRenderer`.
+
+    :ivar args: the call's arguments (a dict; partial while the model is still writing them).
+    :ivar result_text: the result's text (``None`` until the tool reports something).
+    :ivar details: the result's ``details``.
+    :ivar partial: the tool is still running (``result_text`` is its latest update).
+    :ivar elapsed: seconds since the tool started (``None`` before it starts).
+    :ivar expanded: the Ctrl+O state: show everything rather than a preview.
+    """
+
+    tool_call_id: str
+    name: str
+    args: Any
+    result_text: str | None
+    details: Any
+    is_error: bool
+    partial: bool
+    elapsed: float | None
+    expanded: bool
+
+
+@dataclass(frozen=True)
+class ToolRenderer:
+    """How the interactive screen draws the calls of one tool (pi's ``renderCall`` and
+    ``renderResult``). The screen frames both in the call's panel, coloured by its state.
+
+    :ivar tool: the tool's name.
+    :ivar render_call: ``render_call(view: ToolCallView) -> Renderable | None``: the panel's
+        first lines (what is being called).
+    :ivar render_result: ``render_result(view: ToolCallView) -> Renderable | None``: what
+        follows (the output, a preview of it while collapsed).
+
+    Leave either out to keep the default for that part (``None`` returned shows nothing
+    there); one that raises is reported once and the default is used.
+    """
+
+    tool: str
+    render_call: Callable[[ToolCallView], Renderable | None] | None = None
+    render_result: Callable[[ToolCallView], Renderable | None] | None = None

@@ -1,10 +1,13 @@
-"""Registration hooks: plugins contribute tools, providers, slash commands and flags.
+"""Registration hooks: plugins contribute tools, tool middleware, providers, slash commands,
+flags, settings sections and abort scopes, and extend the interactive screen with key
+bindings, custom-message renderers and tool renderers.
 
 They fire at startup, after ``pi_addhooks``, and again after ``pi_configure`` (so tools can
 be built from settings), in this order: providers, tools, tool middleware, commands, flags,
-settings sections, abort scopes. Each receives a ``register`` callback (the ``llm`` style):
-call it once per object. Registrations are not lifecycle events, so they are plain synchronous
-pluggy hooks; to add a tool later, while a session runs, use ``ctx.register_tool``.
+settings sections, abort scopes, shortcuts, message renderers, tool renderers. Each receives
+a ``register`` callback (the ``llm`` style): call it once per object. Registrations are not
+lifecycle events, so they are plain synchronous pluggy hooks; to add a tool later, while a
+session runs, use ``ctx.register_tool``.
 
 Between plugins, the first registration of a name in call order wins, and call order follows
 the plugin tiers: essentials, the default set, installed plugins, plugins registered by code,
@@ -31,15 +34,26 @@ if TYPE_CHECKING:
     from pi_host.agent import Tool, ToolMiddleware
     from pi_host.providers import Provider
 
-    from ._registration import AbortScope, Command, Flag, SettingsSection
+    from ._registration import (
+        AbortScope,
+        Command,
+        Flag,
+        MessageRenderer,
+        SettingsSection,
+        Shortcut,
+        ToolRenderer,
+    )
 
 __all__ = [
     "pi_register_abort_scopes",
     "pi_register_commands",
     "pi_register_flags",
+    "pi_register_message_renderers",
     "pi_register_providers",
     "pi_register_settings",
+    "pi_register_shortcuts",
     "pi_register_tool_middleware",
+    "pi_register_tool_renderers",
     "pi_register_tools",
 ]
 
@@ -168,7 +182,7 @@ def pi_register_tool_middleware(register: Callable[[ToolMiddleware], None]) -> N
 def pi_register_commands(register: Callable[[Command], None]) -> None:
     """Register slash commands (``/name args``).
 
-    Fires at startup after ``pi_register_tools``. A command runs when the user's input starts
+    Fires at startup after ``pi_register_tool_middleware``. A command runs when the user's input starts
     with ``/name``, before ``pi_input``, even while the agent is busy.
 
     :param register: call ``register(Command(name, description, handler))`` once per command;
@@ -299,4 +313,113 @@ def pi_register_abort_scopes(register: Callable[[AbortScope], None]) -> None:
                 with anyio.move_on_after(5):
                     await signal.wait()
             return not signal.aborted
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
+def pi_register_shortcuts(register: Callable[[Shortcut], None]) -> None:
+    """Register key bindings for the interactive editor (pi's ``registerShortcut``).
+
+    Fires at startup after ``pi_register_abort_scopes``; only the interactive mode binds them.
+
+    :param register: call ``register(Shortcut(key, description, handler))`` once per key;
+        ``handler`` is ``async def handler(ctx: CommandContext) -> None`` and runs in the
+        background, as a slash command's handler does. ``/hotkeys`` lists the keys.
+
+    **Combination:** every implementation runs (synchronous). The first registration of a key
+    wins; a key the interactive mode binds itself (Enter, Ctrl+C, the keys of
+    ``keybindings.json``) keeps its own action.
+    **On error:** the plugin is reported as failed to load and unregistered; pi-host still
+    starts. A handler that raises is reported on the screen.
+
+    Example::
+
+        from pi_host import hookimpl
+        from pi_host.hookspecs import Shortcut
+
+
+        async def show_usage(ctx):
+            usage = ctx.context_usage()
+            ctx.ui.notify(f"context: {usage.percent if usage else '?'}%")
+
+
+        @hookimpl
+        def pi_register_shortcuts(register):
+            register(Shortcut(key="ctrl+x", description="Show context usage", handler=show_usage))
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
+def pi_register_message_renderers(register: Callable[[MessageRenderer], None]) -> None:
+    """Register how the interactive screen shows your custom messages.
+
+    pi's ``registerMessageRenderer``: for the messages sent with ``ctx.send_message``.
+
+    Fires at startup after ``pi_register_shortcuts``.
+
+    :param register: call ``register(MessageRenderer(custom_type, render))`` once per type;
+        ``render(message, expanded)`` returns what to show (anything rich can print: a
+        ``str``, a ``rich.text.Text`` …) or ``None`` for the default look.
+
+    **Combination:** every implementation runs (synchronous). The first registration of a
+    ``custom_type`` wins.
+    **On error:** the plugin is reported as failed to load and unregistered; pi-host still
+    starts. A ``render`` that raises is reported once and the default look is used.
+
+    Example::
+
+        from rich.text import Text
+
+        from pi_host import hookimpl
+        from pi_host.hookspecs import MessageRenderer
+
+
+        def render_reminder(message, expanded):
+            return Text(f"⏰ {message.content}", style="bold yellow")
+
+
+        @hookimpl
+        def pi_register_message_renderers(register):
+            register(MessageRenderer(custom_type="reminder", render=render_reminder))
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
+def pi_register_tool_renderers(register: Callable[[ToolRenderer], None]) -> None:
+    """Register how the interactive screen draws a tool's calls.
+
+    pi's ``renderCall`` and ``renderResult``. Fires at startup after
+    ``pi_register_message_renderers``. The screen puts what the two functions return into the
+    call's panel (yellow while running, then green or red); a tool without a renderer gets the
+    default one: its name, its arguments as JSON and a preview of its output. The bash plugin
+    draws ``$ command`` and the tail of the output this way.
+
+    :param register: call ``register(ToolRenderer(tool, render_call, render_result))`` once
+        per tool; both functions receive a :class:`ToolCallView` and return anything rich can
+        print (``None``: nothing for that part). Leave one out to keep its default.
+
+    **Combination:** every implementation runs (synchronous). The first registration of a
+    tool name wins.
+    **On error:** the plugin is reported as failed to load and unregistered; pi-host still
+    starts. A renderer that raises is reported once and the default is used.
+
+    Example::
+
+        from rich.text import Text
+
+        from pi_host import hookimpl
+        from pi_host.hookspecs import ToolRenderer
+
+
+        def weather_call(view):
+            return Text(f"☁ weather in {view.args.get('city', '...')}", style="bold")
+
+
+        def weather_result(view):
+            return None if view.result_text is None else Text(view.result_text, style="cyan")
+
+
+        @hookimpl
+        def pi_register_tool_renderers(register):
+            register(ToolRenderer(tool="weather", render_call=weather_call, render_result=weather_result))
     """

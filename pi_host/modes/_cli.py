@@ -205,7 +205,7 @@ async def _run(args: CliArgs, distribution: Distribution | None = None, collecti
         # A KeyboardInterrupt a plugin raises is its failure; one the user's Ctrl+C causes
         # is not (and stops a def hook that holds the loop): tell them apart for the run.
         with watch_user_interrupts():
-            return await _run_mode(*started, verbose=args.verbose)
+            return await _run_mode(*started, verbose=args.verbose, resume=args.resume)
     finally:
         if collecting:
             gc.unfreeze()  # a program that embeds main() gets its objects collected as before
@@ -313,7 +313,9 @@ async def _run_mode(
     host: Host,
     messages: list[str],
     images: list[ImageContent],
+    *,
     verbose: bool = False,
+    resume: bool = False,
 ) -> int:
     if mode == "rpc":
         from ._rpc import run_rpc_mode
@@ -336,6 +338,7 @@ async def _run_mode(
                     version=_VERSION,
                     hide_thinking=bool(session.settings and session.settings.hide_thinking_block),
                     verbose=verbose,
+                    open_resume_picker=resume,
                 )
             finally:
                 with anyio.CancelScope(shield=True):

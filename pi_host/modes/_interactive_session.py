@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from pi_host.hookspecs import MessageRenderer, Shortcut, ToolRenderer
 from pi_host.messages import AgentMessage, TextContent, UserMessage
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.runtime import AgentSession, SessionError
@@ -242,7 +244,8 @@ class InteractiveSessionAdapter:
 
     def fork_points(self) -> Sequence[ForkPoint]:
         points = []
-        for entry in self._session.session_manager.get_branch():
+        # pi offers every user message of the session, on whichever branch it was sent.
+        for entry in self._session.session_manager.get_entries():
             message = getattr(entry, "message", None)
             if isinstance(message, UserMessage):
                 text = (
@@ -297,7 +300,9 @@ class InteractiveSessionAdapter:
         file = self._session.session_manager.session_file
         if file is None:
             raise SessionError("This session is not saved (--no-session); there is nothing to export.")
-        return str(export_html(file, path))
+        # As pi's /export: into the working directory, named after the session file.
+        target = Path(self.cwd, path or f"pi-host-session-{Path(file).stem}.html")
+        return str(export_html(file, target))
 
     async def import_session(
         self, path: str, *, confirm_missing_cwd: Callable[[str, str], Awaitable[bool]]
@@ -370,6 +375,19 @@ class InteractiveSessionAdapter:
 
     async def run_plugin_command(self, name: str, args: str) -> None:
         await self._session.prompt(f"/{name} {args}".rstrip())
+
+    def plugin_shortcuts(self) -> Sequence[Shortcut]:
+        return list(self._session.host.shortcuts.values())
+
+    async def run_plugin_shortcut(self, key: str) -> None:
+        shortcut = self._session.host.shortcuts[key]
+        await shortcut.handler(self._session.ctx)
+
+    def message_renderers(self) -> Mapping[str, MessageRenderer]:
+        return self._session.host.message_renderers
+
+    def tool_renderers(self) -> Mapping[str, ToolRenderer]:
+        return self._session.host.tool_renderers
 
     # -- credentials (/login, /logout) --------------------------------------------------------
 

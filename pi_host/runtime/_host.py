@@ -7,7 +7,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pi_host.hookspecs._registration import AbortScope, Command, Flag, SettingsSection
+from pi_host.hookspecs._registration import (
+    AbortScope,
+    Command,
+    Flag,
+    MessageRenderer,
+    SettingsSection,
+    Shortcut,
+    ToolRenderer,
+)
 
 if TYPE_CHECKING:
     from pi_host.agent import Tool, ToolMiddleware
@@ -38,6 +46,9 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("flag", "pi_register_flags"),
     ("settings", "pi_register_settings"),
     ("abort_scope", "pi_register_abort_scopes"),
+    ("shortcut", "pi_register_shortcuts"),
+    ("message_renderer", "pi_register_message_renderers"),
+    ("tool_renderer", "pi_register_tool_renderers"),
 )
 """Each registration hook, in the order the host calls them, with what it registers."""
 
@@ -73,6 +84,9 @@ class Host:
     #: Choices that hold unless the settings' ``plugins.prefer`` says otherwise (the testing
     #: kit's scripted provider over the essential ``faux``).
     preference_defaults: dict[str, dict[str, str]] = field(default_factory=dict)
+    shortcuts: dict[str, Shortcut] = field(default_factory=dict)
+    message_renderers: dict[str, MessageRenderer] = field(default_factory=dict)
+    tool_renderers: dict[str, ToolRenderer] = field(default_factory=dict)
     local_plugins_loaded: bool = False
     _warned: set[tuple[str, str, str]] = field(default_factory=set)
 
@@ -186,8 +200,8 @@ class Host:
             logger.warning("%s; keeping %s s", exc, self.dispatcher.hook_timeout)
 
     def collect_registrations(self) -> list[PluginLoadError]:
-        """Ask every plugin for its tools, providers, middleware, commands, flags, settings sections
-        and abort scopes (again).
+        """Ask every plugin for its tools, providers, middleware, commands, flags, settings sections,
+        abort scopes and screen extensions (again).
 
         One loop for all of them (:meth:`PluginManager.call_setup`): a plugin whose
         registration hook fails is reported in :attr:`load_errors` and unregistered, and none
@@ -238,6 +252,9 @@ class Host:
         self.settings_sections.clear()
         self.settings_section_sources.clear()
         self.abort_scopes.clear()
+        self.shortcuts.clear()
+        self.message_renderers.clear()
+        self.tool_renderers.clear()
         # Call order, outermost first; one plugin's middlewares in the order it registered them.
         self.middlewares = [(plugin, value) for plugin, _, value in offers["middleware"]]
         conflicts: list[Conflict] = []
@@ -285,6 +302,14 @@ class Host:
             self.add_settings_section(value, plugin)
         for _, _, value in offers["abort_scope"]:
             self.add_abort_scope(value)
+        # The screen's extensions: the first registration of a key wins.
+        for kind, into in (
+            ("shortcut", self.shortcuts),
+            ("message_renderer", self.message_renderers),
+            ("tool_renderer", self.tool_renderers),
+        ):
+            for _, name, value in offers[kind]:
+                into.setdefault(name, value)
         self.conflicts = conflicts
         pm.set_conflicts(conflicts)
 
@@ -362,33 +387,26 @@ class Host:
 
 def _offer_name(kind: str, value: Any, plugin: str) -> str:
     """The name a registration claims; a value of the wrong type is that plugin's failure."""
-    cls: type
-    if kind == "flag":
-        cls, label = Flag, "pi_host.hookspecs.Flag"
-    elif kind == "command":
-        cls, label = Command, "pi_host.hookspecs.Command"
-    elif kind == "tool":
-        from pi_host.agent import Tool
+    from pi_host.agent import Tool, ToolMiddleware
+    from pi_host.providers import Provider
 
-        cls, label = Tool, "pi_host.Tool"
-    elif kind == "middleware":
-        from pi_host.agent import ToolMiddleware
-
-        cls, label = ToolMiddleware, "pi_host.ToolMiddleware"
-    elif kind == "settings":
-        cls, label = SettingsSection, "pi_host.SettingsSection"
-    elif kind == "abort_scope":
-        cls, label = AbortScope, "pi_host.AbortScope"
-    else:
-        from pi_host.providers import Provider
-
-        cls, label = Provider, "pi_host.providers.Provider"
+    # kind -> the class registered, as the docs name it, and the attribute that names it
+    expected: dict[str, tuple[type, str, str]] = {
+        "provider": (Provider, "pi_host.providers.Provider", "api"),
+        "tool": (Tool, "pi_host.Tool", "name"),
+        "middleware": (ToolMiddleware, "pi_host.ToolMiddleware", "name"),
+        "command": (Command, "pi_host.hookspecs.Command", "name"),
+        "flag": (Flag, "pi_host.hookspecs.Flag", "name"),
+        "settings": (SettingsSection, "pi_host.SettingsSection", "key"),
+        "abort_scope": (AbortScope, "pi_host.AbortScope", "name"),
+        "shortcut": (Shortcut, "pi_host.hookspecs.Shortcut", "key"),
+        "message_renderer": (MessageRenderer, "pi_host.hookspecs.MessageRenderer", "custom_type"),
+        "tool_renderer": (ToolRenderer, "pi_host.hookspecs.ToolRenderer", "tool"),
+    }
+    cls, label, attribute = expected[kind]
     if not isinstance(value, cls):
         raise TypeError(f"plugin {plugin!r} registered {value!r} as a {kind}, which is not a {label}")
-    claimed: Any = value
-    if kind == "provider":
-        return str(claimed.api)
-    return str(claimed.key if kind == "settings" else claimed.name)
+    return str(getattr(value, attribute))
 
 
 def _preferences(value: object) -> dict[str, dict[str, str]]:

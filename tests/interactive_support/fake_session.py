@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from pi_host.hookspecs import ToolRenderer
 from pi_host.messages import (
     AgentEndEvent,
     AgentStartEvent,
@@ -43,6 +44,8 @@ from pi_host.messages import (
     UserMessage,
 )
 from pi_host.modes._interactive import (
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
     CompactionEndEvent,
     CompactionStartEvent,
     ContextUsage,
@@ -109,6 +112,7 @@ class FakeInteractiveSession:
         self.settings: dict[str, Any] = dict(settings or {})
         self.saved_settings: list[tuple[str, Any]] = []
         self._script = list(script)
+        self._last_reply: dict[str, Any] = {}
         self._listeners: list[Callable[[Any], Awaitable[None] | None]] = []
         self._model: Model | None = FAKE_MODEL
         self._thinking = "medium"
@@ -268,6 +272,19 @@ class FakeInteractiveSession:
         self._idle = anyio.Event()
         try:
             await self._run([text])
+            attempt = 0
+            # {"error": ..., "retry": true}: a retryable failure, retried as pi-retry does.
+            while self._last_reply.get("retry") and not self._abort.is_set():
+                attempt += 1
+                await self._emit(
+                    AutoRetryStartEvent(
+                        attempt=attempt, max_attempts=3, delay_ms=10, error_message=self._last_reply["error"]
+                    )
+                )
+                await anyio.sleep(0.01)
+                await self._run([])
+            if attempt:
+                await self._emit(AutoRetryEndEvent(success=True, attempt=attempt))
         finally:
             self._streaming = False
             self._idle.set()
@@ -295,7 +312,10 @@ class FakeInteractiveSession:
             for text in pending:
                 await self._deliver_user(text)
             pending = []
-            reply = self._script.pop(0) if self._script else {"text": f"Echo: {prompts[-1]}"}
+            reply = (
+                self._script.pop(0) if self._script else {"text": f"Echo: {prompts[-1] if prompts else ''}"}
+            )
+            self._last_reply = reply
             assistant = await self._stream_reply(reply)
             produced.append(assistant)
             results: list[ToolResultMessage] = []
@@ -563,6 +583,14 @@ class FakeInteractiveSession:
         trusted = not option.startswith("Do not")
         changed, self.trusted = trusted != self.trusted, trusted
         return changed
+
+    def tool_renderers(self) -> dict[str, ToolRenderer]:
+        """The renderers of the plugins a runtime would have loaded: pi-bash's, for ``bash``."""
+        renderers: dict[str, ToolRenderer] = {}
+        import pi_bash
+
+        pi_bash.pi_register_tool_renderers(lambda renderer: renderers.setdefault(renderer.tool, renderer))
+        return renderers
 
     def plugin_commands(self) -> list[PluginCommand]:
         return [PluginCommand("greet", "Say hello through the UI bridge")]

@@ -2,7 +2,8 @@
 
 It keeps a grid of cells plus the lines scrolled off the top, understands cursor movement,
 erasing, line feeds with scrolling, auto-wrap, wide characters and OSC strings (the window
-title, OSC 52 clipboard writes), and ignores colours. ``pyte`` would do the same job; it is not
+title, OSC 52 clipboard writes). Of the colours it keeps only each cell's background, which is how
+a menu shows its highlighted entry. ``pyte`` would do the same job; it is not
 a dependency of the project, and the escape sequences prompt_toolkit emits are few.
 """
 
@@ -23,6 +24,8 @@ class Screen:
         self.rows = rows
         self.columns = columns
         self.grid = [[" "] * columns for _ in range(rows)]
+        self.backgrounds: list[list[str | None]] = [[None] * columns for _ in range(rows)]
+        self.background: str | None = None  # SGR background in force: "5;24", "2;0;95;135", "44"
         self.history: list[str] = []
         self.row = 0
         self.column = 0
@@ -44,6 +47,30 @@ class Screen:
 
     def screen_text(self) -> str:
         return "\n".join(self.display())
+
+    def text_on_background(self, background: str) -> list[str]:
+        """Per screen line, the characters drawn on ``background`` (lines without any left out)."""
+        out = []
+        for cells, backgrounds in zip(self.grid, self.backgrounds, strict=True):
+            text = "".join(cell for cell, bg in zip(cells, backgrounds, strict=True) if bg == background)
+            if text:
+                out.append(text)
+        return out
+
+    def resize(self, rows: int, columns: int) -> None:
+        """The window changed size: cells beyond the new edge are lost, as in a terminal that
+        does not reflow (a program that wants its text back must draw it again)."""
+        shift = max(self.rows - rows, 0)  # fewer rows: the top ones scroll off
+        self.history += ["".join(line).rstrip() for line in self.grid[:shift]]
+        self.grid = [(line + [" "] * columns)[:columns] for line in self.grid[shift:]]
+        self.backgrounds = [(line + [None] * columns)[:columns] for line in self.backgrounds[shift:]]
+        while len(self.grid) < rows:
+            self.grid.append([" "] * columns)
+            self.backgrounds.append([None] * columns)
+        self.row = min(max(self.row - shift, 0), rows - 1)
+        self.column = min(self.column, columns - 1)
+        self.rows, self.columns = rows, columns
+        self.pending_wrap = False
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -105,6 +132,8 @@ class Screen:
         if self.row == self.rows - 1:
             self.history.append("".join(self.grid.pop(0)).rstrip())
             self.grid.append([" "] * self.columns)
+            self.backgrounds.pop(0)
+            self.backgrounds.append([None] * self.columns)
         else:
             self.row += 1
 
@@ -120,8 +149,10 @@ class Screen:
                 self.column = self.columns - width
         self.pending_wrap = False
         self.grid[self.row][self.column] = char
+        self.backgrounds[self.row][self.column] = self.background
         if width == 2 and self.column + 1 < self.columns:
             self.grid[self.row][self.column + 1] = ""
+            self.backgrounds[self.row][self.column + 1] = self.background
         self.column += width
         if self.column >= self.columns:
             self.column = self.columns - 1
@@ -140,6 +171,9 @@ class Screen:
                 self.autowrap = final == "h"
             return
         numbers = [int(part) if part.isdigit() else 0 for part in params.split(";")] if params else []
+        if final == "m":
+            self._sgr(numbers or [0])
+            return
         first = numbers[0] if numbers else 0
         count = max(first, 1)
         self.pending_wrap = False
@@ -184,7 +218,23 @@ class Screen:
         elif final == "X":
             self._erase_line(self.row, self.column, min(self.columns, self.column + count))
 
+    def _sgr(self, numbers: list[int]) -> None:
+        index = 0
+        while index < len(numbers):
+            number = numbers[index]
+            if number in (0, 49):
+                self.background = None
+            elif 40 <= number <= 47 or 100 <= number <= 107:
+                self.background = str(number)
+            elif number in (38, 48) and index + 1 < len(numbers):
+                size = 3 if numbers[index + 1] == 5 else 5
+                if number == 48:
+                    self.background = ";".join(str(n) for n in numbers[index + 1 : index + size])
+                index += size - 1
+            index += 1
+
     def _erase_line(self, row: int, start: int, end: int) -> None:
         line = self.grid[row]
         for column in range(start, end):
+            self.backgrounds[row][column] = None
             line[column] = " "

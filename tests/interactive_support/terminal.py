@@ -143,6 +143,12 @@ class Terminal:
 
     # -- writing --------------------------------------------------------------------------------
 
+    def resize(self, rows: int, columns: int) -> None:
+        """Change the window size; the program gets SIGWINCH."""
+        self._pump(0)  # what was drawn at the old size lands at the old size
+        self.screen.resize(rows, columns)
+        self.child.setwinsize(rows, columns)
+
     def send(self, text: str) -> None:
         self.child.send(text)
 

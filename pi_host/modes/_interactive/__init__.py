@@ -74,6 +74,7 @@ async def run_interactive(
     show_history: bool = True,
     hide_thinking: bool = False,
     verbose: bool = False,
+    open_resume_picker: bool = False,
     input: Input | None = None,
     output: Output | None = None,
 ) -> None:
@@ -84,6 +85,8 @@ async def run_interactive(
     :param show_history: print the session's existing messages first (a resumed session).
     :param hide_thinking: show thinking blocks as a one-line label (Ctrl+T toggles).
     :param verbose: show the start-up header even when ``quietStartup`` is set (``--verbose``).
+    :param open_resume_picker: open the session picker once the screen is up (``-r``); picking
+        nothing leaves the new session open.
     :param input: / :param output: prompt_toolkit input and output; the terminal by default.
     """
     from ._app import InteractiveApp
@@ -98,4 +101,4 @@ async def run_interactive(
         input=input,
         output=output,
     )
-    await app.run(initial_messages)
+    await app.run(initial_messages, open_resume_picker=open_resume_picker)

@@ -12,6 +12,10 @@ markdown block is committed as soon as the next one starts, so long replies scro
 the live area stays a few lines tall. Writes into the scrollback go through prompt_toolkit's
 ``in_terminal``, which erases the live area first and redraws it after, so nothing flickers or
 tears.
+
+What went into the scrollback is remembered item by item. When something already there must look
+different (Ctrl+O expands tool output, Ctrl+T hides thinking, the terminal changes width), screen
+and scrollback are cleared and the whole transcript is drawn again, as pi does.
 """
 
 from __future__ import annotations
@@ -20,19 +24,21 @@ import base64
 import inspect
 import logging
 import os
+import sys
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import anyio
 from anyio.abc import TaskGroup
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.current import set_app
 from prompt_toolkit.application.run_in_terminal import in_terminal
-from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.buffer import Buffer, CompletionState
+from prompt_toolkit.completion import Completion
 from prompt_toolkit.filters import Condition, has_completions, has_focus
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.history import InMemoryHistory
@@ -58,6 +64,7 @@ from prompt_toolkit.styles import Style
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from pi_host.hookspecs import ToolRenderer
 from pi_host.session._paths import agent_dir
 
 from ._bindings import build_key_bindings
@@ -66,6 +73,7 @@ from ._dialogs import Dialog, EditorDialog, InputDialog, SelectDialog
 from ._footer import GitBranch, UsageTotals, footer_lines
 from ._keymap import load_keymap
 from ._keys import key_label
+from ._output import SynchronizedOutput
 from ._render import (
     BashView,
     RenderOptions,
@@ -95,6 +103,8 @@ SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _SPINNER_INTERVAL = 0.08
 _DOUBLE_PRESS_S = 0.5
 _MAX_EDITOR_ROWS = 12
+_PASTE_MAX_LINES = 10  # a paste longer than this shows as a marker in the editor (pi's limits)
+_PASTE_MAX_CHARS = 1000
 
 _STYLE = Style.from_dict(
     {
@@ -157,6 +167,8 @@ class _Item:
     """Something shown in the live area until it is done, then committed to the scrollback."""
 
     done: bool = False
+    # A failed reply waits in the live area until the run is over: a retry replaces it.
+    held: bool = False
     version: int = 0
 
     def touch(self) -> None:
@@ -171,6 +183,11 @@ class _Item:
 
     def has_partial(self) -> bool:
         return False
+
+    def transcript_renderable(self, options: RenderOptions) -> RenderableType | None:
+        """What this item has put into the scrollback so far, drawn afresh (a toggle or a resize
+        redraws the whole transcript with the options then in force)."""
+        return self.renderable(options)
 
 
 class _StaticItem(_Item):
@@ -233,6 +250,25 @@ class _AssistantItem(_Item):
                 parts.append(error)
         return parts
 
+    def transcript_renderable(self, options: RenderOptions) -> RenderableType | None:
+        content = list(getattr(self.message, "content", []))
+        parts: list[RenderableType] = []
+        last = len(content) - 1 if self.done else min(self._blocks_done, len(content) - 1)
+        for index in range(last + 1):
+            kind, text = self._block_text(content[index])
+            if kind is None:
+                continue
+            if not self.done and index == self._blocks_done:
+                text = text[: self._chars_done]  # the rest is still in the live area
+            part = self._render_block(kind, text, options)
+            if part is not None:
+                parts.append(part)
+        if self.done:
+            error = self._error_line(content)
+            if error is not None:
+                parts.append(error)
+        return _spaced(parts)
+
     def _error_line(self, content: list[Any]) -> RenderableType | None:
         if any(getattr(block, "type", None) == "toolCall" for block in content):
             return None  # the tool panels show the error
@@ -247,14 +283,7 @@ class _AssistantItem(_Item):
 
     def renderable(self, options: RenderOptions) -> RenderableType | None:
         parts = self._parts(options)
-        if not parts:
-            return None
-        spaced: list[RenderableType] = []
-        for part in parts:
-            if spaced:
-                spaced.append(Text(""))
-            spaced.append(part)
-        return Group(*spaced)
+        return _spaced(parts)
 
     def has_partial(self) -> bool:
         content = list(getattr(self.message, "content", []))
@@ -291,22 +320,50 @@ class _AssistantItem(_Item):
                 if cut:
                     self._chars_done += cut
         self.touch()
-        if not parts:
-            return None
-        spaced: list[RenderableType] = []
-        for part in parts:
-            if spaced:
-                spaced.append(Text(""))
-            spaced.append(part)
-        return Group(*spaced)
+        return _spaced(parts)
 
 
 class _ToolItem(_Item):
-    def __init__(self, view: ToolView) -> None:
+    def __init__(self, view: ToolView, screen: _PluginRendering) -> None:
         self.view = view
+        self._screen = screen
 
     def renderable(self, options: RenderOptions) -> RenderableType | None:
-        return render_tool(self.view, options)
+        screen = self._screen
+        return render_tool(self.view, options, screen.tool_renderer(self.view.name), screen.renderer_failed)
+
+
+class _PluginRendering:
+    """The renderers plugins registered (read from the session each time: /reload changes
+    them), and the report of one that fails: once per renderer, not once per frame."""
+
+    def __init__(self, app: InteractiveApp) -> None:
+        self._app = app
+        self._reported: set[str] = set()
+
+    def _registered(self, method: str) -> Mapping[str, Any]:
+        lookup = getattr(self._app.session, method, None)
+        return self._app._safe(lookup, {}) if lookup is not None else {}
+
+    def tool_renderer(self, name: str) -> ToolRenderer | None:
+        return self._registered("tool_renderers").get(name)
+
+    def custom_message(self, message: Any) -> RenderableType:
+        renderer = self._registered("message_renderers").get(getattr(message, "custom_type", ""))
+        if renderer is not None:
+            try:
+                shown = renderer.render(message, self._app.options.expand_tools)
+            except Exception as exc:
+                self.renderer_failed(f"the {message.custom_type!r} message renderer", exc)
+            else:
+                if shown is not None:
+                    return cast(RenderableType, shown)
+        return _render_custom(message)
+
+    def renderer_failed(self, what: str, exc: Exception) -> None:
+        if what not in self._reported:
+            self._reported.add(what)
+            self._app.warning(f"{what} failed: {type(exc).__name__}: {exc}; the default is shown")
 
 
 class _BashItem(_Item):
@@ -422,6 +479,12 @@ class InteractiveApp:
         self.version = version
         self.options = RenderOptions(hide_thinking=hide_thinking, cwd=session.cwd)
         self._items: list[_Item] = []
+        self._pastes: dict[str, str] = {}  # marker in the editor -> the text it stands for
+        self._paste_count = 0
+        # Everything written to the scrollback, in order, so it can be drawn again.
+        self._committed: list[_Item] = []
+        self._laid_out_width: int | None = None
+        self._redraw_wanted = False
         self._assistant: _AssistantItem | None = None
         self._tools: dict[str, _ToolItem] = {}
         self._bash: _BashItem | None = None
@@ -451,6 +514,8 @@ class InteractiveApp:
         self._elapsed_second = 0
         self._recent_problems: dict[str, float] = {}
         self.ui = UiBridge(self)
+        self.rendering = _PluginRendering(self)
+        self.shortcut_problems: list[str] = []  # plugin shortcuts that could not be bound
 
         from ._commands import CommandRunner
 
@@ -472,10 +537,13 @@ class InteractiveApp:
             completer=self.completer,
             complete_while_typing=Condition(self._complete_while_typing),
             history=self.history,
+            on_completions_changed=self._highlight_first_command,
         )
         self._keybindings_path = keybindings_path or agent_dir() / "keybindings.json"
         self.keymap = load_keymap(self._keybindings_path)
         self._key_bindings = build_key_bindings(self, self.keymap)
+        if output is None and sys.stdout.isatty() and os.environ.get("TERM") not in ("dumb", None):
+            output = SynchronizedOutput.from_pty(sys.stdout, term=os.environ.get("TERM"))
         self.app: Application[None] = Application(
             layout=Layout(self._build_layout(), focused_element=self.buffer),
             # Dynamic, so /reload can swap in the keys of an edited keybindings.json.
@@ -572,12 +640,14 @@ class InteractiveApp:
         if not self._items:
             return False
         first = self._items[0]
-        return first.done or first.has_partial()
+        return (first.done and not first.held) or first.has_partial()
 
     def _take_committable(self) -> str:
         renderables: list[RenderableType] = []
         while self._items:
             item = self._items[0]
+            if item.held:
+                break
             if item.done:
                 self._items.pop(0)
                 self._cache.pop(id(item), None)
@@ -586,6 +656,8 @@ class InteractiveApp:
                 renderable = item.take_partial(self.options)
             if renderable is not None:
                 renderables.append(renderable)
+                if not self._committed or self._committed[-1] is not item:
+                    self._committed.append(item)
             if not item.done:
                 break
         width = self.width
@@ -607,15 +679,41 @@ class InteractiveApp:
         while True:
             await self._flush_wanted.wait()
             self._flush_wanted = anyio.Event()
-            if not self._committable():
+            if not self._redraw_wanted and not self._committable():
                 continue
-            with set_app(self.app):
+            with set_app(self.app), self._one_frame():
                 async with in_terminal():
-                    self._write(self._take_committable())
+                    redrawn = self._take_transcript() if self._redraw_wanted else ""
+                    self._write(redrawn + self._take_committable())
+
+    def _one_frame(self) -> AbstractContextManager[None]:
+        """Erase, write above and redraw as one frame, where the output can (never a blank
+        editor or footer in between)."""
+        output = self.app.output
+        return output.held() if isinstance(output, SynchronizedOutput) else nullcontext()
+
+    def redraw_transcript(self) -> None:
+        """Draw the whole transcript again, as pi does when what is already on screen changes
+        (Ctrl+O, Ctrl+T, a new terminal width): screen and scrollback are cleared first, so
+        nothing shows twice."""
+        self._redraw_wanted = True
+        self.request_flush()  # the flusher draws it (key handlers cannot start tasks)
+
+    def _take_transcript(self) -> str:
+        """The whole scrollback drawn afresh, after the sequences that clear it."""
+        self._redraw_wanted = False
+        width = self._laid_out_width = self.width
+        out = ["\x1b[H\x1b[2J\x1b[3J"]
+        for item in self._committed:
+            renderable = item.transcript_renderable(self.options)
+            lines = ansi_lines(renderable, width) if renderable is not None else []
+            if lines:
+                out.append("\n" + "\n".join(lines) + "\n")
+        return "".join(out)
 
     async def write_above(self, text: str) -> None:
         """Write raw ANSI text into the scrollback, above the live area."""
-        with set_app(self.app):
+        with set_app(self.app), self._one_frame():
             async with in_terminal():
                 self._write(self._take_committable())
                 self._write(text)
@@ -671,6 +769,11 @@ class InteractiveApp:
             rows = self.app.output.get_size().rows
         except Exception:
             rows = 24
+        width = self.width
+        if self._laid_out_width is None:
+            self._laid_out_width = width
+        elif width != self._laid_out_width:
+            self.redraw_transcript()  # the terminal was resized: lay everything out again
         self.options.live_max_lines = max(rows, 10)
         lines: list[str] = []
         for item in self._items:
@@ -803,20 +906,55 @@ class InteractiveApp:
 
     # -- keys ---------------------------------------------------------------------------------
 
+    def _highlight_first_command(self, buffer: Buffer) -> None:
+        # pi's command menu opens on its best match, so Enter on "/comp" runs /compact. Only the
+        # index moves: selecting through the buffer would put the name into the editor.
+        state = buffer.complete_state
+        if (
+            state is not None
+            and state.complete_index is None
+            and state.completions
+            and _is_command_name(state.original_document.text_before_cursor)
+        ):
+            state.complete_index = 0
+
     def on_enter(self) -> None:
         """Submit: a highlighted completion is taken first (a picked command then runs)."""
         state = self.buffer.complete_state
-        if state is not None and state.current_completion is not None:
-            self.buffer.apply_completion(state.current_completion)
+        highlighted = _highlighted(state)
+        if highlighted is not None:
+            self.buffer.apply_completion(highlighted)
             # A picked command runs at once; a picked path stays in the editor.
             if not _is_command_name(self.buffer.text):
                 return
         self.submit(follow_up=False)
 
+    def on_paste(self, data: str) -> None:
+        """A bracketed paste: a large one goes into the editor as pi's ``[paste #N +L lines]``
+        marker (``[paste #N C chars]`` for one long line); the full text is sent."""
+        text = data.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        if len(lines) <= _PASTE_MAX_LINES and len(text) <= _PASTE_MAX_CHARS:
+            self.buffer.insert_text(text)
+            return
+        self._paste_count += 1
+        size = f"+{len(lines)} lines" if len(lines) > _PASTE_MAX_LINES else f"{len(text)} chars"
+        marker = f"[paste #{self._paste_count} {size}]"
+        self._pastes[marker] = text
+        self.buffer.insert_text(marker)
+
+    def _expand_pastes(self, text: str) -> str:
+        for marker, pasted in self._pastes.items():
+            text = text.replace(marker, pasted)
+        return text
+
     def on_tab(self) -> None:
         state = self.buffer.complete_state
+        highlighted = _highlighted(state)
         if state is not None and len(state.completions) == 1:
             self.buffer.apply_completion(state.completions[0])
+        elif highlighted is not None and self.buffer.document == state.original_document:  # type: ignore[union-attr]
+            self.buffer.apply_completion(highlighted)  # the menu's pick, not yet in the editor
         elif state is not None:
             self.buffer.complete_next()
         else:
@@ -833,11 +971,11 @@ class InteractiveApp:
 
     def toggle_thinking(self) -> None:
         self.options.hide_thinking = not self.options.hide_thinking
-        self.notice(f"Thinking blocks: {'hidden' if self.options.hide_thinking else 'shown'}")
+        self.redraw_transcript()
 
     def toggle_tools(self) -> None:
         self.options.expand_tools = not self.options.expand_tools
-        self.notice(f"Tool output: {'expanded' if self.options.expand_tools else 'collapsed'}")
+        self.redraw_transcript()
 
     def dequeue(self) -> None:
         restored = self.restore_queue()
@@ -856,7 +994,7 @@ class InteractiveApp:
 
     def warn_key_problems(self) -> None:
         """One warning for each problem in keybindings.json (at start-up and on ``/reload``)."""
-        for problem in self.keymap.problems:
+        for problem in (*self.keymap.problems, *self.shortcut_problems):
             self.warning(problem)
 
     def key_label(self, action_id: str) -> str:
@@ -914,7 +1052,7 @@ class InteractiveApp:
 
     def submit(self, *, follow_up: bool) -> None:
         """Enter (``follow_up=False``) or Alt+Enter on the editor's text."""
-        text = self.buffer.text.strip()
+        text = self._expand_pastes(self.buffer.text).strip()
         if not text:
             return
         if follow_up and not self.busy and not self._compacting:
@@ -961,7 +1099,13 @@ class InteractiveApp:
             await self.session.prompt(text)
         finally:
             self._run_active = False
-            self.invalidate()
+            self._release_held()
+
+    def _release_held(self) -> None:
+        """The run is over: a failed reply no retry replaced is shown after all."""
+        for item in self._items:
+            item.held = False
+        self.request_flush()
 
     async def run_user_bash(self, command: str, excluded: bool) -> None:
         view = BashView(command=command, exclude_from_context=excluded, spinner=self._spinner())
@@ -1142,7 +1286,7 @@ class InteractiveApp:
             self.add_static(render_user(_message_text(message)))
         elif role == "custom":
             if getattr(message, "display", True):
-                self.add_static(_render_custom(message))
+                self.add_static(self.rendering.custom_message(message))
         elif role == "assistant":
             self._assistant = _AssistantItem(message)
             self.add(self._assistant)
@@ -1160,7 +1304,9 @@ class InteractiveApp:
                 continue
             tool = self._tools.get(block.id)
             if tool is None:
-                tool = _ToolItem(ToolView(tool_call_id=block.id, name=block.name, args=block.arguments))
+                tool = _ToolItem(
+                    ToolView(tool_call_id=block.id, name=block.name, args=block.arguments), self.rendering
+                )
                 self._tools[block.id] = tool
                 self.add(tool)
             elif tool.view.args != block.arguments:
@@ -1181,9 +1327,13 @@ class InteractiveApp:
         item.done = True
         self._assistant = None
         stop = getattr(message, "stop_reason", None)
+        if stop == "error" and not any(getattr(b, "type", None) == "toolCall" for b in message.content):
+            item.held = True  # shown once the run ends, unless a retry replaces it
         for block in message.content:
             if getattr(block, "type", None) == "toolCall" and block.id not in self._tools:
-                tool = _ToolItem(ToolView(tool_call_id=block.id, name=block.name, args=block.arguments))
+                tool = _ToolItem(
+                    ToolView(tool_call_id=block.id, name=block.name, args=block.arguments), self.rendering
+                )
                 self._tools[block.id] = tool
                 self.add(tool)
         if stop in ("aborted", "error"):
@@ -1202,7 +1352,10 @@ class InteractiveApp:
     def _on_tool_execution_start(self, event: Any) -> None:
         tool = self._tools.get(event.tool_call_id)
         if tool is None:
-            tool = _ToolItem(ToolView(tool_call_id=event.tool_call_id, name=event.tool_name, args=event.args))
+            tool = _ToolItem(
+                ToolView(tool_call_id=event.tool_call_id, name=event.tool_name, args=event.args),
+                self.rendering,
+            )
             self._tools[event.tool_call_id] = tool
             self.add(tool)
         tool.view.started_at = time.monotonic()
@@ -1271,6 +1424,8 @@ class InteractiveApp:
             self.spawn(self._flush_compaction_queue, bool(getattr(event, "will_retry", False)))
 
     def _on_auto_retry_start(self, event: Any) -> None:
+        # pi waits silently: the failed reply being retried is not shown.
+        self._items = [item for item in self._items if not item.held]
         attempt, maximum = event.attempt, event.max_attempts
 
         def template(seconds: int) -> str:
@@ -1331,7 +1486,8 @@ class InteractiveApp:
                 for block in message.content:
                     if getattr(block, "type", None) == "toolCall":
                         tool = _ToolItem(
-                            ToolView(tool_call_id=block.id, name=block.name, args=block.arguments)
+                            ToolView(tool_call_id=block.id, name=block.name, args=block.arguments),
+                            self.rendering,
                         )
                         tools[block.id] = tool
                         self.add(tool)
@@ -1357,7 +1513,7 @@ class InteractiveApp:
                 self.add(bash)
             elif role == "custom":
                 if getattr(message, "display", True):
-                    self.add_static(_render_custom(message))
+                    self.add_static(self.rendering.custom_message(message))
             elif role == "compactionSummary":
                 self.add_static(_render_compaction(message.tokens_before))
             elif role == "branchSummary":
@@ -1394,8 +1550,8 @@ class InteractiveApp:
 
     # -- running ---------------------------------------------------------------------------------
 
-    async def run(self, initial_messages: Sequence[str] = ()) -> None:
-        """Run until the user quits."""
+    async def run(self, initial_messages: Sequence[str] = (), *, open_resume_picker: bool = False) -> None:
+        """Run until the user quits; ``open_resume_picker`` starts with ``/resume`` (``-r``)."""
 
         async def listener(event: Any) -> None:
             self.on_event(event)
@@ -1420,6 +1576,8 @@ class InteractiveApp:
                 self._tg = tg
                 tg.start_soon(self._flusher)
                 tg.start_soon(self._ticker)
+                if open_resume_picker:
+                    self.spawn(self.commands.run, "/resume")
                 if initial_messages:
                     tg.start_soon(self._send_initial, list(initial_messages))
                 with set_app(self.app), _terminal_safe_logging(self), patch_stdout(raw=True):
@@ -1443,6 +1601,25 @@ class InteractiveApp:
                 await self.run_prompt(text)
             except Exception as exc:
                 self.error(str(exc))
+
+
+def _highlighted(state: CompletionState | None) -> Completion | None:
+    """The completion the menu highlights (None when the list emptied under its index)."""
+    if state is None or state.complete_index is None or state.complete_index >= len(state.completions):
+        return None
+    return state.completions[state.complete_index]
+
+
+def _spaced(parts: Sequence[RenderableType]) -> RenderableType | None:
+    """``parts`` one under another with a blank line between them; None for no parts."""
+    if not parts:
+        return None
+    spaced: list[RenderableType] = []
+    for part in parts:
+        if spaced:
+            spaced.append(Text(""))
+        spaced.append(part)
+    return Group(*spaced)
 
 
 def _is_command_name(text: str) -> bool:

@@ -15,7 +15,8 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings.named_commands import get_by_name
 from prompt_toolkit.keys import Keys
 
-from ._keymap import ACTIONS, Keymap
+from ._keymap import ACTIONS, Keymap, KeySequence
+from ._keys import KeySyntaxError, UnsendableKeyError, parse_key, to_prompt_toolkit
 
 if TYPE_CHECKING:
     from ._app import InteractiveApp
@@ -87,6 +88,12 @@ def build_key_bindings(app: InteractiveApp, keymap: Keymap) -> KeyBindings:
             keys = (*sequence, Keys.Any) if then_any else sequence
             kb.add(*keys, filter=when)(handler)
 
+    # Plugin shortcuts first: for one key, the binding added last wins, so every key the
+    # application binds itself keeps its own action.
+    shortcuts, app.shortcut_problems = plugin_shortcut_sequences(app, keymap)
+    for key, sequence in shortcuts:
+        kb.add(*sequence, filter=editing)(_run_shortcut(app, key))
+
     for sequence in keymap.released(EDITOR_ACTION_IDS):
         kb.add(*sequence, filter=editing)(_nothing)
     # app.exit's keys on a non-empty editor do their editor action if they have one, else nothing.
@@ -105,6 +112,7 @@ def build_key_bindings(app: InteractiveApp, keymap: Keymap) -> KeyBindings:
     bind("tui.input.newLine", lambda event: app.buffer.insert_text("\n"))
     bind("tui.input.submit", lambda event: app.on_enter())
     bind("tui.input.tab", lambda event: app.on_tab())
+    kb.add(Keys.BracketedPaste, filter=editing)(lambda event: app.on_paste(event.data))
 
     # -- the application -------------------------------------------------------------------------
     bind("app.interrupt", lambda event: app.on_escape())
@@ -124,6 +132,33 @@ def build_key_bindings(app: InteractiveApp, keymap: Keymap) -> KeyBindings:
     for action_id, command in _SLASH_ACTIONS.items():
         bind(action_id, _run_command(app, command))
     return kb
+
+
+def plugin_shortcut_sequences(
+    app: InteractiveApp, keymap: Keymap
+) -> tuple[list[tuple[str, KeySequence]], list[str]]:
+    """``(key, sequence)`` of each plugin shortcut that can be bound, and one problem line for
+    each that cannot (a key that is no key, or one the editor binds itself)."""
+    shortcuts = getattr(app.session, "plugin_shortcuts", None)
+    taken = {sequence for action_id in EDITOR_ACTION_IDS for sequence in keymap.sequences_for(action_id)}
+    bound: list[tuple[str, KeySequence]] = []
+    problems: list[str] = []
+    for shortcut in app._safe(shortcuts, ()) if shortcuts is not None else ():
+        where = f"plugin shortcut {shortcut.key!r} ({shortcut.description}) is not bound"
+        try:
+            sequence = to_prompt_toolkit(parse_key(shortcut.key))
+        except (KeySyntaxError, UnsendableKeyError) as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        if sequence in taken:
+            problems.append(f"{where}: the key has an action of its own (see /hotkeys)")
+            continue
+        bound.append((shortcut.key, sequence))
+    return bound, problems
+
+
+def _run_shortcut(app: InteractiveApp, key: str) -> Handler:
+    return lambda event: app.spawn(app.session.run_plugin_shortcut, key)  # type: ignore[attr-defined]
 
 
 def _run_command(app: InteractiveApp, command: str) -> Handler:

@@ -175,7 +175,9 @@ class CommandRunner:
         ]
         initial = next((i for i, m in enumerate(models) if current and m.ref == current.ref), 0)
         # No exact match: the picker opens with what was typed as its search.
-        index = await self.app.select("Select model", labels, initial=initial, query=args or None)
+        index = await self.app.select(
+            "Select model", labels, initial=initial, query=args or None, filterable=True
+        )
         if index is not None:
             await self._set_model(models[index].ref)
 
@@ -361,10 +363,10 @@ class CommandRunner:
         selected = ids.index(leaf) if leaf in ids else len(ids) - 1
         while True:
             index = await self.app.select(
-                "Session tree (• marks the current branch)",
+                "Session tree (• marks the current branch; type to search)",
                 labels,
                 initial=selected,
-                filterable=False,
+                filterable=True,
                 max_visible=15,
             )
             if index is None:
@@ -454,8 +456,8 @@ class CommandRunner:
                 tokens["cache_write"] += usage.cache_write
                 cost += float(usage.cost.total)
         table = Table.grid(padding=(0, 2))
-        table.add_column(style="dim")
-        table.add_column()
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column(overflow="fold")  # a long path wraps whole rather than losing its end
 
         def section(title: str) -> None:
             table.add_row(Text(title, style="bold"), "")
@@ -463,7 +465,7 @@ class CommandRunner:
         section("Session Info")
         if session.session_name:
             table.add_row("Name", session.session_name)
-        table.add_row("File", shorten_path(session.session_file) if session.session_file else "In-memory")
+        table.add_row("File", session.session_file or "In-memory")
         table.add_row("ID", session.session_id)
         section("Messages")
         table.add_row("User", str(counts["user"]))
@@ -612,10 +614,19 @@ class CommandRunner:
             Group(
                 Rule(style="dim"),
                 Text("Keyboard Shortcuts", style="bold cyan"),
-                render_markdown(hotkeys_markdown(self.app.keymap)),
+                render_markdown(hotkeys_markdown(self.app.keymap, self._plugin_shortcuts())),
                 Rule(style="dim"),
             )
         )
+
+    def _plugin_shortcuts(self) -> list[tuple[str, str]]:
+        """The plugins' shortcuts that are bound (a key the editor keeps is left out)."""
+        from ._bindings import plugin_shortcut_sequences
+
+        bound = {key for key, _ in plugin_shortcut_sequences(self.app, self.app.keymap)[0]}
+        listed = getattr(self.session, "plugin_shortcuts", None)
+        shortcuts = self.app._safe(listed, ()) if listed is not None else ()
+        return [(s.key, s.description) for s in shortcuts if s.key in bound]
 
     async def changelog(self, args: str) -> None:
         from ._changelog import changelog_markdown
@@ -708,6 +719,14 @@ def entry_label(entry: Any, tool_calls: dict[str, tuple[str, Any]]) -> str | Non
             text = _one_line(_content_text(content), 100)
             if text:
                 return "assistant: " + text
+            calls = [
+                _one_line(f"{name} {_tool_call_summary(name, field_of(block, 'arguments'))}".strip(), 60)
+                for block in content
+                if field_of(block, "type") == "toolCall"
+                for name in [str(field_of(block, "name"))]
+            ]
+            if calls:  # a turn that only called tools is named by its calls
+                return "assistant: → " + _one_line(", ".join(calls), 100)
             if field_of(message, "stop_reason", "stopReason") == "aborted":
                 return "assistant: (aborted)"
             error = field_of(message, "error_message", "errorMessage")

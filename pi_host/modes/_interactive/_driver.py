@@ -377,7 +377,8 @@ class InteractiveSession(Protocol):
     def set_session_name(self, name: str) -> None: ...
 
     def export_html(self, path: str | None = None) -> str:
-        """Write the session as HTML and return the file's path."""
+        """Write the session as HTML and return the file's path (``path`` is relative to the
+        working directory, where the file goes by default)."""
         ...
 
     async def import_session(
@@ -439,3 +440,12 @@ class InteractiveSession(Protocol):
         ...
 
     async def run_plugin_command(self, name: str, args: str) -> None: ...
+
+    # Optional: what plugins add to the screen (``pi_register_shortcuts``,
+    # ``pi_register_message_renderers``, ``pi_register_tool_renderers``). A session without
+    # these methods has none.
+    #
+    #   def plugin_shortcuts(self) -> Sequence[Shortcut]
+    #   async def run_plugin_shortcut(self, key: str) -> None
+    #   def message_renderers(self) -> Mapping[str, MessageRenderer]
+    #   def tool_renderers(self) -> Mapping[str, ToolRenderer]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ._keymap import ACTIONS, Keymap
 from ._keys import key_label
 
@@ -36,14 +38,19 @@ def _keys_cell(keymap: Keymap, action_id: str) -> str:
     return "none"
 
 
-def hotkeys_markdown(keymap: Keymap) -> str:
-    """A Markdown table per group of actions, then the notes that explain pi-host's differences."""
+def hotkeys_markdown(keymap: Keymap, plugin_shortcuts: Sequence[tuple[str, str]] = ()) -> str:
+    """A Markdown table per group of actions (and of the plugins' ``(key, description)``
+    shortcuts), then the notes that explain pi-host's differences."""
     parts: list[str] = []
     for title, prefixes in _SECTIONS:
         rows = [action for action in ACTIONS if action.id.startswith(prefixes)]
         lines = [f"**{title}**", "", "| Key | Action | Id |", "|-----|--------|----|"]
         lines += [f"| {_keys_cell(keymap, a.id)} | {a.description} | `{a.id}` |" for a in rows]
         parts.append("\n".join(lines))
+    if plugin_shortcuts:
+        plugins = ["**Plugins**", "", "| Key | Action |", "|-----|--------|"]
+        plugins += [f"| `{key}` | {description} |" for key, description in plugin_shortcuts]
+        parts.append("\n".join(plugins))
     other = ["**Other**", "", "| Key | Action |", "|-----|--------|"]
     other += [f"| `{key}` | {action} |" for key, action in _OTHER_ROWS]
     parts.append("\n".join(other))

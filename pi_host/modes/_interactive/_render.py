@@ -12,21 +12,25 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rich import box
-from rich.console import Console, Group, RenderableType
-from rich.markdown import Heading, Markdown, MarkdownElement
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.markdown import Heading, Markdown, MarkdownElement, TableElement
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 
+from pi_host.hookspecs import ToolCallView, ToolRenderer
+
 __all__ = [
+    "DEFAULT_TOOL_RENDERER",
     "BashView",
     "RenderOptions",
     "ToolView",
@@ -46,7 +50,6 @@ __all__ = [
 ]
 
 # Preview sizes when tool output is collapsed, as pi shows them.
-_BASH_PREVIEW_LINES = 5
 _USER_BASH_PREVIEW_LINES = 20
 _READ_PREVIEW_LINES = 10
 _LIST_PREVIEW_LINES = 15
@@ -131,11 +134,51 @@ class _LeftHeading(Heading):
     LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
 
 
+class _BorderedTable(TableElement):
+    # rich draws markdown tables with rules only under the header; pi boxes every cell.
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = Table(box=box.SQUARE, show_lines=True, style="markdown.table.border")
+        if self.header is not None and self.header.row is not None:
+            for column in self.header.row.cells:
+                heading = column.content.copy()
+                heading.stylize("markdown.table.header")
+                table.add_column(heading)
+        if self.body is not None:
+            for row in self.body.rows:
+                table.add_row(*(cell.content for cell in row.cells))
+        yield table
+
+
+_TASK_BOXES = {"[ ] ": "☐ ", "[x] ": "☑ ", "[X] ": "☑ "}
+
+
 class _ChatMarkdown(Markdown):
+    """rich's Markdown with pi's habits: a single line break stays a line break (models write
+    file lists, steps and commit messages that way), tables are boxed, and task list items show
+    check boxes."""
+
     elements: ClassVar[dict[str, type[MarkdownElement]]] = {
         **Markdown.elements,
         "heading_open": _LeftHeading,
+        "table_open": _BorderedTable,
     }
+
+    def __init__(self, markup: str, **kwargs: Any) -> None:
+        super().__init__(markup, **kwargs)
+        in_item = 0
+        for token in self.parsed:
+            if token.type == "list_item_open":
+                in_item += 1
+            elif token.type == "list_item_close":
+                in_item -= 1
+            if token.type != "inline" or not token.children:
+                continue
+            for child in token.children:
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+            first = token.children[0]
+            if in_item and first.type == "text" and first.content[:4] in _TASK_BOXES:
+                first.content = _TASK_BOXES[first.content[:4]] + first.content[4:]
 
 
 def render_markdown(text: str, *, style: str | Style = "none") -> RenderableType:
@@ -251,6 +294,24 @@ class ToolView:
     is_error: bool = False
     partial: bool = True
 
+    def public(self, expanded: bool) -> ToolCallView:
+        """What a :class:`ToolRenderer` is given."""
+        elapsed = None
+        if self.started_at is not None:
+            end = self.ended_at if self.ended_at is not None else time.monotonic()
+            elapsed = end - self.started_at
+        return ToolCallView(
+            tool_call_id=self.tool_call_id,
+            name=self.name,
+            args=self.args,
+            result_text=self.result_text,
+            details=self.details,
+            is_error=self.is_error,
+            partial=self.partial,
+            elapsed=elapsed,
+            expanded=expanded,
+        )
+
     def set_result(self, content: Iterable[Any], details: Any, *, is_error: bool, partial: bool) -> None:
         self.result_text = tool_result_text(content)
         self.details = details
@@ -319,35 +380,14 @@ def _trim_blank_tail(lines: list[str]) -> list[str]:
     return lines
 
 
-def _truncation_note(details: Any) -> Text | None:
-    truncation = field_of(details, "truncation")
-    full_path = field_of(details, "full_output_path", "fullOutputPath")
-    notes: list[str] = []
-    if full_path:
-        notes.append(f"Full output: {full_path}")
-    if truncation and field_of(truncation, "truncated"):
-        shown = field_of(truncation, "output_lines", "outputLines")
-        total = field_of(truncation, "total_lines", "totalLines")
-        if field_of(truncation, "truncated_by", "truncatedBy") == "lines" and shown is not None:
-            notes.append(f"Truncated: showing {shown} of {total} lines")
-        else:
-            notes.append("Truncated")
-    return Text(f"[{'. '.join(notes)}]", style="yellow") if notes else None
-
-
-def _tool_header(view: ToolView) -> Text:
+def _default_call(view: ToolCallView) -> RenderableType:
+    """The default ``render_call``: the tool's name and what it works on."""
     args = view.args
     name = view.name
     title = Style(bold=True)
     accent = "cyan"
     header = Text()
-    if name == "bash":
-        command = _str_arg(args, "command")
-        header.append(f"$ {command if command else '...'}", style=title)
-        timeout = _arg(args, "timeout")
-        if timeout:
-            header.append(f" (timeout {timeout}s)", style="dim")
-    elif name in ("read", "edit", "write"):
+    if name in ("read", "edit", "write"):
         path = _str_arg(args, "path", "file_path")
         header.append(name, style=title)
         header.append(" ")
@@ -444,24 +484,14 @@ def _highlighted(path: str | None, lines: list[str]) -> RenderableType | None:
     return Syntax("\n".join(lines), lexer, theme="monokai", background_color="default", word_wrap=True)
 
 
-def render_tool(view: ToolView, options: RenderOptions) -> RenderableType:
-    """A tool call and its result as a compact panel: yellow while pending, then green or red."""
-    parts: list[RenderableType] = [_tool_header(view)]
-    expanded = options.expand_tools
+def _default_result(view: ToolCallView) -> RenderableType | None:
+    """The default ``render_result``: a preview of the output (the diff of an edit, the file of
+    a read or write, the first lines of a listing, the arguments and output of other tools)."""
+    parts: list[RenderableType] = []
+    expanded = view.expanded
     name = view.name
     output = view.result_text
-    if name == "bash":
-        if output and output.strip():
-            lines = output.strip("\n").split("\n")
-            parts += _preview(lines, _BASH_PREVIEW_LINES, expanded=expanded, tail=True)
-        note = _truncation_note(view.details)
-        if note:
-            parts.append(note)
-        if view.started_at is not None:
-            end = view.ended_at if view.ended_at is not None else time.monotonic()
-            label = "Took" if not view.partial else "Elapsed"
-            parts.append(Text(f"{label} {end - view.started_at:.1f}s", style="dim"))
-    elif name == "edit" and not view.is_error:
+    if name == "edit" and not view.is_error:
         diff = field_of(view.details, "diff")
         if isinstance(diff, str) and diff:
             parts.append(render_diff(diff))
@@ -483,8 +513,40 @@ def render_tool(view: ToolView, options: RenderOptions) -> RenderableType:
         if output and output.strip():
             lines = output.strip("\n").split("\n")
             parts += _preview(lines, _GENERIC_PREVIEW_LINES, expanded=expanded, tail=False)
-    if view.is_error and output and name != "bash":  # bash shows its output (the error) above
+    if view.is_error and output:
         parts.append(Text(output.strip(), style="red"))
+    return Group(*parts) if parts else None
+
+
+DEFAULT_TOOL_RENDERER = ToolRenderer(tool="*", render_call=_default_call, render_result=_default_result)
+"""How a tool without a renderer of its own is drawn (an ordinary :class:`ToolRenderer`)."""
+
+
+def render_tool(
+    view: ToolView,
+    options: RenderOptions,
+    renderer: ToolRenderer | None = None,
+    on_error: Callable[[str, Exception], None] | None = None,
+) -> RenderableType:
+    """A tool call and its result as a compact panel: yellow while pending, then green or red.
+
+    :param renderer: the tool's own renderer (a plugin's); its missing parts, and parts that
+        raise, are drawn by :data:`DEFAULT_TOOL_RENDERER`.
+    :param on_error: told ``(what, exception)`` when a renderer raises.
+    """
+    public = view.public(options.expand_tools)
+    parts: list[RenderableType] = []
+    for attribute in ("render_call", "render_result"):
+        function = getattr(renderer, attribute, None) if renderer is not None else None
+        default = getattr(DEFAULT_TOOL_RENDERER, attribute)
+        try:
+            part = (function or default)(public)
+        except Exception as exc:
+            if on_error is not None:
+                on_error(f"{attribute} of the {view.name!r} tool renderer", exc)
+            part = default(public)
+        if part is not None:
+            parts.append(part)
     if view.partial and view.result_text is None:
         border = "yellow"
     else:

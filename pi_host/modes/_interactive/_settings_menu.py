@@ -136,7 +136,7 @@ def apply_setting(app: InteractiveApp, item: SettingItem, shown: str) -> None:
             return
     if item.key == "hideThinkingBlock":
         app.options.hide_thinking = shown == "true"
-        app.invalidate()
+        app.redraw_transcript()
     try:
         app.session.save_setting(item.key, _stored(item, shown))
     except Exception as exc:

@@ -25,7 +25,13 @@ if TYPE_CHECKING:
         format_size,
         truncate_tail,
     )
-    from pi_host.hookspecs import HostConfig, SessionShutdownReason, UserBashResult
+    from pi_host.hookspecs import (
+        HostConfig,
+        SessionShutdownReason,
+        ToolCallView,
+        ToolRenderer,
+        UserBashResult,
+    )
 
     from ._limits import DEFAULT_KILL_GRACE, BackgroundPolicy
     from ._output import OutputAccumulator, OutputSnapshot, TextFilter
@@ -160,6 +166,26 @@ def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
     from ._tool import create_bash_tool
 
     register(create_bash_tool(**_tool_options))
+
+
+def _render_call(view: ToolCallView) -> Any:
+    from ._render import render_bash_call
+
+    return render_bash_call(view)
+
+
+def _render_result(view: ToolCallView) -> Any:
+    from ._render import render_bash_result
+
+    return render_bash_result(view)
+
+
+@hookimpl
+def pi_register_tool_renderers(register: Callable[[ToolRenderer], None]) -> None:
+    """Draw ``bash`` calls as ``$ command`` over the tail of the output (the interactive mode)."""
+    from pi_host.hookspecs import ToolRenderer
+
+    register(ToolRenderer(tool="bash", render_call=_render_call, render_result=_render_result))
 
 
 @hookimpl(trylast=True)

@@ -37,6 +37,7 @@ async def run_bash_call(
     command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
     timeout = params.timeout if params.timeout is not None and params.timeout > 0 else default_timeout
     output = OutputAccumulator(temp_file_prefix="pi-bash")
+    aborted = False
     try:
         await ctx.update(ToolResult(content=[], details=None))
         async with anyio.create_task_group() as task_group:
@@ -70,10 +71,19 @@ async def run_bash_call(
         output.finish()
         await throttle.flush()
         snapshot = output.snapshot(persist_if_truncated=True)
+    except anyio.get_cancelled_exc_class():
+        if not ctx.signal.aborted:
+            raise
+        # The run's abort cancels the call from outside (the group is dead by now). pi keeps
+        # what the command printed for the model and the screen, so the abort becomes this
+        # call's error rather than a bare cancellation.
+        output.finish()
+        snapshot = output.snapshot(persist_if_truncated=True)
+        aborted = True
     finally:
         output.close()
 
-    if outcome.aborted:
+    if aborted or outcome.aborted:
         raise BashError(_with_status(_format(output, snapshot, ""), "Command aborted"))
     if outcome.timed_out:
         assert timeout is not None

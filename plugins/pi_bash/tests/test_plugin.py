@@ -29,7 +29,13 @@ def plugin_manager() -> pluggy.PluginManager:
 
 
 def test_every_hook_implementation_matches_a_spec() -> None:
-    hooks = {"pi_configure", "pi_register_tools", "pi_user_bash", "pi_session_shutdown"}
+    hooks = {
+        "pi_configure",
+        "pi_register_tools",
+        "pi_register_tool_renderers",
+        "pi_user_bash",
+        "pi_session_shutdown",
+    }
     assert_hooks_match_specs(pi_bash, hooks, name="bash")
 
 
@@ -125,7 +131,8 @@ def test_loading_the_plugin_imports_no_process_runner() -> None:
         "manager.register(pi_bash, name='bash')\n"
         "tools = []\n"
         "manager.hook.pi_register_tools(register=tools.append)\n"
-        "specs = [tool.spec() for tool in tools]\n"
+        "manager.hook.pi_register_tool_renderers(register=tools.append)\n"
+        "specs = [tool.spec() for tool in tools[:1]]\n"
     )
     own = sorted(name for name in modules if name.startswith("pi_bash"))
     assert "pi_bash._tool" in own  # the tools were described
@@ -133,6 +140,7 @@ def test_loading_the_plugin_imports_no_process_runner() -> None:
     # seven when it was set (the package, its limits and the tool's definition).
     assert "subprocess" not in modules
     assert len(own) <= 4, own
+    assert "rich" not in modules  # the renderer's module comes with the first call drawn
 
 
 def test_importing_the_entry_point_stays_light() -> None:
