@@ -275,6 +275,7 @@ pi-host - AI coding agent with read, bash, edit, write tools, built from plugins
 Usage:
   pi-host [options] [@files...] [messages...]
   pi-host plugins list [--json]     List plugins with distribution, version, status and hooks
+  pi-host <command> ...             A command an installed plugin adds (pi-host mcp list)
 
 Options:
   --provider <name>              Provider name

@@ -16,6 +16,7 @@ Each tool becomes ``mcp__<server>__<tool>``; ``/mcp`` shows the servers. See
 
 from __future__ import annotations
 
+from ._cli import main as cli_main
 from ._config import PROJECT_FILES, USER_FILE, ConfigProblem, LoadedConfig, ServerConfig, expand, load_config
 from ._plugin import (
     manager_of,
@@ -38,6 +39,7 @@ __all__ = [
     "McpArguments",
     "McpSettings",
     "ServerConfig",
+    "cli_main",
     "convert_result",
     "expand",
     "is_offered",

@@ -124,7 +124,7 @@ class ServerConnection:
         text = text.strip()
         return text[-_STDERR_TAIL:] if text else ""
 
-    def describe_failure(self, what: str) -> str:
+    def describe_failure(self, what: str, *, retry: str = "/mcp restart tries again") -> str:
         """``MCP server "x" <what>`` plus what it printed and the remedy."""
         parts = [f'MCP server "{self.name}" {what}']
         if self._garbage:
@@ -137,15 +137,9 @@ class ServerConnection:
             parts.append(f"its stderr ends with: {tail}")
         if self.config.transport == "stdio":
             command = " ".join([self.config.command, *self.config.args])
-            parts.append(
-                f"check that `{command}` runs on its own and fix {self.config.source}; "
-                "it is retried on next use"
-            )
+            parts.append(f"check that `{command}` runs on its own and fix {self.config.source}; {retry}")
         else:
-            parts.append(
-                f"check that {self.config.url} is reachable and fix {self.config.source}; "
-                "it is retried on next use"
-            )
+            parts.append(f"check that {self.config.url} is reachable and fix {self.config.source}; {retry}")
         return ". ".join(parts)
 
     async def _on_message(self, message: Any) -> None:
@@ -252,7 +246,8 @@ class ServerConnection:
                     await self._teardown()
                     self.state = "failed"
                     self.error = self.describe_failure(
-                        f"closed the connection during {what} (it crashed or exited)"
+                        f"closed the connection during {what} (it crashed or exited)",
+                        retry="it is restarted on next use",
                     )
                 raise McpServerError(self.error) from None
             raise McpServerError(

@@ -329,10 +329,17 @@ class McpManager:
             if s.error:
                 lines.append(f"  error: {s.error}")
         all_tokens = estimate_schema_tokens(list(self.tools.values()))
-        sent = estimate_schema_tokens(self.tools_to_register()) if self.tools else 0
+        sent = self.tools_to_register()
         if self.tools:
-            mode = "search tool (schemas load on first use)" if self.search_mode else "every schema"
-            lines.append(f"MCP tool schemas: ~{all_tokens} tokens in all; sent now: ~{sent} tokens ({mode})")
+            mode = (
+                "the search tool instead (schemas load on first use)" if self.search_mode else "every schema"
+            )
+            helpers = [t.name for t in sent if not t.name.startswith("mcp__")]
+            extra = f"; with {', '.join(helpers)}" if helpers else ""
+            lines.append(
+                f"MCP tool schemas: ~{all_tokens} tokens; sent to the model: "
+                f"~{estimate_schema_tokens(sent)} tokens ({mode}{extra})"
+            )
         return "\n".join(lines)
 
 

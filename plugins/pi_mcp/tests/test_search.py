@@ -79,7 +79,7 @@ async def test_the_first_request_carries_a_tenth_of_the_schemas(host: IsolatedHo
     assert [spec.name for spec in sent] == ["mcp_tool_search", "mcp_read_resource"]
     assert spec_chars(sent) < everything / 10
     await host.run("/mcp")
-    assert "tokens in all; sent now" in host.ui.notifications[-1][0]
+    assert "sent to the model" in host.ui.notifications[-1][0]
 
 
 async def test_search_ranks_every_tool_first_by_its_server_and_name(capture: Capture) -> None:

@@ -78,7 +78,7 @@ async def test_every_servers_tools_are_in_the_first_request(host: IsolatedHost) 
     assert tools["mcp__demo__add"].parameters["properties"]["a"]["type"] == "integer"
     # The server that cannot start is named, with the remedy, and the others work.
     messages = [text for text, _ in host.ui.notifications if "ghost" in text]
-    assert messages and "could not start" in messages[0] and "retried on next use" in messages[0]
+    assert messages and "could not start" in messages[0] and "/mcp restart" in messages[0]
 
 
 async def test_text_structured_and_image_results(host: IsolatedHost) -> None:
@@ -162,7 +162,7 @@ async def test_a_crash_mid_call_is_named_and_the_server_restarts(host: IsolatedH
     (result,) = outcome.tool_results
     assert result.is_error
     assert 'MCP server "demo" closed the connection' in result.content[0].text
-    assert "retried on next use" in result.content[0].text
+    assert "restarted on next use" in result.content[0].text
     after = await host.run("pid", replies=[tool_call("mcp__demo__env"), "ok"])
     new_pid = int(after.tool_results[0].content[0].text.split("pid=")[1])
     assert new_pid != old_pid and not demo.pid_alive(old_pid)
