@@ -7,6 +7,7 @@ above it the model gets ``mcp_tool_search`` and a tool is registered when a sear
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from dataclasses import dataclass, field
@@ -71,6 +72,8 @@ class McpManager:
     tools: dict[str, Tool[Any]] = field(default_factory=dict)
     registered: set[str] = field(default_factory=set)
     reported: set[str] = field(default_factory=set)
+    #: The background start of ``"startup": "eager"``, until the first prompt waits for it.
+    starting: asyncio.Task[None] | None = None
     _started: bool = False
 
     def __post_init__(self) -> None:

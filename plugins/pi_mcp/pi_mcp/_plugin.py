@@ -37,7 +37,6 @@ __all__ = [
 logger = logging.getLogger("pi_mcp")
 
 _MANAGER = StashKey["McpManager"]()
-_STARTING = StashKey["asyncio.Task[None]"]()
 
 
 def _pop(ctx: PluginContext, key: StashKey[Any]) -> Any:
@@ -127,11 +126,11 @@ async def pi_session_start(reason: str, previous_session_file: str | None, ctx: 
     manager = McpManager(config=loaded, settings=settings, cwd=ctx.cwd)
     ctx.stash[_MANAGER] = manager
     if settings.startup == "eager":
-        ctx.stash[_STARTING] = asyncio.create_task(manager.start_all(), name="pi-mcp eager start")
+        manager.starting = asyncio.create_task(manager.start_all(), name="pi-mcp eager start")
 
 
 async def _start_and_register(ctx: PluginContext, manager: McpManager) -> None:
-    starting = _pop(ctx, _STARTING)
+    starting, manager.starting = manager.starting, None
     if starting is not None:
         await starting
     if any(c.state != "ready" and c.name not in manager.reported for c in manager.connections.values()):
@@ -158,10 +157,10 @@ async def pi_before_agent_start(
 async def pi_session_shutdown(reason: str, target_session_file: str | None, ctx: PluginContext) -> None:
     """Stop every server; their processes are gone when this returns."""
     manager = _pop(ctx, _MANAGER)
-    starting = _pop(ctx, _STARTING)
-    if starting is not None:
-        await asyncio.gather(starting, return_exceptions=True)
     if manager is not None:
+        starting, manager.starting = manager.starting, None
+        if starting is not None:
+            await asyncio.gather(starting, return_exceptions=True)
         await manager.stop_all()
 
 
