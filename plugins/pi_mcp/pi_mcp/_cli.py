@@ -11,11 +11,6 @@ import os
 import sys
 from typing import Any
 
-from pydantic import ValidationError
-
-from pi_host import SettingsManager
-from pi_host.resources import ProjectTrustStore, TrustStoreError, agent_dir, has_trust_requiring_resources
-
 from ._config import load_config
 from ._settings import McpSettings
 
@@ -25,6 +20,8 @@ _USAGE = "Usage: pi-host mcp list [--json]   (start each configured MCP server o
 
 
 def _trusted(cwd: str, agent: str) -> bool:
+    from pi_host.resources import ProjectTrustStore, TrustStoreError, has_trust_requiring_resources
+
     if not has_trust_requiring_resources(cwd):
         return True
     try:
@@ -40,6 +37,12 @@ def main(argv: list[str]) -> int:
     if argv[:1] != ["list"] or any(arg != "--json" for arg in argv[1:]):
         print(_USAGE, file=sys.stderr)
         return 2
+    # Imported here: the command is the only user, and the plugin's import stays light.
+    from pydantic import ValidationError
+
+    from pi_host import SettingsManager
+    from pi_host.resources import agent_dir
+
     cwd, agent = os.getcwd(), str(agent_dir())
     trusted = _trusted(cwd, agent)
     section = SettingsManager.load(cwd, agent, project_trusted=trusted).merged().get("mcp", {})
