@@ -69,12 +69,10 @@ def demo() -> Demo:
     return Demo()
 
 
-@pytest.fixture(scope="session")
-def http_server() -> Iterator[str]:
-    """The demo server over streamable HTTP on 127.0.0.1, for the whole test session."""
+def _serve(kind: str, name: str, path: str) -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--name", "remote", "--http", str(port)],
+        [sys.executable, str(SERVER), "--name", name, f"--{kind}", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -86,9 +84,21 @@ def http_server() -> Iterator[str]:
                     break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the HTTP MCP server did not start") from None
+                    raise RuntimeError(f"the {kind} MCP server did not start") from None
                 time.sleep(0.1)  # polling for the port to open, not standing in for a result
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def http_server() -> Iterator[str]:
+    """The demo server over streamable HTTP on 127.0.0.1, for the whole test session."""
+    yield from _serve("http", "remote", "/mcp")
+
+
+@pytest.fixture(scope="session")
+def sse_server() -> Iterator[str]:
+    """The demo server over SSE on 127.0.0.1."""
+    yield from _serve("sse", "legacy", "/sse")

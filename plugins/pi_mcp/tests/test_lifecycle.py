@@ -44,3 +44,16 @@ async def test_eager_servers_start_with_the_session(make_host: HostFactory, demo
     outcome.assert_ok()
     await host.close()
     assert connection.state == "stopped"
+
+
+async def test_an_sse_server_with_headers(make_host: HostFactory, sse_server: str) -> None:
+    server = {"type": "sse", "url": sse_server, "headers": {"X-Token": "${HOME}"}}
+    host = make_host(
+        pi_mcp,
+        settings={"mcp": {"servers": {"legacy": server}}},
+        replies=[{"toolCalls": [{"name": "mcp__legacy__echo", "arguments": {"text": "old"}}]}, "done"],
+    )
+    outcome = await host.run("go")
+    outcome.assert_ok()
+    assert outcome.tool_results[0].content[0].text == "legacy says: old"
+    await host.close()

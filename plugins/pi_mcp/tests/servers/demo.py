@@ -1,8 +1,9 @@
 """A real MCP server for pi-mcp's tests, made with the SDK's MCPServer (FastMCP).
 
-``python demo.py [--name NAME] [--tools N] [--garbage] [--http PORT]``: over stdio by
-default, or streamable HTTP on 127.0.0.1:PORT. ``--tools N`` adds N generated tools
-``t000``… (for the context-cost tests); ``--garbage`` prints a non-JSON line on stdout first.
+``python demo.py [--name NAME] [--tools N] [--garbage] [--http PORT | --sse PORT]``: over
+stdio by default, or streamable HTTP (``/mcp``) or SSE (``/sse``) on 127.0.0.1:PORT.
+``--tools N`` adds N generated tools ``t000``… (for the context-cost tests); ``--garbage``
+prints a non-JSON line on stdout first, ``--garbage-only`` nothing else.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ def main() -> None:
     parser.add_argument("--garbage", action="store_true", help="print a non-JSON line first")
     parser.add_argument("--garbage-only", action="store_true", help="print only garbage, never answer")
     parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--sse", type=int, default=None)
     args = parser.parse_args()
     if args.garbage_only:
         for _ in range(3):
@@ -109,7 +111,9 @@ def main() -> None:
     if args.garbage:
         sys.stdout.write("this is not JSON-RPC\n")
         sys.stdout.flush()
-    if args.http is not None:
+    if args.sse is not None:
+        server.run("sse", host="127.0.0.1", port=args.sse)
+    elif args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     else:
         server.run()
