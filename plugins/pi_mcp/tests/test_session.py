@@ -207,9 +207,12 @@ async def test_shutdown_leaves_no_server_process(host: IsolatedHost, demo: Any) 
     pid = int(outcome.tool_results[0].content[0].text.split("pid=")[1])
     await host.close()
     assert not demo.pid_alive(pid)
-    # Only the module's HTTP server (a fixture's process) may remain.
+    # Only the HTTP and SSE servers (the test session's fixtures) may remain.
+    fixtures = {"--http", "--sse"}
     left = [
-        c for c in demo.children_of(os.getpid()) if "demo.py" in _cmdline(c) and "--http" not in _cmdline(c)
+        child
+        for child in demo.children_of(os.getpid())
+        if "demo.py" in _cmdline(child) and not fixtures & set(_cmdline(child).split("\0"))
     ]
     assert not left
 
