@@ -49,6 +49,7 @@ class TestWhatNeedsTrust:
             "SYSTEM.md",
             "APPEND_SYSTEM.md",
             "plugins",
+            "mcp.json",
         ],
     )
     def test_project_config_entries(self, tmp_path: Path, entry: str) -> None:
@@ -58,6 +59,11 @@ class TestWhatNeedsTrust:
             target.write_text("x")
         else:
             target.mkdir()
+        assert has_trust_requiring_resources(tmp_path, home=tmp_path / "home") is True
+
+    def test_a_root_mcp_json_alone_needs_trust(self, tmp_path: Path) -> None:
+        # A cloned repository's MCP servers are programs: they must not start untrusted.
+        (tmp_path / ".mcp.json").write_text('{"mcpServers": {}}')
         assert has_trust_requiring_resources(tmp_path, home=tmp_path / "home") is True
 
     def test_plain_directories_and_context_files_do_not(self, tmp_path: Path) -> None:

@@ -297,6 +297,7 @@ Usage:
   pi-host install [-U] [-e] <package|path|git+url>
                                     Install a plugin into the environment pi-host runs in
   pi-host uninstall <name>          Uninstall a plugin (by plugin or distribution name)
+  pi-host <command> ...             A command an installed plugin adds (pi-host mcp list)
 
 Options:
   --provider <name>              Provider name

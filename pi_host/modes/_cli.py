@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pi_host._version import __version__ as _VERSION
 from pi_host.errors import UsageError
 
-from ._args import CliArgs, parse_args, render_help, unknown_flag_error
+from ._args import SUBCOMMANDS, CliArgs, parse_args, render_help, unknown_flag_error
 
 if TYPE_CHECKING:
     from pi_host.messages import ImageContent
@@ -78,7 +78,14 @@ def _skip_collection_at_exit() -> None:
 
 
 def _main(argv: list[str] | None, distribution: Distribution | None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments and arguments[0] not in SUBCOMMANDS and not arguments[0].startswith("-"):
+        from ._plugin_commands import find_plugin_command, run_plugin_command
+
+        command = find_plugin_command(arguments[0])
+        if command is not None:
+            return run_plugin_command(command, arguments[1:])
+    args = parse_args(arguments)
     if args.version:
         print(_VERSION if distribution is None else distribution.version or _VERSION)
         return 0

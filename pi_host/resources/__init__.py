@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from ._trust import (
         TRUST_FILE_NAME,
         TRUST_REQUIRING_PROJECT_RESOURCES,
+        TRUST_REQUIRING_ROOT_FILES,
         ProjectTrust,
         ProjectTrustStore,
         TrustEntry,
@@ -88,6 +89,7 @@ __all__ = [
     "DEFAULT_IDENTITY",
     "TRUST_FILE_NAME",
     "TRUST_REQUIRING_PROJECT_RESOURCES",
+    "TRUST_REQUIRING_ROOT_FILES",
     "ContextFile",
     "ContextFilesResult",
     "DefaultProjectTrust",
@@ -189,6 +191,7 @@ _EXPORTS: dict[str, str] = {
     "SystemPromptSources": "_system_prompt",
     "TRUST_FILE_NAME": "_trust",
     "TRUST_REQUIRING_PROJECT_RESOURCES": "_trust",
+    "TRUST_REQUIRING_ROOT_FILES": "_trust",
     "TerminalSettings": "_settings_models",
     "ThinkingBudgets": "_settings_models",
     "ThinkingLevel": "_settings",

@@ -31,6 +31,7 @@ from ._settings import DefaultProjectTrust
 __all__ = [
     "TRUST_FILE_NAME",
     "TRUST_REQUIRING_PROJECT_RESOURCES",
+    "TRUST_REQUIRING_ROOT_FILES",
     "ProjectTrust",
     "ProjectTrustStore",
     "TrustEntry",
@@ -52,7 +53,12 @@ TRUST_REQUIRING_PROJECT_RESOURCES = (
     "SYSTEM.md",
     "APPEND_SYSTEM.md",
     "plugins",
+    "mcp.json",
 )
+
+#: Files at the project root that make a project need trust: an MCP server list starts
+#: programs (Claude Code's ``.mcp.json``, which pi-mcp reads).
+TRUST_REQUIRING_ROOT_FILES = (".mcp.json",)
 
 
 class TrustStoreError(Exception):
@@ -187,13 +193,16 @@ def has_trust_requiring_resources(
 ) -> bool:
     """Whether *cwd* has project resources that only load when trusted.
 
-    True when ``<cwd>/.pi`` holds one of :data:`TRUST_REQUIRING_PROJECT_RESOURCES`, or when
+    True when ``<cwd>/.pi`` holds one of :data:`TRUST_REQUIRING_PROJECT_RESOURCES`, when *cwd*
+    holds one of :data:`TRUST_REQUIRING_ROOT_FILES` (``.mcp.json``), or when
     *cwd* or an ancestor (up to the git root) has ``.agents/skills`` — other than the user's own
     ``~/.agents/skills``. Context files (``AGENTS.md``) do not count, as in pi.
     """
     directory = Path(_normalize(cwd))
     config_dir = directory / CONFIG_DIR_NAME
     if any(exists(config_dir / entry) for entry in TRUST_REQUIRING_PROJECT_RESOURCES):
+        return True
+    if any(exists(directory / name) for name in TRUST_REQUIRING_ROOT_FILES):
         return True
     home_path = Path(home) if home is not None else Path.home()
     return any(is_dir(d) for d in ancestor_agents_skill_dirs(directory, home=home_path))

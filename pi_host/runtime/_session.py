@@ -307,20 +307,33 @@ class AgentSession:
             )
 
         async def prepare_next_turn(turn: TurnContext, signal: AbortSignal) -> TurnUpdate | None:
-            if not dispatcher.has_implementations("pi_prepare_next_turn"):
-                return None
-            update = await dispatcher.prepare_next_turn(
-                message=turn.message, tool_results=turn.tool_results, messages=turn.context.messages, ctx=ctx
-            )
-            if update is None:
+            # A tool registered (or activated) during the run takes part from the next turn
+            # on, as pi's registerTool does: the run's context was taken when it started.
+            tools = list(self.agent.state.tools)
+            tools_changed = [id(t) for t in tools] != [id(t) for t in turn.context.tools]
+            update = None
+            if dispatcher.has_implementations("pi_prepare_next_turn"):
+                update = await dispatcher.prepare_next_turn(
+                    message=turn.message,
+                    tool_results=turn.tool_results,
+                    messages=turn.context.messages,
+                    ctx=ctx,
+                )
+            if update is None and not tools_changed:
                 return None
             context = None
-            if update.messages is not None:
+            if update is not None and update.messages is not None:
                 context = AgentContext(
                     system_prompt=self.agent.state.system_prompt,
                     messages=list(update.messages),
-                    tools=turn.context.tools,
+                    tools=tools if tools_changed else turn.context.tools,
                 )
+            elif tools_changed:
+                context = AgentContext(
+                    system_prompt=turn.context.system_prompt, messages=turn.context.messages, tools=tools
+                )
+            if update is None:
+                return TurnUpdate(context=context)
             return TurnUpdate(context=context, model=update.model, thinking_level=update.thinking_level)
 
         async def get_api_key(provider: str) -> str | None:

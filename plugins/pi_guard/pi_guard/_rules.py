@@ -3,7 +3,9 @@
 The syntax follows Claude Code's rules so existing lists mostly carry over:
 
 - ``bash``, ``write``, ``mcp_search`` — every call of that tool (names compare case-insensitively,
-  so ``Bash`` works); ``*`` is every tool.
+  so ``Bash`` works); ``*`` is every tool, and ``*`` in a name is a wildcard. MCP tools
+  (pi-mcp's ``mcp__server__tool``) take Claude Code's forms: ``mcp__server`` or
+  ``mcp__server__*`` for every tool of a server, ``mcp__server__tool`` for one.
 - ``read(PATH-GLOB)`` — file tools by path. ``read`` rules also cover ``grep``, ``find`` and ``ls``
   (they read too), ``edit`` and ``write`` rules cover both ``edit`` and ``write``; any other
   tool with a ``path`` argument takes path rules under its own name.
@@ -25,6 +27,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Literal, TypeAlias
 
 from ._paths import expand_user_path
@@ -65,6 +68,14 @@ def rule_covers_tool(rule_tool: str, tool_name: str) -> bool:
     rule_tool, tool_name = rule_tool.lower(), tool_name.lower()
     if rule_tool in ("*", tool_name):
         return True
+    if rule_tool.startswith("mcp__"):
+        # Claude Code's MCP rules: ``mcp__server`` is every tool of that server, and
+        # ``mcp__server__*`` (any ``*`` pattern) matches tool names.
+        if rule_tool.count("__") == 1 and "*" not in rule_tool:
+            return tool_name.startswith(rule_tool + "__")
+        return fnmatchcase(tool_name, rule_tool.replace("[", "[[]"))
+    if "*" in rule_tool:
+        return fnmatchcase(tool_name, rule_tool.replace("[", "[[]"))
     if rule_tool == "read":
         return tool_name in READ_TOOLS
     if rule_tool in EDIT_TOOLS:

@@ -321,3 +321,16 @@ def test_targets_of_unknown_tools_with_a_path_take_path_rules(project: Path) -> 
     assert decide(p, "upload", {"path": "secrets/key.pem"}, project) == "deny"
     assert decide(p, "upload", {"path": "src/a"}, project) == "allow"
     assert targets_of("upload", {}, str(project)) == CallTarget(search=False)
+
+
+# -- MCP tools (pi-mcp) -------------------------------------------------------------------------
+
+
+def test_rules_name_mcp_tools_as_claude_code_does(tmp_path: Path) -> None:
+    p = policy(tmp_path, deny=["mcp__files__*", "mcp__web__fetch"], allow=["mcp__docs", "mcp__web__search"])
+    assert decide(p, "mcp__files__write_file", {}, tmp_path) == "deny"
+    assert decide(p, "mcp__web__fetch", {}, tmp_path) == "deny"
+    assert decide(p, "mcp__docs__lookup", {}, tmp_path) == "allow"
+    assert decide(p, "mcp__web__search", {}, tmp_path) == "allow"
+    assert decide(p, "mcp__docsy__lookup", {}, tmp_path) == "ask"  # another server, default mode asks
+    assert decide(p, "mcp__filesx__read", {}, tmp_path) == "ask"

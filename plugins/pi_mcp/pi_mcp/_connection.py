@@ -1,0 +1,285 @@
+"""One MCP server's connection: start, list, call, notice a crash, restart, stop.
+
+Each connection lives in a task of its own (the SDK's transports and ``ClientSession`` are
+context managers that must be entered and left in the same task); callers reach the
+session from any task. A server that dies, hangs at start-up or speaks garbage ends in the
+``failed`` state with an error naming it and the remedy; the next use starts it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import tempfile
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import anyio
+import httpx2
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+if TYPE_CHECKING:
+    import mcp.types as mt
+
+    from ._config import ServerConfig
+
+__all__ = ["McpServerError", "ServerConnection", "State"]
+
+logger = logging.getLogger("pi_mcp")
+
+State = Literal["stopped", "starting", "ready", "failed"]
+_T = TypeVar("_T")
+_STDERR_TAIL = 600
+
+
+class McpServerError(Exception):
+    """A server could not do what was asked; the text names the server and the remedy."""
+
+
+class ServerConnection:
+    """The live connection to one configured server (see the module docs)."""
+
+    def __init__(self, config: ServerConfig, *, cwd: str, startup_timeout: float) -> None:
+        self.config = config
+        self.cwd = cwd
+        self.startup_timeout = startup_timeout
+        self.state: State = "stopped"
+        self.error: str | None = None
+        self.tools: list[mt.Tool] = []
+        self.prompts: list[mt.Prompt] = []
+        self.has_resources = False
+        self.starts = 0
+        self.pid: int | None = None
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: anyio.Event | None = None
+        self._lock = anyio.Lock()
+        self._stderr: Any = None
+        self._garbage: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    # -- starting and stopping ------------------------------------------------------------------
+
+    async def ensure_started(self) -> ClientSession:
+        """The ready session, starting (or restarting) the server first if needed.
+
+        :raises McpServerError: it could not start; the server stays ``failed`` until the next try.
+        """
+        async with self._lock:
+            if self.state == "ready" and self._session is not None:
+                return self._session
+            await self._teardown()
+            self.state, self.error, self._garbage = "starting", None, None
+            self.starts += 1
+            ready = anyio.Event()
+            self._stop = anyio.Event()
+            self._task = asyncio.create_task(self._run(ready, self._stop), name=f"mcp server {self.name}")
+            await ready.wait()
+            if self._session is None:
+                await self._teardown()
+                self.state = "failed"
+                raise McpServerError(self.error or f'MCP server "{self.name}" did not start')
+            self.state = "ready"
+            return self._session
+
+    async def stop(self) -> None:
+        """Close the session and stop the server process (the SDK kills it if it lingers)."""
+        async with self._lock:
+            await self._teardown()
+            if self.state != "failed":
+                self.state = "stopped"
+
+    async def _teardown(self) -> None:
+        task, stop = self._task, self._stop
+        self._task = self._stop = None
+        self._session = None
+        if task is None:
+            return
+        if stop is not None:
+            stop.set()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10), contextlib.suppress(BaseException):
+            await task
+        if not task.done():
+            task.cancel()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0)
+            text: str = self._stderr.read()
+        except (OSError, ValueError):
+            return ""
+        text = text.strip()
+        return text[-_STDERR_TAIL:] if text else ""
+
+    def describe_failure(self, what: str, *, retry: str = "/mcp restart tries again") -> str:
+        """``MCP server "x" <what>`` plus what it printed and the remedy."""
+        parts = [f'MCP server "{self.name}" {what}']
+        if self._garbage:
+            parts.append(
+                f"it wrote a line that is not JSON-RPC on stdout ({self._garbage}); "
+                "a stdio server must keep stdout for the protocol"
+            )
+        tail = self._stderr_tail()
+        if tail:
+            parts.append(f"its stderr ends with: {tail}")
+        if self.config.transport == "stdio":
+            command = " ".join([self.config.command, *self.config.args])
+            parts.append(f"check that `{command}` runs on its own and fix {self.config.source}; {retry}")
+        else:
+            parts.append(f"check that {self.config.url} is reachable and fix {self.config.source}; {retry}")
+        return ". ".join(parts)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self._garbage = str(message).splitlines()[0][:200] if str(message) else type(message).__name__
+        await anyio.lowlevel.checkpoint()
+
+    def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        config = self.config
+        if config.transport == "stdio":
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            params = StdioServerParameters(
+                command=config.command,
+                args=list(config.args),
+                env=dict(config.env) or None,
+                cwd=config.cwd or self.cwd,
+            )
+            return stdio_client(params, errlog=self._stderr)
+        if config.transport == "sse":
+            return sse_client(config.url, headers=dict(config.headers))
+        return _http_transport(config.url, dict(config.headers))
+
+    async def _run(self, ready: anyio.Event, stop: anyio.Event) -> None:
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    # The transports are task groups: entered outside the timeout's cancel scope,
+                    # which must close before them.
+                    read, write = await stack.enter_async_context(self._transport())
+                    session = await stack.enter_async_context(
+                        ClientSession(read, write, message_handler=self._on_message)
+                    )
+                    with anyio.fail_after(self.startup_timeout):
+                        await session.initialize()
+                        await self._list(session)
+                except TimeoutError:
+                    self.error = self.describe_failure(
+                        f"did not finish starting within {self.startup_timeout:g}s (mcp.startupTimeoutMs)"
+                    )
+                    return
+                except FileNotFoundError as exc:
+                    self.error = self.describe_failure(
+                        f"could not start: {exc.strerror or exc}: {exc.filename}"
+                    )
+                    return
+                except Exception as exc:
+                    self.error = self.describe_failure(f"could not start: {_reason(exc)}")
+                    return
+                self._session = session
+                ready.set()
+                await stop.wait()
+        except Exception as exc:  # the transport failed while closing; the error is recorded
+            if self.error is None and self._session is None:
+                self.error = self.describe_failure(f"could not start: {_reason(exc)}")
+            logger.debug("MCP server %s closed with %r", self.name, exc)
+        finally:
+            ready.set()
+
+    async def _list(self, session: ClientSession) -> None:
+        capabilities = session.server_capabilities
+        tools: list[mt.Tool] = []
+        cursor: str | None = None
+        while True:
+            page = await session.list_tools(params=_page(cursor))
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        self.tools = tools
+        self.prompts = []
+        if capabilities is None or capabilities.prompts is not None:
+            with contextlib.suppress(MCPError):
+                self.prompts = list((await session.list_prompts()).prompts)
+        self.has_resources = capabilities is None or capabilities.resources is not None
+
+    # -- calling -----------------------------------------------------------------------------
+
+    async def request(
+        self,
+        what: str,
+        call: Callable[[ClientSession], Awaitable[_T]],
+        *,
+        timeout: float,
+        timeout_source: str,
+    ) -> _T:
+        """Run one request on the session; a dead or hung server becomes an ``McpServerError``.
+
+        A crash (the connection closed) marks the server failed, so the next use restarts it.
+        A timeout cancels the request (the SDK tells the server) and leaves the server running.
+        """
+        session = await self.ensure_started()
+        try:
+            with anyio.fail_after(timeout):
+                return await call(session)
+        except TimeoutError:
+            raise McpServerError(
+                f'MCP server "{self.name}" did not answer {what} within {timeout:g}s; '
+                f"raise the limit with {timeout_source.split(' ')[0]} if the tool is slow, "
+                "or check the server"
+            ) from None
+        except MCPError as exc:
+            if exc.code == -32000 and "closed" in exc.error.message.lower():
+                async with self._lock:
+                    await self._teardown()
+                    self.state = "failed"
+                    self.error = self.describe_failure(
+                        f"closed the connection during {what} (it crashed or exited)",
+                        retry="it is restarted on next use",
+                    )
+                raise McpServerError(self.error) from None
+            raise McpServerError(
+                f'MCP server "{self.name}" answered {what} with an error: {exc.error.message}'
+            ) from None
+
+
+def _page(cursor: str | None) -> Any:
+    if cursor is None:
+        return None
+    import mcp.types as mt
+
+    return mt.PaginatedRequestParams(cursor=cursor)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        leaves = [leaf for leaf in exc.exceptions]
+        if leaves:
+            return _reason(leaves[0])
+    if isinstance(exc, MCPError):
+        return exc.error.message
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(url: str, headers: dict[str, str]) -> Any:
+    # The SDK's own defaults: a long read timeout, since a response may be a held-open stream.
+    timeout = httpx2.Timeout(30.0, read=300.0)
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams

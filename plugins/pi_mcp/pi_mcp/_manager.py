@@ -1,0 +1,350 @@
+"""The session's MCP servers: start them, turn their tools into pi-host tools, report state.
+
+One manager per session (kept in ``ctx.stash``). Servers start concurrently; one that fails
+is reported and the others work. Below the search threshold every MCP tool is registered;
+above it the model gets ``mcp_tool_search`` and a tool is registered when a search finds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from pi_host import PluginEvent, Tool, ToolCallContext, ToolResult
+
+from ._config import LoadedConfig, ServerConfig
+from ._connection import McpServerError, ServerConnection
+from ._settings import McpSettings, tool_timeout_seconds
+from ._tools import McpArguments, convert_result, estimate_schema_tokens, is_offered, make_tool, race_abort
+
+if TYPE_CHECKING:
+    import mcp.types as mt
+
+    from pi_host.hookspecs import PluginContext
+
+__all__ = ["SEARCH_TOOL", "McpManager", "McpServerFailedEvent", "ServerSummary"]
+
+SEARCH_TOOL = "mcp_tool_search"
+RESOURCE_TOOL = "mcp_read_resource"
+
+
+class McpServerFailedEvent(PluginEvent):
+    """A configured MCP server could not start (JSON and RPC clients see ``mcp_server_failed``)."""
+
+    type: Literal["mcp_server_failed"] = "mcp_server_failed"
+    server: str
+    error: str
+
+
+@dataclass(frozen=True)
+class ServerSummary:
+    """One line of ``/mcp`` and ``pi-host mcp list``."""
+
+    name: str
+    transport: str
+    state: str
+    tools: int
+    offered: int
+    prompts: int
+    schema_tokens: int
+    error: str | None
+    source: str
+
+
+class _SearchParams(McpArguments):
+    pass
+
+
+@dataclass
+class McpManager:
+    """Every server of one session (see the module docs)."""
+
+    config: LoadedConfig
+    settings: McpSettings
+    cwd: str
+    connections: dict[str, ServerConnection] = field(default_factory=dict)
+    tools: dict[str, Tool[Any]] = field(default_factory=dict)
+    registered: set[str] = field(default_factory=set)
+    reported: set[str] = field(default_factory=set)
+    #: The background start of ``"startup": "eager"``, until the first prompt waits for it.
+    starting: asyncio.Task[None] | None = None
+    _started: bool = False
+
+    def __post_init__(self) -> None:
+        timeout = self.settings.startup_timeout_ms / 1000
+        for name, server in self.config.servers.items():
+            self.connections[name] = ServerConnection(server, cwd=self.cwd, startup_timeout=timeout)
+
+    # -- starting ---------------------------------------------------------------------------
+
+    async def start_all(self) -> None:
+        """Start every server not yet ready, concurrently; failures are recorded, not raised."""
+
+        async def start(connection: ServerConnection) -> None:
+            try:
+                await connection.ensure_started()
+            except McpServerError:
+                pass
+
+        async with anyio.create_task_group() as group:
+            for connection in self.connections.values():
+                if connection.state != "ready":
+                    group.start_soon(start, connection)
+        self._started = True
+        self._rebuild_tools()
+
+    async def stop_all(self) -> None:
+        """Stop every server; returns once their processes are gone."""
+        async with anyio.create_task_group() as group:
+            for connection in self.connections.values():
+                group.start_soon(connection.stop)
+
+    def _rebuild_tools(self) -> None:
+        for connection in self.connections.values():
+            for tool in connection.tools:
+                if not is_offered(connection.config, tool.name):
+                    continue
+                built = make_tool(connection.config, tool, self._caller(connection))
+                self.tools.setdefault(built.name, built)
+
+    @property
+    def search_mode(self) -> bool:
+        """Whether the model gets the search tool instead of every schema."""
+        return len(self.tools) > self.settings.tool_search_threshold
+
+    def tools_to_register(self) -> list[Tool[Any]]:
+        """The tools the model sees now: all of them, or the search tool (and what it found)."""
+        extra: list[Tool[Any]] = []
+        if any(c.has_resources and c.state == "ready" for c in self.connections.values()):
+            extra.append(self._resource_tool())
+        if self.search_mode:
+            return [self._search_tool(), *extra]
+        return [*self.tools.values(), *extra]
+
+    def report_failures(self, ctx: PluginContext) -> None:
+        """Name each server that could not start: on stderr in print mode, as an event otherwise."""
+        for connection in self.connections.values():
+            if connection.state != "failed" or connection.name in self.reported:
+                continue
+            self.reported.add(connection.name)
+            error = connection.error or "failed"
+            if ctx.mode == "print":
+                print(f"pi-mcp: {error}", file=sys.stderr, flush=True)
+            elif ctx.mode in ("json", "rpc"):
+                ctx.emit(McpServerFailedEvent(server=connection.name, error=error))
+            else:
+                ctx.ui.notify(f"pi-mcp: {error}", "warning")
+
+    # -- calling ----------------------------------------------------------------------------
+
+    def _caller(self, connection: ServerConnection) -> Any:
+        async def call(tool: str, arguments: dict[str, Any], ctx: ToolCallContext) -> ToolResult:
+            timeout, source = tool_timeout_seconds(self.settings)
+
+            async def work() -> mt.CallToolResult:
+                return await connection.request(
+                    f'the call of tool "{tool}"',
+                    lambda session: session.call_tool(tool, arguments),
+                    timeout=timeout,
+                    timeout_source=source,
+                )
+
+            result = await race_abort(ctx.signal, work)
+            return convert_result(connection.name, tool, result)
+
+        return call
+
+    # -- the search tool --------------------------------------------------------------------
+
+    def search(self, query: str, limit: int) -> list[Tool[Any]]:
+        """The tools best matching *query*: every word scored in the name and description."""
+        words = [w for w in query.lower().replace("__", " ").split() if w]
+        scored: list[tuple[int, str, Tool[Any]]] = []
+        for name, tool in self.tools.items():
+            haystack_name = name.lower()
+            haystack = f"{haystack_name} {tool.description.lower()}"
+            if any(c in query for c in "*?") and fnmatchcase(name, query.strip()):
+                scored.append((100, name, tool))
+                continue
+            score = sum(3 if w in haystack_name else 1 for w in words if w in haystack)
+            if score:
+                scored.append((score, name, tool))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return [tool for _, _, tool in scored[:limit]]
+
+    def _search_tool(self) -> Tool[Any]:
+        servers = ", ".join(sorted(c.name for c in self.connections.values() if c.state == "ready"))
+
+        async def execute(params: McpArguments, ctx: ToolCallContext) -> ToolResult:
+            extra = params.model_extra or {}
+            query = extra.get("query")
+            if not isinstance(query, str) or not query.strip():
+                raise ValueError(
+                    'mcp_tool_search needs "query": words from the tool you need, or a name pattern'
+                )
+            limit = extra.get("limit", 5)
+            limit = limit if isinstance(limit, int) and 0 < limit <= 20 else 5
+            found = self.search(query, limit)
+            if not found:
+                raise ValueError(f"No MCP tool matches {query!r}; try other words (servers: {servers})")
+            session = ctx.session
+            for tool in found:
+                if tool.name not in self.registered and session is not None:
+                    session.register_tool(tool)
+                    self.registered.add(tool.name)
+            lines = [f"Loaded {len(found)} tool(s); call them by name from your next message:"]
+            for tool in found:
+                lines.append(
+                    f"- {tool.name}: {tool.description}\n  parameters: {json.dumps(tool.spec().parameters)}"
+                )
+            return ToolResult.text("\n".join(lines), details={"loaded": [t.name for t in found]})
+
+        return Tool(
+            name=SEARCH_TOOL,
+            description=(
+                f"Find tools of the connected MCP servers ({servers}; {len(self.tools)} tools) by words or a "
+                "name pattern like mcp__server__*. The tools found become callable from the next message."
+            ),
+            parameters=_SearchParams,
+            parameters_schema={
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "Words describing the tool, or a name pattern",
+                    },
+                    "limit": {"type": "integer", "description": "At most this many tools (default 5)"},
+                },
+                "required": ["query"],
+            },
+            execute=execute,
+            label="MCP tool search",
+        )
+
+    # -- resources --------------------------------------------------------------------------
+
+    def _resource_tool(self) -> Tool[Any]:
+        servers = sorted(c.name for c in self.connections.values() if c.has_resources)
+
+        async def execute(params: McpArguments, ctx: ToolCallContext) -> ToolResult:
+            extra = params.model_extra or {}
+            server = extra.get("server")
+            connection = self.connections.get(server) if isinstance(server, str) else None
+            if connection is None:
+                raise ValueError(f'"server" must be one of: {", ".join(servers)}')
+            uri = extra.get("uri")
+            timeout, source = tool_timeout_seconds(self.settings)
+            if not isinstance(uri, str) or not uri:
+
+                async def listing() -> Any:
+                    return await connection.request(
+                        "the resource listing",
+                        lambda s: s.list_resources(),
+                        timeout=timeout,
+                        timeout_source=source,
+                    )
+
+                found = await race_abort(ctx.signal, listing)
+                lines = [f"{r.uri} — {r.name}: {r.description or ''}".rstrip(": ") for r in found.resources]
+                return ToolResult.text("\n".join(lines) or f'Server "{server}" lists no resources.')
+
+            async def read() -> Any:
+                return await connection.request(
+                    f"the read of {uri}",
+                    lambda s: s.read_resource(uri),
+                    timeout=timeout,
+                    timeout_source=source,
+                )
+
+            import mcp.types as mt
+
+            result = await race_abort(ctx.signal, read)
+            texts = [
+                c.text
+                if isinstance(c, mt.TextResourceContents)
+                else f"[binary {c.uri} ({c.mime_type or '?'})]"
+                for c in result.contents
+            ]
+            return convert_result(
+                connection.name, uri, mt.CallToolResult(content=[mt.TextContent(text="\n".join(texts))])
+            )
+
+        return Tool(
+            name=RESOURCE_TOOL,
+            description=(
+                f"Read a resource of an MCP server ({', '.join(servers)}) by URI; without a URI, list them."
+            ),
+            parameters=_SearchParams,
+            parameters_schema={
+                "type": "object",
+                "properties": {
+                    "server": {"type": "string", "enum": servers},
+                    "uri": {"type": "string", "description": "The resource's URI; leave out to list"},
+                },
+                "required": ["server"],
+            },
+            execute=execute,
+            label="MCP resource",
+        )
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def summaries(self) -> list[ServerSummary]:
+        """State, tool counts, schema cost and error of every server."""
+        out = []
+        for name, connection in self.connections.items():
+            offered = [t for t in self.tools.values() if t.label.startswith(f"{name}: ")]
+            out.append(
+                ServerSummary(
+                    name=name,
+                    transport=connection.config.transport,
+                    state=connection.state,
+                    tools=len(connection.tools),
+                    offered=len(offered),
+                    prompts=len(connection.prompts),
+                    schema_tokens=estimate_schema_tokens(offered),
+                    error=connection.error,
+                    source=connection.config.source,
+                )
+            )
+        return out
+
+    def report(self) -> str:
+        """The ``/mcp`` text."""
+        lines = []
+        for problem in self.config.problems:
+            lines.append(f"config error: {problem}")
+        for path in self.config.untrusted_files:
+            lines.append(f"ignored {path}: the project is not trusted (trust it with /trust or --approve)")
+        if not self.connections:
+            lines.append("No MCP servers configured (add them to .mcp.json or <agent dir>/mcp.json).")
+        for s in self.summaries():
+            lines.append(
+                f"{s.name} ({s.transport}): {s.state}, {s.offered}/{s.tools} tools offered, "
+                f"{s.prompts} prompts, ~{s.schema_tokens} tokens of schemas"
+            )
+            if s.error:
+                lines.append(f"  error: {s.error}")
+        all_tokens = estimate_schema_tokens(list(self.tools.values()))
+        sent = self.tools_to_register()
+        if self.tools:
+            mode = (
+                "the search tool instead (schemas load on first use)" if self.search_mode else "every schema"
+            )
+            helpers = [t.name for t in sent if not t.name.startswith("mcp__")]
+            extra = f"; with {', '.join(helpers)}" if helpers else ""
+            lines.append(
+                f"MCP tool schemas: ~{all_tokens} tokens; sent to the model: "
+                f"~{estimate_schema_tokens(sent)} tokens ({mode}{extra})"
+            )
+        return "\n".join(lines)
+
+
+def server_of(config: ServerConfig) -> str:
+    return config.name

@@ -1,0 +1,123 @@
+"""A real MCP server for pi-mcp's tests, made with the SDK's MCPServer (FastMCP).
+
+``python demo.py [--name NAME] [--tools N] [--garbage] [--http PORT | --sse PORT]``: over
+stdio by default, or streamable HTTP (``/mcp``) or SSE (``/sse``) on 127.0.0.1:PORT.
+``--tools N`` adds N generated tools ``t000``… (for the context-cost tests); ``--garbage``
+prints a non-JSON line on stdout first, ``--garbage-only`` nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import sys
+import time
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+from pydantic import BaseModel
+
+# A 1x1 transparent PNG.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+
+class Sum(BaseModel):
+    total: int
+    terms: list[int]
+
+
+def build(name: str, extra_tools: int) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer(name, log_level="CRITICAL")
+
+    @server.tool(description="Repeat the text back.")
+    def echo(text: str) -> str:
+        return f"{name} says: {text}"
+
+    @server.tool(description="Add two integers; the structured result carries both terms.")
+    def add(a: int, b: int) -> Sum:
+        return Sum(total=a + b, terms=[a, b])
+
+    @server.tool(description="Return a tiny PNG image and a caption.", structured_output=False)
+    def picture() -> list[Any]:
+        return ["a one-pixel image", Image(data=PNG, format="png")]
+
+    @server.tool(description="Fail with an error the model should read.")
+    def fail(reason: str) -> str:
+        raise ToolError(f"refused: {reason}")
+
+    @server.tool(description="Crash the server process in the middle of the call.")
+    def crash() -> str:
+        os._exit(3)
+
+    @server.tool(description="Never answer (until the process is stopped).")
+    def hang() -> str:
+        time.sleep(3600)
+        return "never"
+
+    @server.tool(description="Print many lines.")
+    def flood(lines: int) -> str:
+        return "\n".join(f"line {i}" for i in range(lines))
+
+    @server.tool(description="Report the server's environment variable VALUE and its pid.")
+    def env() -> str:
+        return f"VALUE={os.environ.get('VALUE', '')} pid={os.getpid()}"
+
+    def make(tool_name: str) -> Any:
+        def generated(query: str, limit: int = 10) -> str:
+            return f"{name}/{tool_name}: {query} (limit {limit})"
+
+        return generated
+
+    for index in range(extra_tools):
+        tool_name = f"t{index:03d}"
+        server.add_tool(
+            make(tool_name),
+            name=tool_name,
+            description=f"Generated tool {tool_name} of {name}: looks up widgets of kind {tool_name}.",
+        )
+
+    @server.prompt(description="Ask for a review of a file.")
+    def review(path: str) -> str:
+        return f"Please review {path} carefully."
+
+    @server.resource("demo://readme", description="The demo readme.")
+    def readme() -> str:
+        return f"readme of {name}"
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="demo")
+    parser.add_argument("--tools", type=int, default=0)
+    parser.add_argument("--garbage", action="store_true", help="print a non-JSON line first")
+    parser.add_argument("--garbage-only", action="store_true", help="print only garbage, never answer")
+    parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--sse", type=int, default=None)
+    args = parser.parse_args()
+    if args.garbage_only:
+        for _ in range(3):
+            sys.stdout.write("garbage instead of JSON-RPC\n")
+        sys.stdout.flush()
+        sys.stdin.read()  # until the client closes the pipe
+        return
+    server = build(args.name, args.tools)
+    if args.garbage:
+        sys.stdout.write("this is not JSON-RPC\n")
+        sys.stdout.flush()
+    if args.sse is not None:
+        server.run("sse", host="127.0.0.1", port=args.sse)
+    elif args.http is not None:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()

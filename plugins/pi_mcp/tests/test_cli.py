@@ -1,0 +1,45 @@
+"""``pi-host mcp list``: the servers started once outside a session, through the real command."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
+
+
+def test_mcp_list_reports_state_tools_tokens_and_errors(tmp_path: Path, demo: Any) -> None:
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    project.mkdir()
+    servers = {"demo": demo.stdio("listed"), "ghost": {"command": str(tmp_path / "missing")}}
+    (agent / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": demo.stdio("proj")}}))
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PI_HOST")}, "PI_HOST_DIR": str(agent)}
+    env["HOME"] = str(tmp_path)
+
+    result = subprocess.run(
+        [PI_HOST, "mcp", "list"], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 1  # a server could not start
+    assert "demo (stdio): ready, 8/8 tools offered, 1 prompts, ~" in result.stdout
+    assert "ghost (stdio): failed" in result.stdout and 'MCP server "ghost" could not start' in result.stdout
+    assert f"ignored {project / '.mcp.json'}: the project is not trusted" in result.stdout
+    assert "MCP tool schemas: ~" in result.stdout
+
+    as_json = subprocess.run(
+        [PI_HOST, "mcp", "list", "--json"], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+    data = json.loads(as_json.stdout)
+    demo_row = next(s for s in data["servers"] if s["name"] == "demo")
+    assert demo_row["tools"] == 8 and demo_row["schema_tokens"] > 0
+
+
+def test_unknown_mcp_arguments_print_the_usage() -> None:
+    result = subprocess.run([PI_HOST, "mcp", "frobnicate"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "Usage: pi-host mcp list" in result.stderr

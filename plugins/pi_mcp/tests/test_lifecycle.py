@@ -1,0 +1,59 @@
+"""Lazy and eager start: when the servers start, and that the first prompt waits for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pi_mcp
+
+from pi_host import hookimpl
+from pi_host.testing import HostFactory
+
+
+class Capture:
+    manager: Any = None
+
+    @hookimpl(trylast=True)
+    def pi_session_start(self, ctx: Any) -> None:
+        self.manager = pi_mcp.manager_of(ctx)
+
+
+async def test_lazy_servers_start_with_the_first_prompt(make_host: HostFactory, demo: Any) -> None:
+    capture = Capture()
+    host = make_host(pi_mcp, capture, settings={"mcp": {"servers": {"demo": demo.stdio()}}}, replies=["hi"])
+    await host.session()
+    connection = capture.manager.connections["demo"]
+    assert capture.manager.starting is None and connection.state == "stopped" and connection.starts == 0
+    await host.close()  # a session that never prompted starts nothing
+    assert connection.starts == 0
+
+
+async def test_eager_servers_start_with_the_session(make_host: HostFactory, demo: Any) -> None:
+    capture = Capture()
+    settings = {"mcp": {"startup": "eager", "servers": {"demo": demo.stdio()}}}
+    host = make_host(pi_mcp, capture, settings=settings, replies=["hi"])
+    await host.session()
+    starting = capture.manager.starting
+    assert starting is not None  # started in the background, before any prompt
+    await starting
+    connection = capture.manager.connections["demo"]
+    assert connection.state == "ready" and connection.starts == 1
+    outcome = await host.run("hello")
+    assert "mcp__demo__echo" in host.provider.requests[-1].tool_names
+    assert connection.starts == 1  # the prompt used the running server
+    outcome.assert_ok()
+    await host.close()
+    assert connection.state == "stopped"
+
+
+async def test_an_sse_server_with_headers(make_host: HostFactory, sse_server: str) -> None:
+    server = {"type": "sse", "url": sse_server, "headers": {"X-Token": "${HOME}"}}
+    host = make_host(
+        pi_mcp,
+        settings={"mcp": {"servers": {"legacy": server}}},
+        replies=[{"toolCalls": [{"name": "mcp__legacy__echo", "arguments": {"text": "old"}}]}, "done"],
+    )
+    outcome = await host.run("go")
+    outcome.assert_ok()
+    assert outcome.tool_results[0].content[0].text == "legacy says: old"
+    await host.close()

@@ -1,0 +1,217 @@
+"""pi-mcp through the real ``pi-host`` command: print, JSON and RPC modes on the faux model."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
+TIMEOUT = 60.0
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"toolCalls": [{"name": name, "arguments": arguments}]}
+
+
+def processes_named(marker: str) -> list[int]:
+    """Live processes whose command line holds *marker* (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(") ", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+class Setup:
+    """An agent directory with servers, a project, a faux script; servers carry a unique name."""
+
+    def __init__(
+        self, tmp_path: Path, demo: Any, script: list[dict[str, Any]], settings: dict[str, Any]
+    ) -> None:
+        self.root = tmp_path
+        self.agent, self.project, self.home = tmp_path / "agent", tmp_path / "project", tmp_path / "home"
+        for directory in (self.agent, self.project, self.home):
+            directory.mkdir(exist_ok=True)
+        self.marker = f"srv-{uuid.uuid4().hex[:10]}"
+        self.demo = demo
+        (self.agent / "settings.json").write_text(json.dumps(settings))
+        self.script = tmp_path / "faux.json"
+        self.script.write_text(json.dumps(script))
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("PI_HOST", "MCP_"))},
+            "HOME": str(self.home),
+            "PI_HOST_DIR": str(self.agent),
+            "PI_HOST_FAUX_SCRIPT": str(self.script),
+            "ANTHROPIC_API_KEY": "",
+            "OPENAI_API_KEY": "",
+            "NO_COLOR": "1",
+        }
+
+    def server(self, *args: str, **extra: Any) -> dict[str, Any]:
+        entry: dict[str, Any] = self.demo.stdio(self.marker, *args, **extra)
+        return entry
+
+    def servers(self, path: Path, servers: dict[str, Any]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"mcpServers": servers}))
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PI_HOST, "--provider", "faux", *args],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+
+
+@pytest.fixture
+def setup(tmp_path: Path, demo: Any) -> Iterator[Any]:
+    made: list[Setup] = []
+
+    def make(script: list[dict[str, Any]], settings: dict[str, Any] | None = None) -> Setup:
+        made.append(Setup(tmp_path, demo, script, settings or {}))
+        return made[-1]
+
+    yield make
+    for each in made:
+        assert processes_named(each.marker) == [], "an MCP server process outlived pi-host"
+
+
+def test_print_mode_calls_tools_names_a_broken_server_and_leaves_nothing_behind(setup: Any) -> None:
+    s = setup([call("mcp__demo__echo", text="one"), call("mcp__noisy__add", a=1, b=2), {"text": "done"}])
+    s.servers(
+        s.agent / "mcp.json",
+        {"demo": s.server(), "noisy": s.server("--garbage"), "ghost": {"command": str(s.root / "nothing")}},
+    )
+    result = s.run("-p", "go", "--mode", "json")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    ends = {e["toolName"]: e for e in events if e["type"] == "tool_execution_end"}
+    assert ends["mcp__demo__echo"]["result"]["content"][0]["text"] == f"{s.marker} says: one"
+    # A banner line on stdout is noise, not a failure: the server still answers.
+    assert ends["mcp__noisy__add"]["result"]["details"]["structuredContent"]["total"] == 3
+    failed = [e for e in events if e["type"] == "mcp_server_failed"]
+    assert [e["server"] for e in failed] == ["ghost"]
+    assert "could not start" in failed[0]["error"]
+
+    s.script.write_text(json.dumps([call("mcp__demo__echo", text="two"), {"text": "done"}]))
+    printed = s.run("-p", "go")
+    assert printed.returncode == 0 and printed.stdout.strip() == "done"
+    assert 'pi-mcp: MCP server "ghost" could not start' in printed.stderr
+
+
+def test_an_untrusted_projects_servers_do_not_start(setup: Any) -> None:
+    s = setup([call("mcp__proj__echo", text="x"), {"text": "done"}])
+    s.servers(s.project / ".mcp.json", {"proj": s.server()})
+    result = s.run("-p", "go", "--mode", "json")
+    assert f"ignored {s.project / '.mcp.json'}: the project is not trusted" in result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    (end,) = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] and "not found" in end["result"]["content"][0]["text"]
+    assert processes_named(s.marker) == []
+
+    approved = s.run("-p", "go", "--mode", "json", "--approve")
+    events = [json.loads(line) for line in approved.stdout.splitlines() if line.startswith("{")]
+    (end,) = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["result"]["content"][0]["text"] == f"{s.marker} says: x"
+
+
+def test_a_server_that_only_prints_garbage_is_named_with_the_cause(setup: Any) -> None:
+    s = setup([{"text": "done"}], {"mcp": {"startupTimeoutMs": 3000}})
+    s.servers(s.agent / "mcp.json", {"junk": s.server("--garbage-only")})
+    result = s.run("-p", "go")
+    assert result.returncode == 0 and result.stdout.strip() == "done"
+    assert 'MCP server "junk" did not finish starting within 3s' in result.stderr
+    assert "not JSON-RPC on stdout" in result.stderr
+
+
+class RpcClient:
+    def __init__(self, setup: Setup) -> None:
+        self.proc = subprocess.Popen(
+            [PI_HOST, "--mode", "rpc", "--provider", "faux"],
+            cwd=setup.project,
+            env=setup.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in iter(self.proc.stdout.readline, b""):
+            self.lines.put(raw)
+        self.lines.put(None)
+
+    def send(self, record: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(record).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def until(self, predicate: Any) -> dict[str, Any]:
+        while True:
+            raw = self.lines.get(timeout=TIMEOUT)
+            if raw is None:
+                raise AssertionError("pi-host closed stdout")
+            record: dict[str, Any] = json.loads(raw)
+            if predicate(record):
+                return record
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=TIMEOUT)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            for stream in (self.proc.stdout, self.proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+
+def test_rpc_abort_cancels_a_hung_call_and_the_session_goes_on(setup: Any) -> None:
+    s = setup(
+        [call("mcp__demo__hang"), call("mcp__demo__echo", text="after"), {"text": "done"}],
+        {"mcp": {"toolTimeoutMs": 50_000}},
+    )
+    s.servers(s.agent / "mcp.json", {"demo": s.server()})
+    client = RpcClient(s)
+    try:
+        client.send({"id": "1", "type": "prompt", "message": "hang"})
+        client.until(lambda r: r.get("type") == "tool_execution_start")
+        aborted_at = time.monotonic()
+        client.send({"id": "2", "type": "abort"})
+        end = client.until(lambda r: r.get("type") == "tool_execution_end")
+        assert end["isError"] and time.monotonic() - aborted_at < 20  # well under the 50 s timeout
+        client.until(lambda r: r.get("type") == "agent_end")
+        client.send({"id": "3", "type": "prompt", "message": "again"})
+        end = client.until(lambda r: r.get("type") == "tool_execution_end")
+        assert end["result"]["content"][0]["text"] == f"{s.marker} says: after"
+        client.until(lambda r: r.get("type") == "agent_end")
+    finally:
+        client.close()

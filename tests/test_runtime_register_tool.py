@@ -1,0 +1,41 @@
+"""A tool registered while a run goes on is callable from the run's next turn (pi's registerTool)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from pi_host import Tool, ToolCallContext, ToolResult, hookimpl
+from pi_host.testing import HostFactory, tool_call
+
+
+class NoParams(BaseModel):
+    pass
+
+
+async def _late(params: NoParams, ctx: ToolCallContext) -> ToolResult:
+    return ToolResult.text("late tool ran")
+
+
+LATE = Tool(name="late", description="Registered mid-run.", parameters=NoParams, execute=_late)
+
+
+async def _loader(params: NoParams, ctx: ToolCallContext) -> ToolResult:
+    ctx.session.register_tool(LATE)
+    return ToolResult.text("loaded")
+
+
+class Loader:
+    @hookimpl
+    def pi_register_tools(self, register: Any) -> None:
+        register(Tool(name="loader", description="Registers a tool.", parameters=NoParams, execute=_loader))
+
+
+async def test_a_tool_registered_mid_run_is_called_in_the_next_turn(make_host: HostFactory) -> None:
+    host = make_host(Loader(), replies=[tool_call("loader"), tool_call("late"), "done"])
+    outcome = await host.run("go")
+    outcome.assert_ok()
+    _, late = outcome.tool_results
+    assert late.content[0].text == "late tool ran" and not late.is_error
+    assert "late" in host.provider.requests[1].tool_names
