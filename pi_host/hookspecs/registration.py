@@ -8,6 +8,9 @@ synchronous pluggy hooks; to add a tool later, while a session runs, use
 
 Between plugins, the first registration of a name wins (call order: last registered plugin
 first); a plugin tool named like a built-in one replaces it.
+
+``pi_session_store`` is of the same kind (synchronous, asked of every plugin in call order)
+but fires whenever a session store is opened by URI, not once at startup.
 """
 
 # mypy: disable-error-code="empty-body"
@@ -22,10 +25,17 @@ from ._strategy import Strategy, hookspec
 if TYPE_CHECKING:
     from pi_host.agent import Tool
     from pi_host.providers import Provider
+    from pi_host.session import SessionStore
 
     from ._registration import Command, Flag
 
-__all__ = ["pi_register_commands", "pi_register_flags", "pi_register_providers", "pi_register_tools"]
+__all__ = [
+    "pi_register_commands",
+    "pi_register_flags",
+    "pi_register_providers",
+    "pi_register_tools",
+    "pi_session_store",
+]
 
 
 @hookspec(strategy=Strategy.SYNC)
@@ -46,6 +56,7 @@ def pi_register_providers(register: Callable[[Provider], None]) -> None:
 
         from pi_host import hookimpl
         from pi_host.providers import Provider
+    from pi_host.session import SessionStore
 
 
         @hookimpl
@@ -147,4 +158,38 @@ def pi_register_flags(register: Callable[[Flag], None]) -> None:
         @hookimpl
         def pi_register_flags(register):
             register(Flag(name="plan", type="boolean", default=False, description="Plan before acting"))
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
+def pi_session_store(uri: str) -> SessionStore | None:
+    """Open the session store a URI names, if the URI is yours.
+
+    Fires when pi-host opens a store: at startup for ``--session-store URI`` (or the
+    ``sessionStore`` setting) and in ``pi-host sessions list|export|import``. pi-host itself
+    answers ``jsonl:``/``file:`` URIs and plain directories (pi's session files, the
+    default) and ``sqlite:///path``, after every plugin.
+
+    :param uri: the URI as the user wrote it, e.g. ``redis://cache:6379/0``.
+    :returns: a :class:`pi_host.SessionStore` for a URI your plugin serves; ``None`` for
+        any other URI. Raise :class:`pi_host.SessionStoreError` for a URI of your scheme
+        that is malformed or names a store that cannot be reached; its message is shown.
+
+    **Combination:** implementations are asked in call order (last registered first); the
+    first store returned wins. A URI no plugin answers is an error naming its scheme.
+    **On error:** an exception other than ``SessionStoreError`` is reported with the
+    plugin's name, and opening the store fails.
+
+    Check your store with :func:`pi_host.testing.check_session_store`.
+
+    Example::
+
+        from pi_host import SessionStore, hookimpl
+
+
+        @hookimpl
+        def pi_session_store(uri):
+            if uri.startswith("redis://"):
+                return RedisStore(uri)  # a SessionStore subclass
+            return None
     """
