@@ -22,7 +22,11 @@ __all__ = ["BUILTIN_TOOL_NAMES", "ESSENTIALS", "Host", "plugin_flags"]
 
 logger = logging.getLogger("pi_host.runtime")
 
-ESSENTIALS: tuple[str, ...] = ("pi_host.builtins.providers", "pi_host.builtins.faux", "pi_host.builtins.stores")
+ESSENTIALS: tuple[str, ...] = (
+    "pi_host.builtins.providers",
+    "pi_host.builtins.faux",
+    "pi_host.builtins.stores",
+)
 """Plugins that ship inside pi-host and cannot be disabled."""
 
 BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})

@@ -59,8 +59,9 @@ class JsonlStore(SessionStore):
         if not lines:
             return
         path = self._find(session_id)
+        # Check the batch before touching the disk: a refused batch leaves no file behind.
+        header, _ = split_new_lines(session_id, lines, exists=path is not None, known=set())
         if path is None:
-            header, _ = split_new_lines(session_id, lines[:1], exists=False, known=set())
             assert header is not None
             obj = json.loads(header)
             cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else ""
@@ -117,7 +118,7 @@ class JsonlStore(SessionStore):
         except FileNotFoundError:
             return None
         lines = [raw.decode("utf-8", "surrogateescape") for raw in data.split(b"\n")]
-        return [line.rstrip("\r") for line in lines if line.strip()]
+        return [line.rstrip("\r") for line in lines if line.strip()] or None
 
     def list(self) -> builtins.list[StoredSession]:
         found: builtins.list[StoredSession] = []
