@@ -67,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "SessionStore": "pi_host.session",
     "SessionStoreError": "pi_host.session",
     "StoredSession": "pi_host.session",
+    "split_new_lines": "pi_host.session",
     "SessionOptions": "pi_host.runtime",
     "Settings": "pi_host.resources",
     "SettingsManager": "pi_host.resources",
@@ -184,6 +185,7 @@ __all__ = [  # noqa: RUF022
     "create_session",
     "format_size",
     "hookimpl",
+    "split_new_lines",
     "truncate_head",
     "truncate_line",
     "truncate_tail",
@@ -294,6 +296,7 @@ if TYPE_CHECKING:
         SessionStoreError,
         StoredSession,
         build_session_context,
+        split_new_lines,
     )
 
 

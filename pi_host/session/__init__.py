@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 from pi_host import _lazy
 
 if TYPE_CHECKING:
-    from ._backend import SessionStore, SessionStoreError, StoredSession
+    from ._backend import (
+        SessionStore,
+        SessionStoreError,
+        StoredSession,
+        entry_key,
+        header_fields,
+        split_new_lines,
+    )
     from ._context import ModelRef, SessionContext, build_session_context, entry_to_message
     from ._entries import (
         CURRENT_SESSION_VERSION,
@@ -96,8 +103,10 @@ __all__ = [
     "builtin_store",
     "check_session_file",
     "default_session_dir",
+    "entry_key",
     "entry_to_message",
     "find_most_recent_session",
+    "header_fields",
     "list_all_sessions",
     "list_sessions",
     "migrate_entries",
@@ -105,6 +114,7 @@ __all__ = [
     "parse_header",
     "read_session_info",
     "session_file_name",
+    "split_new_lines",
     "uri_scheme",
     "validate_session_id",
 ]
@@ -121,6 +131,9 @@ _EXPORTS: dict[str, str] = {
     "SqliteStore": "_sqlite_store",
     "StoredSession": "_backend",
     "builtin_store": "_uri",
+    "entry_key": "_backend",
+    "header_fields": "_backend",
+    "split_new_lines": "_backend",
     "uri_scheme": "_uri",
     "CompactionEntry": "_entries",
     "CustomEntry": "_entries",

@@ -14,7 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["SessionStore", "SessionStoreError", "StoredSession", "entry_key", "header_fields"]
+__all__ = [
+    "SessionStore",
+    "SessionStoreError",
+    "StoredSession",
+    "entry_key",
+    "header_fields",
+    "split_new_lines",
+]
 
 
 class SessionStoreError(RuntimeError):
@@ -84,7 +91,8 @@ def split_new_lines(
     session_id: str, lines: Sequence[str], *, exists: bool, known: set[str]
 ) -> tuple[str | None, list[tuple[str | None, str]]]:
     """Check a batch for :meth:`SessionStore.append`: the header to store (for a new session)
-    and the entry lines still to store, each with its id, in order.
+    and the entry lines still to store, each with its id, in order. Store implementations
+    call it inside their transaction, with the ids of ``lines`` the session already holds.
 
     Header lines of an existing session, and entries whose id is in ``known`` (or earlier in
     the batch), are dropped: appends are idempotent.
