@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pi_host.testing"]
-
 
 def _find(program: str) -> str | None:
     found = shutil.which(program)
