@@ -110,7 +110,7 @@ def split_new_lines(
             raise SessionStoreError(f"the header names session {header_id!r}, not {session_id!r}")
         header = rest.pop(0)
     out: list[tuple[str | None, str]] = []
-    seen = set(known)
+    batch: set[str] = set()  # ids earlier in this batch (``known`` is not copied: it may be large)
     for line in rest:
         if "\n" in line or "\r" in line:
             raise SessionStoreError(f"a session line cannot hold a line break: {line[:80]!r}")
@@ -118,9 +118,9 @@ def split_new_lines(
         if kind == "session":
             continue  # the header again: a retried first append
         if entry_id is not None:
-            if entry_id in seen:
+            if entry_id in known or entry_id in batch:
                 continue
-            seen.add(entry_id)
+            batch.add(entry_id)
         out.append((entry_id, line))
     return header, out
 

@@ -96,9 +96,8 @@ class JsonlStore(SessionStore):
         """The file's size, the ids in it, and whether it ends with a newline."""
         size = os.fstat(fd).st_size
         start, known = self._seen.get(path, (0, set()))
-        if start > size:
+        if start > size:  # the file was replaced or cut: read it again
             start, known = 0, set()
-        known = set(known)
         ends_with_newline = True
         if size > start:
             data = os.pread(fd, size - start, start)
