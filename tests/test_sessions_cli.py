@@ -4,8 +4,8 @@ its store, and a process killed mid-tool resumes from the store with the call re
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 import signal
 import subprocess
 from pathlib import Path
@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from pi_host.session import SessionManager, SqliteStore
-from tests.test_runtime_crash import PI_HOST, _lines, environment
+from pi_host.session import JsonlStore, SessionManager, SqliteStore
+from pi_host.testing import check_crash_mid_tool
+from tests.test_runtime_crash import PI_HOST, environment
 from tests.test_session_pi_compat import _build_rich_session, _comparable, _our_view, _pi_view
 
 DATA = Path(__file__).parent / "data" / "session"
@@ -119,64 +120,11 @@ def test_a_session_continues_from_its_store(tmp_path: Path, kind: str) -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
-def test_killed_mid_tool_resumes_from_the_store_with_the_call_repaired(tmp_path: Path) -> None:
-    """The JSONL path's crash repair (tests/test_runtime_crash.py), from a SQLite store."""
-    uri = f"sqlite:///{tmp_path}/s.db"
-    project = tmp_path / "project"
-    project.mkdir()
-    script = [
-        {
-            "text": "Sleeping.",
-            "toolCalls": [{"name": "bash", "arguments": {"command": "sleep 30"}, "id": "c1"}],
-        }
-    ]
-    process = subprocess.Popen(
-        [PI_HOST, "--session-store", uri, "--provider", "faux", "--mode", "json", "sleep please"],
-        cwd=project,
-        env=environment(tmp_path, script),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        assert process.stdout is not None
-        for line in _lines(process.stdout):
-            if json.loads(line).get("type") == "tool_execution_start":
-                os.killpg(process.pid, signal.SIGKILL)
-                break
-        else:
-            pytest.fail("pi-host ended before the tool started")
-        assert process.wait(timeout=10) == -signal.SIGKILL
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
-    store = SqliteStore(tmp_path / "s.db")
-    (info,) = store.list()
-    manager = SessionManager.open_stored(store, info.id)
-    assert [m.role for m in manager.build_session_context().messages] == ["user", "assistant"]
-
-    done = pi_host(
-        tmp_path,
-        "--session-store",
-        uri,
-        "--provider",
-        "faux",
-        "-c",
-        "-p",
-        "go on",
-        script=[{"text": "after"}],
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "after\n"
-    resumed = SessionManager.open_stored(store, info.id)
-    assert [m.role for m in resumed.build_session_context().messages] == [
-        "user",
-        "assistant",
-        "user",
-        "assistant",
-    ]
+@pytest.mark.parametrize("kind", ["sqlite", "jsonl"])
+def test_killed_mid_tool_resumes_from_the_store_with_the_call_repaired(tmp_path: Path, kind: str) -> None:
+    """The JSONL path's crash repair (tests/test_runtime_crash.py), from a store."""
+    if kind == "sqlite":
+        uri, factory = f"sqlite:///{tmp_path}/s.db", functools.partial(SqliteStore, tmp_path / "s.db")
+    else:
+        uri, factory = f"jsonl:{tmp_path}/files", functools.partial(JsonlStore, tmp_path / "files")
+    check_crash_mid_tool(uri, tmp_path / "work", open_store=factory)

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import shutil
+import sys
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pi_host.session import SessionStore
@@ -28,6 +32,7 @@ __all__ = [
     "SessionStoreConformance",
     "StoreFactory",
     "check_concurrent_writers",
+    "check_crash_mid_tool",
     "check_idempotent_append",
     "check_list_and_delete",
     "check_refuses_malformed",
@@ -297,3 +302,93 @@ class SessionStoreConformance:
 
     def test_concurrent_writers(self) -> None:
         check_concurrent_writers(self.store_factory(), processes=self.processes, entries=self.entries)
+
+
+def check_crash_mid_tool(uri: str, work: str | os.PathLike[str], *, open_store: StoreFactory) -> None:
+    """SIGKILL a real ``pi-host --session-store URI`` process while its bash tool runs, then
+    continue the session from the store: the reply that asked for the tool is there, the
+    dangling call does not block the next prompt, and the repaired session holds
+    user, assistant, user, assistant.
+
+    :param uri: the store's URI, as ``--session-store`` takes it (its plugin installed).
+    :param work: an empty directory for the project and the agent directory.
+    :param open_store: opens the same store in this process, to read what was saved.
+    """
+    import signal
+    import subprocess
+
+    if not hasattr(signal, "SIGKILL"):
+        return  # pragma: no cover - Windows
+    base = Path(work)
+    project = base / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    executable = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
+
+    def env(script: list[dict[str, Any]], name: str) -> dict[str, str]:
+        path = base / name
+        path.write_text(json.dumps(script))
+        out = {k: v for k, v in os.environ.items() if not k.startswith("PI_HOST")}
+        out.update(PI_HOST_DIR=str(base / "agent"), PI_HOST_FAUX_SCRIPT=str(path))
+        return out
+
+    sleeping = [
+        {
+            "text": "Sleeping.",
+            "toolCalls": [{"name": "bash", "arguments": {"command": "sleep 30"}, "id": "c1"}],
+        }
+    ]
+    process = subprocess.Popen(
+        [executable, "--session-store", uri, "--provider", "faux", "--mode", "json", "sleep please"],
+        cwd=project,
+        env=env(sleeping, "first.json"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # the kill reaches the tool's `sleep` too
+    )
+    try:
+        assert process.stdout is not None
+        for raw in iter(process.stdout.readline, b""):
+            if raw.strip() and json.loads(raw).get("type") == "tool_execution_start":
+                os.killpg(process.pid, signal.SIGKILL)
+                break
+        else:
+            stderr = process.stderr.read().decode() if process.stderr else ""
+            _fail(f"pi-host ended before its tool started; stderr:\n{stderr}")
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+    from pi_host.session import SessionManager
+
+    def roles() -> list[str]:
+        store = _opened(open_store)
+        try:
+            (info,) = [info for info in store.list() if info.cwd == str(project)]
+            manager = SessionManager.open_stored(store, info.id)
+            return [message.role for message in manager.build_session_context().messages]
+        finally:
+            store.close()
+
+    if roles() != ["user", "assistant"]:
+        _fail(
+            f"after the kill the store holds {roles()}, not the prompt and the reply that asked for the tool"
+        )
+    done = subprocess.run(
+        [executable, "--session-store", uri, "--provider", "faux", "-c", "-p", "go on"],
+        cwd=project,
+        env=env([{"text": "after the crash"}], "second.json"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if done.returncode != 0 or done.stdout != "after the crash\n":
+        _fail(f"continuing after the crash failed ({done.returncode}): {done.stdout!r}\n{done.stderr}")
+    if roles() != ["user", "assistant", "user", "assistant"]:
+        _fail(f"the resumed session holds {roles()}")

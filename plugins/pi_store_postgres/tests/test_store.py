@@ -19,6 +19,7 @@ from pi_host.testing import (
     SessionStoreConformance,
     assert_entry_point,
     assert_public_imports_only,
+    check_crash_mid_tool,
     sample_session,
 )
 
@@ -30,6 +31,11 @@ class TestPostgresStore(SessionStoreConformance):
 
     def store_factory(self) -> functools.partial[SessionStore]:
         return functools.partial(PostgresStore, self.uri)
+
+
+def test_killed_mid_tool_resumes_from_postgres(tmp_path: Path, postgres_server: object) -> None:
+    uri = postgres_server.new_database()  # type: ignore[attr-defined]
+    check_crash_mid_tool(uri, tmp_path, open_store=functools.partial(PostgresStore, uri))
 
 
 def test_the_hook_serves_postgresql_uris_only(postgres_server: object) -> None:
