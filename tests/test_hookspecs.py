@@ -74,6 +74,7 @@ HOST_HOOKS = [
     "pi_register_providers",
     "pi_register_commands",
     "pi_register_flags",
+    "pi_session_store",
     "pi_addhooks",
     "pi_configure",
     "pi_before_prompt",

@@ -56,7 +56,6 @@ def pi_register_providers(register: Callable[[Provider], None]) -> None:
 
         from pi_host import hookimpl
         from pi_host.providers import Provider
-    from pi_host.session import SessionStore
 
 
         @hookimpl
