@@ -10,6 +10,12 @@ if [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null
   (apt-get update -qq && apt-get install -y -qq ripgrep fd-find >/dev/null) \
     || echo "note: could not install ripgrep/fd; their back-end tests will be skipped" >&2
 fi
+# CI also installs the PostgreSQL server, so pi-store-postgres's tests run against a real one.
+if [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+  && ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null) \
+    || { echo "error: could not install PostgreSQL for the session-store tests" >&2; exit 1; }
+fi
 "$UV" sync --locked --quiet --compile-bytecode
 # Byte-compile the workspace too: with PYTHONDONTWRITEBYTECODE set (as on some machines) every
 # pi-host subprocess of the suite would otherwise recompile the host from source.

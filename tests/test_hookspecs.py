@@ -81,6 +81,7 @@ HOST_HOOKS = [
     "pi_register_shortcuts",
     "pi_register_message_renderers",
     "pi_register_tool_renderers",
+    "pi_session_store",
     "pi_addhooks",
     "pi_configure",
     "pi_before_prompt",

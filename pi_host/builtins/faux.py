@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable
-from functools import cache
 from typing import TYPE_CHECKING
 
 from pi_host.hookspecs import hookimpl
@@ -25,8 +24,27 @@ __all__ = ["FAUX_SCRIPT_ENV", "pi_register_providers"]
 FAUX_SCRIPT_ENV = "PI_HOST_FAUX_SCRIPT"
 
 
-@cache
-def _scripted() -> FauxProvider:
+class _Script:
+    """One host's scripted provider, made (and the script read) by its first request.
+
+    Each registration gets its own: sessions of one process, each with its own host, replay
+    the script independently instead of taking turns on one queue (``/reload`` re-reads it).
+    """
+
+    __slots__ = ("_provider",)
+
+    def __init__(self) -> None:
+        self._provider: FauxProvider | None = None
+
+    def stream(
+        self, model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        if self._provider is None:
+            self._provider = _load()
+        return self._provider.stream(model, context, options)
+
+
+def _load() -> FauxProvider:
     # The scripted provider is imported by the first faux request, not at registration.
     from pi_host.providers import FauxProvider, load_faux_script
 
@@ -34,12 +52,6 @@ def _scripted() -> FauxProvider:
     if path:
         return load_faux_script(path)
     return FauxProvider(exhausted_message=f"No faux replies: set {FAUX_SCRIPT_ENV} to a JSON script file")
-
-
-def _stream(
-    model: Model, context: LlmContext, options: StreamOptions
-) -> AsyncIterator[AssistantMessageEvent]:
-    return _scripted().stream(model, context, options)
 
 
 @hookimpl(trylast=True)
@@ -50,7 +62,7 @@ def pi_register_providers(register: Callable[[Provider], None]) -> None:
     register(
         Provider(
             api="faux",
-            stream=_stream,
+            stream=_Script().stream,
             models=faux_models(),
             requires_auth=False,
             listed=bool(os.environ.get(FAUX_SCRIPT_ENV)),

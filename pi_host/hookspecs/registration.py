@@ -19,6 +19,9 @@ settings choose the winner::
 
     {"plugins": {"prefer": {"tools": {"read": "tools_fs"}, "commands": {"review": "my_plugin"},
                             "providers": {"anthropic-messages": "my_provider"}}}}
+
+``pi_session_store`` is of the same kind (synchronous, asked of every plugin in call order)
+but fires whenever a session store is opened by URI, not once at startup.
 """
 
 # mypy: disable-error-code="empty-body"
@@ -33,6 +36,7 @@ from ._strategy import Strategy, hookspec
 if TYPE_CHECKING:
     from pi_host.agent import Tool, ToolMiddleware
     from pi_host.providers import Provider
+    from pi_host.session import SessionStore
 
     from ._registration import (
         AbortScope,
@@ -55,6 +59,7 @@ __all__ = [
     "pi_register_tool_middleware",
     "pi_register_tool_renderers",
     "pi_register_tools",
+    "pi_session_store",
 ]
 
 
@@ -422,4 +427,38 @@ def pi_register_tool_renderers(register: Callable[[ToolRenderer], None]) -> None
         @hookimpl
         def pi_register_tool_renderers(register):
             register(ToolRenderer(tool="weather", render_call=weather_call, render_result=weather_result))
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
+def pi_session_store(uri: str) -> SessionStore | None:
+    """Open the session store a URI names, if the URI is yours.
+
+    Fires when pi-host opens a store: at startup for ``--session-store URI`` (or the
+    ``sessionStore`` setting) and in ``pi-host sessions list|export|import``. pi-host itself
+    answers ``jsonl:``/``file:`` URIs and plain directories (pi's session files, the
+    default) and ``sqlite:///path``, after every plugin.
+
+    :param uri: the URI as the user wrote it, e.g. ``redis://cache:6379/0``.
+    :returns: a :class:`pi_host.SessionStore` for a URI your plugin serves; ``None`` for
+        any other URI. Raise :class:`pi_host.SessionStoreError` for a URI of your scheme
+        that is malformed or names a store that cannot be reached; its message is shown.
+
+    **Combination:** implementations are asked in call order (last registered first); the
+    first store returned wins. A URI no plugin answers is an error naming its scheme.
+    **On error:** an exception other than ``SessionStoreError`` is reported with the
+    plugin's name, and opening the store fails.
+
+    Check your store with :func:`pi_host.testing.check_session_store`.
+
+    Example::
+
+        from pi_host import SessionStore, hookimpl
+
+
+        @hookimpl
+        def pi_session_store(uri):
+            if uri.startswith("redis://"):
+                return RedisStore(uri)  # a SessionStore subclass
+            return None
     """

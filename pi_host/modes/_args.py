@@ -62,6 +62,7 @@ class CliArgs:
     session_id: str | None = None
     fork: str | None = None
     session_dir: str | None = None
+    session_store: str | None = None
     no_session: bool = False
     name: str | None = None
     tools: list[str] | None = None
@@ -103,6 +104,7 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "--session-id": ("session_id", "str"),
     "--fork": ("fork", "str"),
     "--session-dir": ("session_dir", "str"),
+    "--session-store": ("session_store", "str"),
     "--name": ("name", "str"),
     "-n": ("name", "str"),
     "--models": ("models", "csv"),
@@ -142,7 +144,7 @@ _SPECIAL = (
     "-pno:",
 )
 
-SUBCOMMANDS = ("plugins", "install", "uninstall")
+SUBCOMMANDS = ("plugins", "install", "uninstall", "sessions")
 
 
 def known_flags() -> list[str]:
@@ -162,6 +164,9 @@ def parse_args(argv: list[str]) -> CliArgs:
     are errors at once.
     """
     args = CliArgs()
+    # `--session-store URI` is global: it may come before a subcommand.
+    while len(argv) >= 2 and argv[0] == "--session-store":
+        args.session_store, argv = argv[1], argv[2:]
     if argv and argv[0] in SUBCOMMANDS:
         args.subcommand = list(argv)
         return args
@@ -313,6 +318,7 @@ Options:
   --session-id <id>              Start a new session with this id
   --fork <path|id>               Fork specific session file or partial id into a new session
   --session-dir <dir>            Directory for session storage and lookup
+  --session-store <uri>          Keep sessions in a store: sqlite:///path.db, postgresql://...
   --no-session                   Don't save session (ephemeral)
   --name, -n <name>              Name the session
   --models <patterns>            Comma-separated model patterns for model cycling

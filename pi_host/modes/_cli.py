@@ -103,6 +103,11 @@ def _run_command(args: CliArgs, distribution: Distribution | None) -> int:
         for message in errors:
             print(f"Error: {message}", file=sys.stderr)
         return 2
+    if args.subcommand is not None and args.subcommand[0] == "sessions":
+        from ._sessions_cmd import run_sessions_command
+
+        with _collector_paused():
+            return run_sessions_command(args.subcommand[1:], store_uri=args.session_store)
     if args.subcommand is not None:
         if args.subcommand[0] in ("install", "uninstall"):
             from ._install_cmd import run_install, run_uninstall
@@ -273,6 +278,7 @@ async def _start(
         continue_session=args.continue_session,
         fork=args.fork,
         session_dir=args.session_dir,
+        session_store=args.session_store,
         no_session=args.no_session,
         name=args.name,
         tools=args.tools,

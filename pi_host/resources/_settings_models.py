@@ -139,6 +139,7 @@ class Settings(_Section):
     npm_command: list[str] | None = None
     # Sessions
     session_dir: str | None = None
+    session_store: str | None = None
     # Resources
     packages: list[str | dict[str, Any]] = Field(default_factory=empty_list)
     extensions: list[str] = Field(default_factory=empty_list)

@@ -64,6 +64,7 @@ class SessionOptions:
     continue_session: bool = False
     fork: str | None = None
     session_dir: str | None = None
+    session_store: str | None = None
     no_session: bool = False
     name: str | None = None
     tools: Sequence[str] | None = None
@@ -123,14 +124,52 @@ def _session_manager_for(
     return SessionManager.create(cwd, session_dir, id=options.session_id, cache_dir=cache_dir)
 
 
+def _open_stored_session(options: SessionOptions, cwd: str, uri: str, host: Host) -> SessionManager:
+    """The session the options ask for, in the store ``uri`` names (``--session-store``).
+
+    :raises SessionError: for a store that cannot be opened, an unknown or ambiguous id,
+        or options that need session files (``--fork``).
+    """
+    from pi_host.session import SessionStoreError
+
+    from ._stores import open_session_store
+
+    try:
+        store = open_session_store(uri, host.plugin_manager)
+        if options.fork:
+            raise SessionError(
+                "--fork works on session files; with --session-store, export the session "
+                "(pi-host sessions export) and fork the file"
+            )
+        if options.session:
+            matches = [info.id for info in store.list() if info.id.startswith(options.session)]
+            if not matches:
+                raise SessionError(f'No session found matching "{options.session}" in {store.uri}')
+            if len(matches) > 1 and options.session not in matches:
+                raise SessionError(
+                    f'Session id "{options.session}" is ambiguous: {len(matches)} sessions match'
+                )
+            chosen = options.session if options.session in matches else matches[0]
+            return SessionManager.open_stored(store, chosen)
+        if options.continue_session:
+            return SessionManager.continue_recent_stored(store, cwd)
+        return SessionManager.create(cwd, id=options.session_id, store=store)
+    except SessionStoreError as exc:
+        raise SessionError(str(exc)) from exc
+    except ValueError as exc:  # a bad --session-id
+        raise SessionError(str(exc)) from exc
+
+
 def _check_session_cwd(manager: SessionManager, cwd: str) -> None:
     """pi refuses a stored session whose working directory is gone (its tools would run
     somewhere else than the conversation assumes); so do we, with pi's words."""
-    if manager.session_file is None or not manager.cwd or os.path.isdir(manager.cwd):
+    store = manager.session_store
+    if (manager.session_file is None and store is None) or not manager.cwd or os.path.isdir(manager.cwd):
         return
+    where = f"Session file: {manager.session_file}" if store is None else f"Session store: {store.uri}"
     raise SessionError(
         f"Stored session working directory does not exist: {manager.cwd}\n"
-        f"Session file: {manager.session_file}\nCurrent working directory: {cwd}"
+        f"{where}\nCurrent working directory: {cwd}"
     )
 
 
@@ -237,7 +276,11 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         or settings.expanded_session_dir()
         or str(default_session_dir(cwd, root))
     )
-    manager = _open_session_manager(options, cwd, session_dir, root / "cache" / "sessions")
+    store_uri = options.session_store or settings.session_store
+    if store_uri and not options.no_session:
+        manager = _open_stored_session(options, cwd, store_uri, host)
+    else:
+        manager = _open_session_manager(options, cwd, session_dir, root / "cache" / "sessions")
     _check_session_cwd(manager, cwd)
     restored = manager.build_session_context()
 

@@ -31,7 +31,11 @@ __all__ = ["BUILTIN_TOOL_NAMES", "ESSENTIALS", "PREFER_SETTING", "Host", "plugin
 
 logger = logging.getLogger("pi_host.runtime")
 
-ESSENTIALS: tuple[str, ...] = ("pi_host.builtins.providers", "pi_host.builtins.faux")
+ESSENTIALS: tuple[str, ...] = (
+    "pi_host.builtins.providers",
+    "pi_host.builtins.faux",
+    "pi_host.builtins.stores",
+)
 """Plugins that ship inside pi-host and cannot be disabled."""
 
 BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})

@@ -12,6 +12,14 @@ from typing import TYPE_CHECKING
 from pi_host import _lazy
 
 if TYPE_CHECKING:
+    from ._backend import (
+        SessionStore,
+        SessionStoreError,
+        StoredSession,
+        entry_key,
+        header_fields,
+        split_new_lines,
+    )
     from ._context import ModelRef, SessionContext, build_session_context, entry_to_message
     from ._entries import (
         CURRENT_SESSION_VERSION,
@@ -32,6 +40,7 @@ if TYPE_CHECKING:
         parse_header,
     )
     from ._index import SessionWarning
+    from ._jsonl_store import JsonlStore
     from ._listing import (
         SessionInfo,
         find_most_recent_session,
@@ -47,6 +56,7 @@ if TYPE_CHECKING:
         session_file_name,
         validate_session_id,
     )
+    from ._sqlite_store import SqliteStore
     from ._store import (
         EntryNotFoundError,
         NextSession,
@@ -55,9 +65,11 @@ if TYPE_CHECKING:
         SessionTreeNode,
         check_session_file,
     )
+    from ._uri import DEFAULT_STORE_URI, builtin_store, uri_scheme
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
+    "DEFAULT_STORE_URI",
     "SESSION_ID_PATTERN",
     "BranchSummaryEntry",
     "CompactionEntry",
@@ -65,6 +77,7 @@ __all__ = [
     "CustomMessageEntry",
     "EntryNotFoundError",
     "FileEntry",
+    "JsonlStore",
     "LabelEntry",
     "ModelChangeEntry",
     "ModelRef",
@@ -77,16 +90,23 @@ __all__ = [
     "SessionInfoEntry",
     "SessionManager",
     "SessionMessageEntry",
+    "SessionStore",
+    "SessionStoreError",
     "SessionTreeNode",
     "SessionWarning",
+    "SqliteStore",
+    "StoredSession",
     "ThinkingLevelChangeEntry",
     "UnknownEntry",
     "agent_dir",
     "build_session_context",
+    "builtin_store",
     "check_session_file",
     "default_session_dir",
+    "entry_key",
     "entry_to_message",
     "find_most_recent_session",
+    "header_fields",
     "list_all_sessions",
     "list_sessions",
     "migrate_entries",
@@ -94,6 +114,8 @@ __all__ = [
     "parse_header",
     "read_session_info",
     "session_file_name",
+    "split_new_lines",
+    "uri_scheme",
     "validate_session_id",
 ]
 
@@ -102,6 +124,17 @@ __all__ = [
 _EXPORTS: dict[str, str] = {
     "BranchSummaryEntry": "_entries",
     "CURRENT_SESSION_VERSION": "_entries",
+    "DEFAULT_STORE_URI": "_uri",
+    "JsonlStore": "_jsonl_store",
+    "SessionStore": "_backend",
+    "SessionStoreError": "_backend",
+    "SqliteStore": "_sqlite_store",
+    "StoredSession": "_backend",
+    "builtin_store": "_uri",
+    "entry_key": "_backend",
+    "header_fields": "_backend",
+    "split_new_lines": "_backend",
+    "uri_scheme": "_uri",
     "CompactionEntry": "_entries",
     "CustomEntry": "_entries",
     "CustomMessageEntry": "_entries",

@@ -39,6 +39,7 @@ from ._jsjson import js_dumps
 from ._migrate import migrate_entries, new_entry_id
 
 if TYPE_CHECKING:
+    from ._backend import SessionStore
     from ._index import FileIndex, SessionWarning
     from ._listing import SessionInfo
 from ._paths import agent_dir, default_session_dir, new_session_id, session_file_name, validate_session_id
@@ -288,12 +289,14 @@ class SessionManager:
         session_id: str | None = None,
         parent_session: PathArg | None = None,
         cache_dir: CacheDir = None,
+        store: SessionStore | None = None,
     ) -> None:
         self._cwd = cwd
+        self._store = store
         self._session_dir = session_dir
         self._persist = persist
         self._cache_dir: Path | None
-        if cache_dir is False or not persist:
+        if cache_dir is False or not persist or store is not None:
             self._cache_dir = None
         else:
             self._cache_dir = Path(cache_dir) if cache_dir is not None else agent_dir() / "cache" / "sessions"
@@ -334,16 +337,23 @@ class SessionManager:
         id: str | None = None,
         parent_session: PathArg | None = None,
         cache_dir: CacheDir = None,
+        store: SessionStore | None = None,
     ) -> SessionManager:
         """Start a new session for ``cwd``, stored in ``session_dir``.
 
         :param session_dir: defaults to ``<agent dir>/sessions/--<cwd encoded>--``.
+        :param store: keep the session in this store instead of a file of its own
+            (``session_dir`` and ``cache_dir`` are then ignored).
         :param id: a session id of your choosing (letters, digits, ``.``, ``_``, ``-``);
             a time-ordered UUID by default.
         :param parent_session: the session file this one continues from, recorded in the header.
         :param cache_dir: where resume checkpoints are kept (``False`` to keep none).
         """
         cwd_text = os.fspath(cwd)
+        if store is not None:
+            return cls(
+                cwd_text, None, persist=True, session_id=id, parent_session=parent_session, store=store
+            )
         directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd_text)
         return cls(
             cwd_text,
@@ -353,6 +363,83 @@ class SessionManager:
             parent_session=parent_session,
             cache_dir=cache_dir,
         )
+
+    @classmethod
+    def open_stored(
+        cls, store: SessionStore, session_id: str, *, cwd_override: PathArg | None = None
+    ) -> SessionManager:
+        """Open the session ``session_id`` of ``store``; its appends go to the store.
+
+        The whole session is read (a store is an append log, not an index). Entry lines the
+        manager cannot read are skipped and reported in :attr:`warnings`, as for a file.
+
+        :raises SessionStoreError: when the store has no such session, or holds it in an old
+            format (import it again with ``pi-host sessions import``, which migrates).
+        """
+        from ._backend import SessionStoreError
+
+        lines = store.load(session_id)
+        if not lines:
+            raise SessionStoreError(f"{store.uri} has no session {session_id!r}")
+        manager = cls(
+            os.fspath(cwd_override) if cwd_override is not None else os.getcwd(),
+            None,
+            persist=True,
+            session_id=session_id,
+            store=store,
+        )
+        manager._load_lines(lines, store)
+        if cwd_override is None and manager._header.cwd:
+            manager._cwd = manager._header.cwd
+        return manager
+
+    @classmethod
+    def continue_recent_stored(cls, store: SessionStore, cwd: PathArg) -> SessionManager:
+        """Open the store's most recently modified session of ``cwd``, or start a new one there."""
+        cwd_text = os.fspath(cwd)
+        for info in store.list():
+            if info.cwd == cwd_text:
+                return cls.open_stored(store, info.id)
+        return cls.create(cwd_text, store=store)
+
+    def _load_lines(self, lines: builtins.list[str], store: SessionStore) -> None:
+        from ._backend import SessionStoreError
+        from ._entries import parse_entry, parse_header
+
+        try:
+            header = parse_header(lines[0])
+        except ValueError as exc:
+            raise SessionStoreError(
+                f"{store.uri}: the first line of a session is not its header ({exc})"
+            ) from None
+        if header.version != 3:
+            raise SessionStoreError(
+                f"{store.uri}: session {header.id} is in session format version {header.version or 1}; "
+                "import it again with `pi-host sessions import FILE`, which migrates it to version 3"
+            )
+        self._init_state(header, None)
+        entries: builtins.list[SessionEntry] = []
+        by_id: dict[str, SessionEntry] = {}
+        for number, line in enumerate(lines[1:], start=1):
+            try:
+                entry = parse_entry(line)
+            except ValueError as exc:
+                self._warn(f"skipped line {number + 1} of session {header.id}: {exc}", None)
+                continue
+            if entry.id in by_id:
+                self._warn(f"skipped a second entry with id {entry.id}", None)
+                continue
+            entries.append(entry)
+            by_id[entry.id] = entry
+        self._new, self._new_by_id = entries, by_id
+        self._written = len(entries)
+        self._on_disk = True
+        self._has_assistant = any(
+            isinstance(entry, SessionMessageEntry) and entry.message.role == "assistant" for entry in entries
+        )
+        self._leaf_id = entries[-1].id if entries else None
+        self._leaf_settings = None if entries else Settings(None, None)
+        self._labels = None
 
     @classmethod
     def open(
@@ -996,6 +1083,9 @@ class SessionManager:
         ends the turn: it is reported once (:attr:`write_error`, a warning, the log), the
         entries stay in memory, and the next append tries again to write all that is missing.
         """
+        if self._store is not None:
+            self._flush_to_store()
+            return
         if not self._persist or self._file is None:
             return
         if not self._on_disk and not self._has_assistant:
@@ -1029,6 +1119,40 @@ class SessionManager:
         if self._write_error is not None:
             self._write_error = None
             logger.warning("%s: the session is saved again (every entry held back is written)", self._file)
+
+    def _flush_to_store(self) -> None:
+        """Append what the store lacks. Appends are idempotent, so after a failure the next
+        one simply sends every line held back again."""
+        from ._backend import SessionStoreError
+
+        assert self._store is not None
+        if not self._on_disk and not self._has_assistant:
+            return
+        lines = [] if self._on_disk else [self._header.to_json()]
+        pending = self._new[self._written :]
+        lines.extend(entry.to_json() for entry in pending)
+        if not lines:
+            return
+        try:
+            self._store.append(self._header.id, lines)
+        except OSError as exc:
+            self._write_failed(exc)
+            return
+        except SessionStoreError as exc:
+            self._write_failed(OSError(errno.EIO, str(exc)))
+            return
+        self._on_disk = True
+        self._written = len(self._new)
+        if self._write_error is not None:
+            self._write_error = None
+            logger.warning(
+                "%s: the session is saved again (every entry held back is written)", self._store.uri
+            )
+
+    @property
+    def session_store(self) -> SessionStore | None:
+        """The store this session is kept in; None for a session file (or in memory)."""
+        return self._store
 
     def _open_for_append(self) -> int:
         assert self._file is not None

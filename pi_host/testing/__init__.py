@@ -29,6 +29,8 @@ What it offers:
 - :meth:`IsolatedHost.run` returning a :class:`RunOutcome` with ``assert_*`` helpers;
 - the ``run_cli`` fixture (:class:`CliRunner`): the ``pi-host`` command in a subprocess with an
   isolated environment, for black-box tests;
+- the session-store conformance suite (:func:`check_session_store`,
+  :class:`SessionStoreConformance`) that every :class:`pi_host.SessionStore` must pass;
 - checks of a plugin's surface: :func:`assert_entry_point`, :func:`assert_hooks_match_specs`,
   :func:`assert_public_imports_only`.
 
@@ -47,6 +49,18 @@ from ._factory import HostFactory
 from ._host import Block, HostSetupError, IsolatedHost, PluginError, RunOutcome, build_host
 from ._recorder import HookCall, HookRecorder, ImplCall, RecordingDispatcher
 from ._script import Request, Responder, ScriptedProvider, Step, error, reply, to_reply, tool_call
+from ._stores import (
+    SessionStoreConformance,
+    StoreFactory,
+    check_concurrent_writers,
+    check_crash_mid_tool,
+    check_idempotent_append,
+    check_list_and_delete,
+    check_refuses_malformed,
+    check_round_trip,
+    check_session_store,
+    sample_session,
+)
 from ._ui import RecordingUI
 
 _FIXTURES = ("make_host", "pi_host_factory", "run_cli")
@@ -77,17 +91,27 @@ __all__ = [
     "Responder",
     "RunOutcome",
     "ScriptedProvider",
+    "SessionStoreConformance",
     "Step",
+    "StoreFactory",
     "assert_entry_point",
     "assert_hooks_match_specs",
     "assert_public_imports_only",
     "build_host",
+    "check_concurrent_writers",
+    "check_crash_mid_tool",
+    "check_idempotent_append",
+    "check_list_and_delete",
+    "check_refuses_malformed",
+    "check_round_trip",
+    "check_session_store",
     "error",
     "isolated_environ",
     "make_host",
     "pi_host_factory",
     "reply",
     "run_cli",
+    "sample_session",
     "script_json",
     "to_reply",
     "tool_call",

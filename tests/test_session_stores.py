@@ -1,0 +1,193 @@
+"""Session stores (issue 21): the conformance suite for the built-in JSONL and SQLite stores,
+the session manager on a store, and choosing a store by URI through ``pi_session_store``."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pi_host import SessionStore, SessionStoreError, hookimpl
+from pi_host.messages import AssistantMessage, TextContent, UserMessage
+from pi_host.plugin import PluginManager
+from pi_host.runtime._stores import open_session_store
+from pi_host.session import JsonlStore, SessionManager, SqliteStore, builtin_store
+from pi_host.testing import SessionStoreConformance, sample_session
+
+
+class TestJsonlStore(SessionStoreConformance):
+    @pytest.fixture(autouse=True)
+    def _where(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "sessions"
+
+    def store_factory(self) -> functools.partial[SessionStore]:
+        return functools.partial(JsonlStore, self.root)
+
+
+class TestSqliteStore(SessionStoreConformance):
+    @pytest.fixture(autouse=True)
+    def _where(self, tmp_path: Path) -> None:
+        self.path = tmp_path / "db" / "sessions.db"
+
+    def store_factory(self) -> functools.partial[SessionStore]:
+        return functools.partial(SqliteStore, self.path)
+
+
+def reply(text: str) -> AssistantMessage:
+    return AssistantMessage(
+        content=[TextContent(text=text)], provider="faux", model="m", api="x", timestamp=2
+    )
+
+
+def test_the_jsonl_store_writes_the_files_the_session_manager_writes(tmp_path: Path) -> None:
+    """A session kept through the JSONL store is the file SessionManager.create writes,
+    in the same directory, and opens as a file."""
+    store = JsonlStore(tmp_path / "sessions")
+    manager = SessionManager.create("/work/project", store=store)
+    manager.append_message(UserMessage(content="hi", timestamp=1))
+    manager.append_message(reply("hello"))
+    (file,) = (tmp_path / "sessions").glob("*/*.jsonl")
+    assert file.parent.name == "--work-project--"
+    assert file.name.endswith(f"_{manager.session_id}.jsonl")
+    assert file.read_text().splitlines() == store.load(manager.session_id)
+    opened = SessionManager.open(file)
+    assert [m.role for m in opened.build_session_context().messages] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+def test_a_session_resumes_from_its_store_with_its_tree(tmp_path: Path, kind: str) -> None:
+    store = builtin_store(f"sqlite:///{tmp_path}/s.db" if kind == "sqlite" else str(tmp_path / "files"))
+    assert store is not None
+    manager = SessionManager.create(tmp_path, store=store)
+    first = manager.append_message(UserMessage(content="one", timestamp=1))
+    manager.append_message(reply("first answer"))
+    manager.append_label_change(first, "start")
+    manager.branch(first)
+    manager.append_message(reply("second answer"))
+    manager.append_model_change("faux", "other")
+    lines = store.load(manager.session_id)
+    assert lines is not None and len(lines) == 6 and json.loads(lines[0])["type"] == "session"
+
+    resumed = SessionManager.open_stored(store, manager.session_id)
+    assert resumed.session_file is None and resumed.session_store is store
+    assert resumed.leaf_id == manager.leaf_id
+    assert resumed.get_label(first) == "start"
+    context = resumed.build_session_context()
+    assert [m.role for m in context.messages] == ["user", "assistant"]
+    assert context.model is not None and context.model.model_id == "other"
+    assert resumed.get_tree() == manager.get_tree()
+    assert len(resumed.get_tree()[0].children) == 2  # the two replies
+    resumed.append_message(UserMessage(content="more", timestamp=3))
+    assert store.load(manager.session_id) == [*lines, resumed.get_leaf_entry().to_json()]  # type: ignore[union-attr]
+    assert SessionManager.continue_recent_stored(store, tmp_path).session_id == manager.session_id
+
+
+def test_a_new_session_reaches_the_store_with_its_first_reply(tmp_path: Path) -> None:
+    """As with files, an abandoned prompt leaves nothing in the store."""
+    store = SqliteStore(tmp_path / "s.db")
+    manager = SessionManager.create(tmp_path, store=store)
+    manager.append_message(UserMessage(content="hi", timestamp=1))
+    assert store.list() == []
+    manager.append_message(reply("hello"))
+    assert [info.id for info in store.list()] == [manager.session_id]
+
+
+def test_a_failed_append_is_retried_with_the_next_entry(tmp_path: Path) -> None:
+    """A store that cannot be written (here: the database locked by another writer) never
+    ends the turn; the next append writes every entry held back, once."""
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    manager = SessionManager.create(tmp_path, store=store)
+    manager.append_message(UserMessage(content="hi", timestamp=1))
+    manager.append_message(reply("hello"))
+    blocker = sqlite3.connect(path, timeout=0, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    store._db.execute("PRAGMA busy_timeout = 0")  # fail at once instead of waiting 30 s
+    manager.append_message(UserMessage(content="held back", timestamp=3))
+    assert manager.write_error is not None and "locked" in str(manager.write_error)
+    blocker.execute("ROLLBACK")
+    manager.append_message(reply("saved"))
+    assert manager.write_error is None
+    lines = store.load(manager.session_id)
+    assert lines is not None
+    assert [json.loads(line)["message"]["role"] for line in lines[1:]] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+
+
+def test_an_old_format_session_in_a_store_names_the_remedy(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    session_id, lines = sample_session()
+    store.append(session_id, [lines[0].replace('"version":3', '"version":2'), *lines[1:]])
+    with pytest.raises(SessionStoreError, match=r"version 2.*pi-host sessions import"):
+        SessionManager.open_stored(store, session_id)
+    with pytest.raises(SessionStoreError, match="has no session 'nope'"):
+        SessionManager.open_stored(store, "nope")
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("my notes\n" * 100)
+    with pytest.raises(SessionStoreError, match="cannot be used as a session database"):
+        SqliteStore(path)
+    assert path.read_text() == "my notes\n" * 100
+
+
+@pytest.mark.parametrize(
+    ("uri", "kind"),
+    [
+        ("sqlite:///rel/s.db", SqliteStore),
+        ("jsonl:", JsonlStore),
+        ("jsonl:dir", JsonlStore),
+        ("dir", JsonlStore),
+    ],
+)
+def test_builtin_uris(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str, kind: type) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    store = open_session_store(uri, _manager())
+    assert isinstance(store, kind)
+    if uri == "jsonl:":
+        assert isinstance(store, JsonlStore) and store.root == tmp_path / "agent" / "sessions"
+    if uri.startswith("sqlite"):
+        assert (tmp_path / "rel" / "s.db").exists()
+
+
+def _manager(*plugins: object) -> PluginManager:
+    pm = PluginManager()
+    pm.register(__import__("pi_host.builtins.stores", fromlist=["x"]), name="stores")
+    for plugin in plugins:
+        pm.register(plugin)
+    return pm
+
+
+def test_a_plugin_serves_its_scheme_and_unknown_schemes_name_the_remedy(tmp_path: Path) -> None:
+    class MemoryPlugin:
+        @hookimpl
+        def pi_session_store(self, uri: str) -> SessionStore | None:
+            return SqliteStore(tmp_path / "mem.db", uri=uri) if uri.startswith("mem:") else None
+
+    class BrokenPlugin:
+        @hookimpl
+        def pi_session_store(self, uri: str) -> SessionStore | None:
+            if uri.startswith("broken:"):
+                raise RuntimeError("no server")
+            return None
+
+    pm = _manager(MemoryPlugin(), BrokenPlugin())
+    assert open_session_store("mem:x", pm).uri == "mem:x"
+    assert isinstance(open_session_store(f"sqlite:///{tmp_path}/a.db", pm), SqliteStore)
+    with pytest.raises(SessionStoreError, match=r"postgresql: URIs .*install pi-store-postgres"):
+        open_session_store("postgresql://localhost/db", pm)
+    with pytest.raises(
+        SessionStoreError, match="failed to open the session store 'broken:x': RuntimeError: no serv"
+    ):
+        open_session_store("broken:x", pm)
+    with pytest.raises(SessionStoreError, match="names no database file"):
+        open_session_store("sqlite://", pm)
