@@ -270,4 +270,4 @@ def test_readme_getting_started_and_tutorial_with_plain_pip(sandbox: Sandbox, sh
     applications.console(block)
     for command in (sandbox.bin / "pi-host", sandbox.root / "pipx-bin" / "pi-host"):
         listed = applications.run(f"{command} plugins list", [], "getting-started.md")
-        assert "tools_fs (pi-tools-fs 0.1.0) [entrypoint, enabled]" in listed, command
+        assert "tools_fs (pi-tools-fs 0.1.0) [default, enabled]" in listed, command

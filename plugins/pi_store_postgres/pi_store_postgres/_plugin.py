@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pi_host import SessionStore, hookimpl
+from typing import TYPE_CHECKING
+
+from pi_host import hookimpl
+
+if TYPE_CHECKING:
+    from pi_host import SessionStore
 
 __all__ = ["pi_session_store"]
 
