@@ -391,14 +391,11 @@ class Host:
 
 def _offer_name(kind: str, value: Any, plugin: str) -> str:
     """The name a registration claims; a value of the wrong type is that plugin's failure."""
-    from pi_host.agent import Tool, ToolMiddleware
     from pi_host.providers import Provider
 
     # kind -> the class registered, as the docs name it, and the attribute that names it
     expected: dict[str, tuple[type, str, str]] = {
         "provider": (Provider, "pi_host.providers.Provider", "api"),
-        "tool": (Tool, "pi_host.Tool", "name"),
-        "middleware": (ToolMiddleware, "pi_host.ToolMiddleware", "name"),
         "command": (Command, "pi_host.hookspecs.Command", "name"),
         "flag": (Flag, "pi_host.hookspecs.Flag", "name"),
         "settings": (SettingsSection, "pi_host.SettingsSection", "key"),
@@ -407,6 +404,12 @@ def _offer_name(kind: str, value: Any, plugin: str) -> str:
         "message_renderer": (MessageRenderer, "pi_host.hookspecs.MessageRenderer", "custom_type"),
         "tool_renderer": (ToolRenderer, "pi_host.hookspecs.ToolRenderer", "tool"),
     }
+    if kind in ("tool", "middleware"):
+        # The agent layer only for what needs it: `pi-host --help` offers the plugins' flags alone.
+        from pi_host.agent import Tool, ToolMiddleware
+
+        expected["tool"] = (Tool, "pi_host.Tool", "name")
+        expected["middleware"] = (ToolMiddleware, "pi_host.ToolMiddleware", "name")
     cls, label, attribute = expected[kind]
     if not isinstance(value, cls):
         raise TypeError(f"plugin {plugin!r} registered {value!r} as a {kind}, which is not a {label}")

@@ -16,6 +16,8 @@ Each tool becomes ``mcp__<server>__<tool>``; ``/mcp`` shows the servers. See
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._cli import main as cli_main
 from ._config import PROJECT_FILES, USER_FILE, ConfigProblem, LoadedConfig, ServerConfig, expand, load_config
 from ._plugin import (
@@ -28,7 +30,9 @@ from ._plugin import (
     prompt_arguments,
 )
 from ._settings import DEFAULT_TOOL_TIMEOUT_MS, McpSettings, tool_timeout_seconds
-from ._tools import McpArguments, convert_result, is_offered, tool_name
+
+if TYPE_CHECKING:
+    from ._tools import McpArguments, convert_result, is_offered, tool_name
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT_MS",
@@ -54,3 +58,15 @@ __all__ = [
     "tool_name",
     "tool_timeout_seconds",
 ]
+
+# The tool adapters import pi-host's agent layer: loaded on first use, so importing the
+# entry point (which `pi-host --help` and every start do) stays as light as promised.
+_FROM_TOOLS = frozenset({"McpArguments", "convert_result", "is_offered", "tool_name"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_TOOLS:
+        from . import _tools
+
+        return getattr(_tools, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

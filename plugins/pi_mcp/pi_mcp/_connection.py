@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -35,6 +36,12 @@ logger = logging.getLogger("pi_mcp")
 State = Literal["stopped", "starting", "ready", "failed"]
 _T = TypeVar("_T")
 _STDERR_TAIL = 600
+_GARBAGE_SHOWN = 120
+
+#: The connection whose task (and the transport tasks it spawns, which copy its context) runs.
+_CURRENT: contextvars.ContextVar[ServerConnection | None] = contextvars.ContextVar(
+    "pi_mcp_connection", default=None
+)
 
 
 class McpServerError(Exception):
@@ -60,6 +67,7 @@ class ServerConnection:
         self._stop: anyio.Event | None = None
         self._lock = anyio.Lock()
         self._stderr: Any = None
+        #: The first message that was not JSON-RPC, as the user should see it.
         self._garbage: str | None = None
 
     @property
@@ -127,11 +135,13 @@ class ServerConnection:
     def describe_failure(self, what: str, *, retry: str = "/mcp restart tries again") -> str:
         """``MCP server "x" <what>`` plus what it printed and the remedy."""
         parts = [f'MCP server "{self.name}" {what}']
-        if self._garbage:
+        if self._garbage and self.config.transport == "stdio":
             parts.append(
                 f"it wrote a line that is not JSON-RPC on stdout ({self._garbage}); "
                 "a stdio server must keep stdout for the protocol"
             )
+        elif self._garbage:
+            parts.append(f"it sent a message that is not JSON-RPC ({self._garbage})")
         tail = self._stderr_tail()
         if tail:
             parts.append(f"its stderr ends with: {tail}")
@@ -142,9 +152,16 @@ class ServerConnection:
             parts.append(f"check that {self.config.url} is reachable and fix {self.config.source}; {retry}")
         return ". ".join(parts)
 
+    def record_garbage(self, exc: BaseException | None) -> None:
+        """Keep the first message the server sent that is not JSON-RPC, for the error text."""
+        if self._garbage is None:
+            self._garbage = _garbage_text(exc)
+
     async def _on_message(self, message: Any) -> None:
+        # The session's copy of what the stdio reader already recorded through the SDK's log
+        # (see _SdkLogCapture), and the only route for the other transports.
         if isinstance(message, Exception):
-            self._garbage = str(message).splitlines()[0][:200] if str(message) else type(message).__name__
+            self.record_garbage(message)
         await anyio.lowlevel.checkpoint()
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
@@ -163,6 +180,9 @@ class ServerConnection:
         return _http_transport(config.url, dict(config.headers))
 
     async def _run(self, ready: anyio.Event, stop: anyio.Event) -> None:
+        failure: str | None = None
+        token = _CURRENT.set(self)
+        _SDK_LOGS.attach()
         try:
             async with contextlib.AsyncExitStack() as stack:
                 try:
@@ -176,26 +196,28 @@ class ServerConnection:
                         await session.initialize()
                         await self._list(session)
                 except TimeoutError:
-                    self.error = self.describe_failure(
-                        f"did not finish starting within {self.startup_timeout:g}s (mcp.startupTimeoutMs)"
-                    )
-                    return
+                    limit = f"{self.startup_timeout:g}s (mcp.startupTimeoutMs)"
+                    failure = f"did not finish starting within {limit}"
                 except FileNotFoundError as exc:
-                    self.error = self.describe_failure(
-                        f"could not start: {exc.strerror or exc}: {exc.filename}"
-                    )
-                    return
+                    failure = f"could not start: {exc.strerror or exc}: {exc.filename}"
                 except Exception as exc:
-                    self.error = self.describe_failure(f"could not start: {_reason(exc)}")
-                    return
-                self._session = session
-                ready.set()
-                await stop.wait()
+                    failure = f"could not start: {_reason(exc)}"
+                else:
+                    self._session = session
+                    ready.set()
+                    await stop.wait()
         except Exception as exc:  # the transport failed while closing; the error is recorded
-            if self.error is None and self._session is None:
-                self.error = self.describe_failure(f"could not start: {_reason(exc)}")
+            if failure is None and self._session is None:
+                failure = f"could not start: {_reason(exc)}"
             logger.debug("MCP server %s closed with %r", self.name, exc)
         finally:
+            _SDK_LOGS.detach()
+            _CURRENT.reset(token)
+            # Described only now that the transport has stopped the server: its reader has
+            # parsed what arrived until then (a garbage line that came after the start timeout
+            # fired included) and its stderr is complete.
+            if failure is not None:
+                self.error = self.describe_failure(failure)
             ready.set()
 
     async def _list(self, session: ClientSession) -> None:
@@ -261,6 +283,63 @@ def _page(cursor: str | None) -> Any:
     import mcp.types as mt
 
     return mt.PaginatedRequestParams(cursor=cursor)
+
+
+def _garbage_text(exc: BaseException | None) -> str:
+    """What the server sent, quoted, when the parse error holds it; else the error's first line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):  # pydantic's ValidationError: the SDK's parse failure
+        with contextlib.suppress(Exception):
+            first = errors()[0]
+            sent = first.get("input")
+            if isinstance(sent, str):
+                shown = sent if len(sent) <= _GARBAGE_SHOWN else f"{sent[:_GARBAGE_SHOWN]}…"
+                return f"{shown!r}: {first.get('msg', 'invalid')}"
+            return str(first.get("msg", "invalid"))
+    if exc is None:
+        return "unreadable"
+    text = str(exc)
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+class _SdkLogCapture(logging.Filter):
+    """The SDK's report of a stdout line that is not JSON-RPC becomes the connection's cause.
+
+    The SDK's stdio reader logs such a line with ``logger.exception`` (a traceback on
+    pi-host's stderr) from a task that copies the connection task's context, so
+    ``_CURRENT`` names the server it came from. That connection records the line, at the
+    moment it is parsed, and the record is dropped: the plugin's own error names the server
+    and the remedy. Records of other MCP clients in the process pass through untouched. The
+    filter sits on the ``mcp.client.stdio`` logger only while a connection runs.
+    """
+
+    LOGGER = "mcp.client.stdio"
+    PARSE_FAILURE = "Failed to parse JSONRPC message"
+
+    def __init__(self) -> None:
+        super().__init__(name=self.LOGGER)
+        self.users = 0
+
+    def attach(self) -> None:
+        if self.users == 0:
+            logging.getLogger(self.LOGGER).addFilter(self)
+        self.users += 1
+
+    def detach(self) -> None:
+        self.users -= 1
+        if self.users == 0:
+            logging.getLogger(self.LOGGER).removeFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        connection = _CURRENT.get()
+        if connection is None or not str(record.msg).startswith(self.PARSE_FAILURE):
+            return True
+        connection.record_garbage(record.exc_info[1] if record.exc_info else None)
+        logger.debug("MCP server %s wrote a line that is not JSON-RPC on stdout", connection.name)
+        return False
+
+
+_SDK_LOGS = _SdkLogCapture()
 
 
 def _reason(exc: BaseException) -> str:

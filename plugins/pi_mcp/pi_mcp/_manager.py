@@ -99,6 +99,16 @@ class McpManager:
         self._started = True
         self._rebuild_tools()
 
+    def start_in_background(self) -> None:
+        """``"startup": "eager"``: start every server now; the first prompt waits for ``starting``."""
+        self.starting = asyncio.create_task(self.start_all(), name="pi-mcp eager start")
+
+    async def settle_background_start(self) -> None:
+        """Wait for the background start, if any, whatever its outcome (before stopping)."""
+        starting, self.starting = self.starting, None
+        if starting is not None:
+            await asyncio.gather(starting, return_exceptions=True)
+
     async def stop_all(self) -> None:
         """Stop every server; returns once their processes are gone."""
         async with anyio.create_task_group() as group:

@@ -6,7 +6,6 @@ installed but unused pi-mcp costs pi-host's start-up nothing.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import shlex
 import sys
@@ -126,7 +125,7 @@ async def pi_session_start(reason: str, previous_session_file: str | None, ctx: 
     manager = McpManager(config=loaded, settings=settings, cwd=ctx.cwd)
     ctx.stash[_MANAGER] = manager
     if settings.startup == "eager":
-        manager.starting = asyncio.create_task(manager.start_all(), name="pi-mcp eager start")
+        manager.start_in_background()
 
 
 async def _start_and_register(ctx: PluginContext, manager: McpManager) -> None:
@@ -158,9 +157,7 @@ async def pi_session_shutdown(reason: str, target_session_file: str | None, ctx:
     """Stop every server; their processes are gone when this returns."""
     manager = _pop(ctx, _MANAGER)
     if manager is not None:
-        starting, manager.starting = manager.starting, None
-        if starting is not None:
-            await asyncio.gather(starting, return_exceptions=True)
+        await manager.settle_background_start()
         await manager.stop_all()
 
 

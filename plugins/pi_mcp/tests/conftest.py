@@ -14,11 +14,17 @@ from typing import Any
 import pytest
 
 SERVER = Path(__file__).parent / "servers" / "demo.py"
+GARBAGE = Path(__file__).parent / "servers" / "garbage.py"
 
 
 def stdio_server(name: str = "demo", *args: str, **extra: Any) -> dict[str, Any]:
     """A ``.mcp.json`` entry for the demo server over stdio."""
     return {"command": sys.executable, "args": [str(SERVER), "--name", name, *args], **extra}
+
+
+def garbage_server(name: str = "junk", *args: str) -> dict[str, Any]:
+    """A ``.mcp.json`` entry for servers/garbage.py: non-JSON on stdout, never an answer."""
+    return {"command": sys.executable, "args": [str(GARBAGE), "--name", name, *args]}
 
 
 def free_port() -> int:
@@ -59,6 +65,7 @@ class Demo:
 
     server = SERVER
     stdio = staticmethod(stdio_server)
+    garbage = staticmethod(garbage_server)
     pid_alive = staticmethod(pid_alive)
     children_of = staticmethod(children_of)
     free_port = staticmethod(free_port)

@@ -43,3 +43,25 @@ def test_mcp_list_reports_state_tools_tokens_and_errors(tmp_path: Path, demo: An
 def test_unknown_mcp_arguments_print_the_usage() -> None:
     result = subprocess.run([PI_HOST, "mcp", "frobnicate"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "Usage: pi-host mcp list" in result.stderr
+
+
+def test_plugins_list_shows_mcp_as_an_installed_tier_plugin(tmp_path: Path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PI_HOST")}, "HOME": str(tmp_path)}
+    env["PI_HOST_DIR"] = str(tmp_path / "agent")
+    listed = subprocess.run(
+        [PI_HOST, "plugins", "list"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert listed.returncode == 0, listed.stderr
+    (line,) = [text for text in listed.stdout.splitlines() if text.startswith("mcp (pi-mcp ")]
+    assert line.endswith("[installed, enabled]")
+    as_json = subprocess.run(
+        [PI_HOST, "plugins", "list", "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (row,) = [p for p in json.loads(as_json.stdout) if p["name"] == "mcp"]
+    assert (row["distribution"], row["tier"], row["status"]) == ("pi-mcp", "installed", "enabled")
+    assert "pi_session_start" in row["hooks"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pi_mcp
+import pytest
 
 from pi_host import hookimpl
 from pi_host.testing import HostFactory
@@ -57,3 +59,22 @@ async def test_an_sse_server_with_headers(make_host: HostFactory, sse_server: st
     outcome.assert_ok()
     assert outcome.tool_results[0].content[0].text == "legacy says: old"
     await host.close()
+
+
+async def test_the_sdk_stdio_log_is_filtered_only_while_servers_run(
+    make_host: HostFactory, demo: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    sdk = logging.getLogger("mcp.client.stdio")
+    before = list(sdk.filters)
+    capture = Capture()
+    host = make_host(pi_mcp, capture, settings={"mcp": {"servers": {"demo": demo.stdio()}}}, replies=["hi"])
+    outcome = await host.run("hello")
+    outcome.assert_ok()
+    assert capture.manager.connections["demo"].state == "ready"
+    assert len(sdk.filters) == len(before) + 1
+    # Another MCP client's record (no pi-mcp connection in its context) is left alone.
+    with caplog.at_level(logging.ERROR, logger="mcp.client.stdio"):
+        sdk.error("Failed to parse JSONRPC message from server")
+    assert [r.getMessage() for r in caplog.records] == ["Failed to parse JSONRPC message from server"]
+    await host.close()
+    assert sdk.filters == before  # the logger is as pi-mcp found it once its servers stopped

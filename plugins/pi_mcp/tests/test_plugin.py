@@ -38,3 +38,13 @@ def test_importing_the_plugin_leaves_the_mcp_sdk_unloaded() -> None:
     code = "import sys, pi_mcp; print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_importing_the_plugin_leaves_the_agent_layer_and_asyncio_unloaded() -> None:
+    # `pi-host --help` imports every installed plugin: what a session needs loads with one.
+    code = (
+        "import sys, pi_mcp; "
+        "print(sorted(m for m in sys.modules if m.startswith(('pi_host.agent', 'asyncio'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

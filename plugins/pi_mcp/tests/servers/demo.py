@@ -3,7 +3,7 @@
 ``python demo.py [--name NAME] [--tools N] [--garbage] [--http PORT | --sse PORT]``: over
 stdio by default, or streamable HTTP (``/mcp``) or SSE (``/sse``) on 127.0.0.1:PORT.
 ``--tools N`` adds N generated tools ``t000``… (for the context-cost tests); ``--garbage``
-prints a non-JSON line on stdout first, ``--garbage-only`` nothing else.
+prints a non-JSON line on stdout first (a server that prints nothing else is garbage.py).
 """
 
 from __future__ import annotations
@@ -97,16 +97,9 @@ def main() -> None:
     parser.add_argument("--name", default="demo")
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--garbage", action="store_true", help="print a non-JSON line first")
-    parser.add_argument("--garbage-only", action="store_true", help="print only garbage, never answer")
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--sse", type=int, default=None)
     args = parser.parse_args()
-    if args.garbage_only:
-        for _ in range(3):
-            sys.stdout.write("garbage instead of JSON-RPC\n")
-        sys.stdout.flush()
-        sys.stdin.read()  # until the client closes the pipe
-        return
     server = build(args.name, args.tools)
     if args.garbage:
         sys.stdout.write("this is not JSON-RPC\n")
