@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from anyio.abc import TaskGroup
@@ -64,6 +63,14 @@ from ._event_hooks import EventHooks
 from ._host import Host
 from ._plugin_settings import PluginSettingsReader
 from ._prompt_gate import PromptGate
+from ._session_bash import UserBash
+from ._session_types import (
+    SessionError,
+    SessionImport,
+    SessionListener,
+    StreamingBehavior,
+    TreeNavigation,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -88,49 +95,9 @@ _M = TypeVar("_M", bound="BaseModel")
 
 logger = logging.getLogger("pi_host.runtime")
 
-SessionListener = Callable[[Any], Awaitable[None] | None]
-"""``listener(event)``: every agent event and session event, in order."""
-
-StreamingBehavior = Literal["steer", "followUp"]
-
 _QUEUE_WITHOUT_BEHAVIOR = (
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 )
-
-
-class SessionError(RuntimeError):
-    """The session cannot do what was asked (no model, no credentials, bad entry id …)."""
-
-
-@dataclass(frozen=True)
-class SessionImport:
-    """How ``/import`` went.
-
-    :ivar cancelled: the user or a plugin (``pi_session_before_switch``) stopped it.
-    :ivar file: the imported copy, now the session file.
-    :ivar recorded_cwd: the working directory the session was recorded in, when it differs
-        from the one this session works in.
-    :ivar warnings: what was skipped while reading the file (malformed lines …).
-    """
-
-    cancelled: bool
-    file: str | None = None
-    recorded_cwd: str | None = None
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class TreeNavigation:
-    """The outcome of :meth:`AgentSession.navigate_tree`.
-
-    :ivar cancelled: a plugin cancelled the navigation, or the user aborted the summary.
-    :ivar aborted: the user aborted the branch summary (pi: "Branch summarization cancelled").
-    :ivar editor_text: the text of the user message navigated to, for re-editing.
-    """
-
-    cancelled: bool
-    aborted: bool = False
-    editor_text: str | None = None
 
 
 def _split_content(content: str | Sequence[TextContent | ImageContent]) -> tuple[str, list[ImageContent]]:
@@ -197,12 +164,11 @@ class AgentSession:
         self._steering_texts: list[str] = []
         self._follow_up_texts: list[str] = []
         self._next_turn_messages: list[AgentMessage] = []
-        self._pending_bash: list[BashExecutionMessage] = []
+        self._bash = UserBash(self)
         self._turn_index = 0
         self._last_assistant: AssistantMessage | None = None
         self.prompt_gate = PromptGate()
         self._compacting = False
-        self._bash_signal: AbortSignal | None = None
         self.abort_scopes = AbortScopes()
         self._plugin_settings = PluginSettingsReader(
             lambda: self.host.settings_sections, lambda: self.settings, lambda: self.settings_manager
@@ -633,7 +599,7 @@ class AgentSession:
                 raise SessionError(_QUEUE_WITHOUT_BEHAVIOR)
             self._queue(expanded, current_images, streaming_behavior)
             return None
-        self._flush_pending_bash()
+        self._bash.flush()
         self._check_model_and_auth()
         if self._last_assistant_in_state() is not None or dispatcher.has_implementations("pi_before_prompt"):
             decision = await dispatcher.before_prompt(message=self._last_assistant_in_state(), ctx=ctx)
@@ -677,7 +643,7 @@ class AgentSession:
                 elif not self.agent.has_queued_messages():
                     break
                 await self.agent.continue_()
-        self._flush_pending_bash()
+        self._bash.flush()
 
     def _last_assistant_in_state(self) -> AssistantMessage | None:
         for message in reversed(self.agent.state.messages):
@@ -862,53 +828,15 @@ class AgentSession:
 
         :meth:`abort_bash` cancels it; the partial output is kept, marked ``cancelled``.
         """
-        signal = self._bash_signal = AbortSignal()
-        try:
-            result = await self.host.dispatcher.user_bash(
-                command=command,
-                exclude_from_context=exclude_from_context,
-                cwd=self.cwd,
-                signal=signal,
-                on_output=on_output,
-                ctx=self.ctx,
-            )
-        finally:
-            self._bash_signal = None
-        if result is None:
-            raise SessionError("No plugin runs user bash commands. Install pi-bash (pip install pi-bash).")
-        message = BashExecutionMessage(
-            command=command,
-            output=result.output,
-            exit_code=result.exit_code,
-            cancelled=result.cancelled,
-            truncated=result.truncated,
-            full_output_path=result.full_output_path,
-            exclude_from_context=exclude_from_context or None,
-            timestamp=now_ms(),
-        )
-        if self.is_streaming:
-            self._pending_bash.append(message)
-        else:
-            self._record_bash(message)
-        return message
+        return await self._bash.run(command, exclude_from_context=exclude_from_context, on_output=on_output)
 
     def abort_bash(self) -> None:
         """Cancel the running ``!cmd``, if any."""
-        if self._bash_signal is not None:
-            self._bash_signal.abort()
+        self._bash.abort()
 
     @property
     def is_bash_running(self) -> bool:
-        return self._bash_signal is not None
-
-    def _record_bash(self, message: BashExecutionMessage) -> None:
-        self.agent.state.messages.append(message)
-        self.session_manager.append_message(message)
-
-    def _flush_pending_bash(self) -> None:
-        pending, self._pending_bash = self._pending_bash, []
-        for message in pending:
-            self._record_bash(message)
+        return self._bash.is_running
 
     # -- model and thinking level -------------------------------------------------------------
 
