@@ -54,7 +54,6 @@ from pi_host.messages import (
     now_ms,
 )
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
-from pi_host.providers import clamp_thinking_level as _clamp_for_model
 
 from ._abort_scopes import AbortScopes
 from ._agent_end import SessionAgentEndEvent
@@ -64,6 +63,8 @@ from ._host import Host
 from ._plugin_settings import PluginSettingsReader
 from ._prompt_gate import PromptGate
 from ._session_bash import UserBash
+from ._session_model import ModelControl, clamp_thinking_level
+from ._session_queues import MessageQueues, split_content
 from ._session_types import (
     SessionError,
     SessionImport,
@@ -89,7 +90,14 @@ if TYPE_CHECKING:
 
     from ._project import ProjectResources
 
-__all__ = ["AgentSession", "SessionError", "SessionImport", "SessionListener", "TreeNavigation"]
+__all__ = [
+    "AgentSession",
+    "SessionError",
+    "SessionImport",
+    "SessionListener",
+    "TreeNavigation",
+    "clamp_thinking_level",
+]
 
 _M = TypeVar("_M", bound="BaseModel")
 
@@ -98,13 +106,6 @@ logger = logging.getLogger("pi_host.runtime")
 _QUEUE_WITHOUT_BEHAVIOR = (
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 )
-
-
-def _split_content(content: str | Sequence[TextContent | ImageContent]) -> tuple[str, list[ImageContent]]:
-    if isinstance(content, str):
-        return content, []
-    text = "\n".join(block.text for block in content if isinstance(block, TextContent))
-    return text, [block for block in content if isinstance(block, ImageContent)]
 
 
 def _user_text(message: UserMessage) -> str:
@@ -161,10 +162,9 @@ class AgentSession:
         self._flags = dict(flags or {})
         self._system_prompt_builder = system_prompt_builder
         self._listeners: list[SessionListener] = []
-        self._steering_texts: list[str] = []
-        self._follow_up_texts: list[str] = []
-        self._next_turn_messages: list[AgentMessage] = []
+        self._queues = MessageQueues(self)
         self._bash = UserBash(self)
+        self._model_control = ModelControl(self)
         self._turn_index = 0
         self._last_assistant: AssistantMessage | None = None
         self.prompt_gate = PromptGate()
@@ -335,13 +335,6 @@ class AgentSession:
             ExtensionErrorEvent(extension_path=error.plugin, event=error.hook, error=error.message)
         )
 
-    def _emit_queue_update(self) -> None:
-        from ._events import QueueUpdateEvent
-
-        self.emit_event(
-            QueueUpdateEvent(steering=list(self._steering_texts), follow_up=list(self._follow_up_texts))
-        )
-
     def emit_plugin_event(self, event: Any) -> None:
         """Deliver an event a plugin emitted: at once, or after the agent event being dispatched
         (subscribers see the cause before the reaction, as with pi's own ``auto_retry_end``)."""
@@ -366,7 +359,7 @@ class AgentSession:
         elif kind == "message_start":
             message = cast("MessageStartEvent", event).message
             if isinstance(message, UserMessage):
-                self._dequeue_display(_user_text(message))
+                self._queues.dequeue_display(_user_text(message))
         # Plugins see every event before session subscribers (pi's order).
         call = self._event_hooks.dispatch(event)
         outcome = None if call is None else await call
@@ -410,19 +403,11 @@ class AgentSession:
         elif message.role == "toolResult":
             manager.append_message(message)
 
-    def _dequeue_display(self, text: str) -> None:
-        for queue in (self._steering_texts, self._follow_up_texts):
-            if text in queue:
-                queue.remove(text)
-                self._emit_queue_update()
-                return
-
     # -- state --------------------------------------------------------------------------------
 
     @property
     def model(self) -> Model | None:
-        model = self.agent.state.model
-        return None if model.api == "unknown" else model
+        return self._model_control.model
 
     @property
     def thinking_level(self) -> ThinkingLevel:
@@ -456,15 +441,15 @@ class AgentSession:
 
     @property
     def steering_messages(self) -> list[str]:
-        return list(self._steering_texts)
+        return list(self._queues.steering)
 
     @property
     def follow_up_messages(self) -> list[str]:
-        return list(self._follow_up_texts)
+        return list(self._queues.follow_up)
 
     @property
     def pending_message_count(self) -> int:
-        return len(self._steering_texts) + len(self._follow_up_texts)
+        return len(self._queues.steering) + len(self._queues.follow_up)
 
     @property
     def active_tool_names(self) -> list[str]:
@@ -597,7 +582,7 @@ class AgentSession:
         if self.is_streaming:
             if streaming_behavior is None:
                 raise SessionError(_QUEUE_WITHOUT_BEHAVIOR)
-            self._queue(expanded, current_images, streaming_behavior)
+            self._queues.queue(expanded, current_images, streaming_behavior)
             return None
         self._bash.flush()
         self._check_model_and_auth()
@@ -609,8 +594,7 @@ class AgentSession:
                 await self._run(self.agent.continue_)
         content: list[TextContent | ImageContent] = [TextContent(text=expanded), *current_images]
         messages: list[AgentMessage] = [UserMessage(content=content, timestamp=now_ms())]
-        messages.extend(self._next_turn_messages)
-        self._next_turn_messages = []
+        messages.extend(self._queues.take_next_turn())
         self._chained_system_prompt = self.base_system_prompt
         try:
             outcome = await dispatcher.before_agent_start(
@@ -701,43 +685,19 @@ class AgentSession:
             text = expand_prompt_template(text, self.prompt_templates)
         return text
 
-    def _queue(self, text: str, images: Sequence[ImageContent], behavior: StreamingBehavior) -> None:
-        content: list[TextContent | ImageContent] = [TextContent(text=text), *images]
-        message = UserMessage(content=content, timestamp=now_ms())
-        if behavior == "followUp":
-            self._follow_up_texts.append(text)
-            self.agent.follow_up(message)
-        else:
-            self._steering_texts.append(text)
-            self.agent.steer(message)
-        self._emit_queue_update()
-
-    def _reject_command(self, text: str) -> None:
-        if text.startswith("/"):
-            name = text[1:].partition(" ")[0]
-            if name in self.host.commands:
-                raise SessionError(
-                    f'Extension command "/{name}" cannot be queued. Use prompt() or execute the command '
-                    "when not streaming."
-                )
-
     async def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         """Queue a message delivered after the current turn's tools, before the next model call."""
-        self._reject_command(text)
-        self._queue(self._expand(text), images, "steer")
+        self._queues.reject_command(text)
+        self._queues.queue(self._expand(text), images, "steer")
 
     async def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         """Queue a message delivered once the agent has nothing else to do."""
-        self._reject_command(text)
-        self._queue(self._expand(text), images, "followUp")
+        self._queues.reject_command(text)
+        self._queues.queue(self._expand(text), images, "followUp")
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
         """Empty both queues; returns the (steering, follow-up) texts, e.g. to restore an editor."""
-        steering, follow_up = self._steering_texts, self._follow_up_texts
-        self._steering_texts, self._follow_up_texts = [], []
-        self.agent.clear_all_queues()
-        self._emit_queue_update()
-        return steering, follow_up
+        return self._queues.clear()
 
     async def send_user_message(
         self,
@@ -746,7 +706,7 @@ class AgentSession:
         deliver_as: StreamingBehavior | None = None,
     ) -> None:
         """Prompt as a plugin: no command or template expansion; ``pi_input`` sees source ``extension``."""
-        text, images = _split_content(content)
+        text, images = split_content(content)
         await self.prompt(
             text, images=images, streaming_behavior=deliver_as, source="extension", expand=False
         )
@@ -761,9 +721,9 @@ class AgentSession:
         """Add a plugin message: queued while streaming, with the next prompt, or now."""
         message = message.model_copy(update={"timestamp": now_ms()})
         if deliver_as == "nextTurn":
-            self._next_turn_messages.append(message)
+            self._queues.add_next_turn(message)
         elif self.is_streaming:
-            self._enqueue_custom(message, deliver_as)
+            self._queues.enqueue_custom(message, deliver_as)
         elif trigger_turn:
             await self._run(lambda: self.agent.prompt(message))
         else:
@@ -771,12 +731,6 @@ class AgentSession:
             self._persist(message)
             await self._emit(MessageStartEvent(message=message))
             await self._emit(MessageEndEvent(message=message))
-
-    def _enqueue_custom(self, message: CustomMessage, deliver_as: str | None) -> None:
-        if deliver_as == "followUp":
-            self.agent.follow_up(message)
-        else:
-            self.agent.steer(message)
 
     def queue_plugin_message(
         self,
@@ -792,20 +746,7 @@ class AgentSession:
         the run that is ending (the post-run loop sees it queued) instead of starting another,
         and a ``nextTurn`` message sent while a prompt is prepared goes with that prompt.
         """
-        if isinstance(message, CustomMessage) and deliver_as == "nextTurn":
-            self._next_turn_messages.append(message.model_copy(update={"timestamp": now_ms()}))
-            return True
-        if not self.is_streaming or deliver_as == "nextTurn":
-            return False
-        if isinstance(message, CustomMessage):
-            self._enqueue_custom(message.model_copy(update={"timestamp": now_ms()}), deliver_as)
-            return True
-        # pi_input must see a user message first, and one without a behaviour is an error.
-        if deliver_as is None or self.host.dispatcher.has_implementations("pi_input"):
-            return False
-        text, images = _split_content(message)
-        self._queue(text, images, deliver_as)
-        return True
+        return self._queues.queue_plugin_message(message, deliver_as)
 
     async def abort(self) -> None:
         """Abort the run (and every plugin's open abort scope) and wait until the agent is idle."""
@@ -842,55 +783,11 @@ class AgentSession:
 
     async def set_model(self, model: Model, *, source: Literal["set", "cycle", "restore"] = "set") -> bool:
         """Switch models (recorded in the session); ``False`` when it has no credentials."""
-        if self.model_resolver is not None and not self.model_resolver.has_auth(model):
-            return False
-        previous = self.model
-        # pi carries the level over from a reasoning model; from one without reasoning (whose
-        # level is forced "off") it takes the default level instead.
-        level = self.thinking_level if previous is not None and previous.reasoning else self._default_level()
-        self.agent.state.model = model
-        self.session_manager.append_model_change(model.provider, model.id)
-        previous_level = self._apply_thinking_level(level)
-        if previous_level is not None:
-            # Awaited here so it fires before pi_model_select, as in pi.
-            await self.host.dispatcher.thinking_level_select(
-                level=self.thinking_level, previous_level=previous_level, ctx=self.ctx
-            )
-        if previous is None or previous.ref != model.ref:
-            await self.host.dispatcher.model_select(
-                model=model, previous_model=previous, source=source, ctx=self.ctx
-            )
-        return True
+        return await self._model_control.set_model(model, source)
 
     def set_thinking_level(self, level: ThinkingLevel) -> None:
         """Set the thinking level, clamped to the model; recorded when it changes."""
-        previous = self._apply_thinking_level(level)
-        if previous is None:
-            return
-        current = self.thinking_level
-        self.spawn(
-            lambda: self.host.dispatcher.thinking_level_select(
-                level=current, previous_level=previous, ctx=self.ctx
-            )
-        )
-
-    def _apply_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel | None:
-        """Clamp, set and record ``level``; returns the previous level if it changed."""
-        model = self.model
-        level = clamp_thinking_level(model, level) if model is not None else level
-        previous = self.thinking_level
-        if level == previous:
-            return None
-        self.agent.state.thinking_level = level
-        self.session_manager.append_thinking_level_change(level)
-        from ._events import ThinkingLevelChangedEvent
-
-        self.emit_event(ThinkingLevelChangedEvent(level=level))
-        return previous
-
-    def _default_level(self) -> ThinkingLevel:
-        configured = self.settings.default_thinking_level if self.settings is not None else None
-        return configured or "medium"
+        self._model_control.set_thinking_level(level)
 
     def set_session_name(self, name: str) -> None:
         from ._events import SessionInfoChangedEvent
@@ -1122,9 +1019,7 @@ class AgentSession:
         if context.has_thinking_entry:
             level = cast(ThinkingLevel, context.thinking_level)
             self.agent.state.thinking_level = clamp_thinking_level(self.model, level)
-        self._steering_texts.clear()
-        self._follow_up_texts.clear()
-        self.agent.clear_all_queues()
+        self._queues.forget()
         self._last_assistant = None
         return replaced
 
@@ -1387,9 +1282,3 @@ def _awaiting(awaitable: Awaitable[Any]) -> Callable[[], Awaitable[Any]]:
         return await awaitable
 
     return wait
-
-
-def clamp_thinking_level(model: Model | None, level: ThinkingLevel) -> ThinkingLevel:
-    """The nearest level ``model`` supports (pi's rule; see :func:`pi_host.providers.clamp_thinking_level`);
-    ``level`` unchanged when no model is selected."""
-    return level if model is None else _clamp_for_model(model, level)
