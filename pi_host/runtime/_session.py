@@ -10,7 +10,7 @@ plugins, so a replaced message is what is stored).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from anyio.abc import TaskGroup
@@ -28,8 +28,6 @@ from pi_host.hookspecs import (
     CompactionResult,
     ContextUsage,
     EntryView,
-    InputHandled,
-    InputTransform,
     Mode,
     Stash,
     ToolCallBlock,
@@ -64,6 +62,7 @@ from ._plugin_settings import PluginSettingsReader
 from ._prompt_gate import PromptGate
 from ._session_bash import UserBash
 from ._session_model import ModelControl, clamp_thinking_level
+from ._session_prompt import PromptPipeline
 from ._session_queues import MessageQueues, split_content
 from ._session_types import (
     SessionError,
@@ -102,10 +101,6 @@ __all__ = [
 _M = TypeVar("_M", bound="BaseModel")
 
 logger = logging.getLogger("pi_host.runtime")
-
-_QUEUE_WITHOUT_BEHAVIOR = (
-    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-)
 
 
 def _user_text(message: UserMessage) -> str:
@@ -165,6 +160,7 @@ class AgentSession:
         self._queues = MessageQueues(self)
         self._bash = UserBash(self)
         self._model_control = ModelControl(self)
+        self._prompts = PromptPipeline(self, self._queues, self._bash, self._emit)
         self._turn_index = 0
         self._last_assistant: AssistantMessage | None = None
         self.prompt_gate = PromptGate()
@@ -178,8 +174,7 @@ class AgentSession:
         self._active_tool_names: list[str] = []
         self.base_system_prompt = ""
         host.dispatcher.add_error_listener(self._on_extension_error)
-        host.dispatcher.add_argument_listener(self._on_hook_arguments)
-        self._chained_system_prompt: str | None = None
+        host.dispatcher.add_argument_listener(self._prompts.on_hook_arguments)
         # Agent events reach their hooks by name; what the hooks take beyond the events'
         # fields comes from here.
         self._event_hooks = EventHooks(
@@ -416,15 +411,10 @@ class AgentSession:
     @property
     def system_prompt(self) -> str:
         """The effective system prompt; during ``pi_before_agent_start``, as chained so far."""
-        if self._chained_system_prompt is not None:
-            return self._chained_system_prompt
+        chained = self._prompts.chained_system_prompt
+        if chained is not None:
+            return chained
         return self.agent.state.system_prompt
-
-    def _on_hook_arguments(self, hook: str, arguments: Mapping[str, Any]) -> None:
-        if hook == "pi_before_agent_start":
-            prompt = arguments.get("system_prompt")
-            if isinstance(prompt, str):
-                self._chained_system_prompt = prompt
 
     @property
     def is_streaming(self) -> bool:
@@ -537,163 +527,24 @@ class AgentSession:
             queued or handled) or ``False`` when it was rejected — RPC answers then.
         :raises SessionError: no model, no credentials, or streaming without a behaviour.
         """
-        try:
-            messages = await self._prepare_prompt(text, images, streaming_behavior, source, expand)
-        except BaseException:
-            if preflight is not None:
-                preflight(False)
-            raise
-        if preflight is not None:
-            preflight(True)
-        if messages is not None:
-            await self._run(lambda: self.agent.prompt(messages))
-
-    async def _prepare_prompt(
-        self,
-        text: str,
-        images: Sequence[ImageContent],
-        streaming_behavior: StreamingBehavior | None,
-        source: Literal["interactive", "rpc", "extension"],
-        expand: bool,
-    ) -> list[AgentMessage] | None:
-        dispatcher, ctx = self.host.dispatcher, self.ctx
-        if expand and text.startswith("/") and await self._try_command(text):
-            return None
-        current_text, current_images = text, list(images)
-        if dispatcher.has_implementations("pi_input"):
-            result = await dispatcher.input(
-                text=current_text,
-                images=current_images,
-                source=source,
-                streaming_behavior=streaming_behavior if self.is_streaming else None,
-                ctx=ctx,
-            )
-            if isinstance(result, InputHandled):
-                return None
-            if isinstance(result, InputTransform):
-                current_text = result.text
-                if result.images is not None:
-                    current_images = list(result.images)
-        expanded = self._expand(current_text) if expand else current_text
-        # A prompt that arrives while a plugin rewrites the history (a compaction) waits for
-        # it (the TUI shows it queued), rather than racing it for the transcript.
-        if not self.is_streaming:
-            await self.prompt_gate.wait()
-        if self.is_streaming:
-            if streaming_behavior is None:
-                raise SessionError(_QUEUE_WITHOUT_BEHAVIOR)
-            self._queues.queue(expanded, current_images, streaming_behavior)
-            return None
-        self._bash.flush()
-        self._check_model_and_auth()
-        if self._last_assistant_in_state() is not None or dispatcher.has_implementations("pi_before_prompt"):
-            decision = await dispatcher.before_prompt(message=self._last_assistant_in_state(), ctx=ctx)
-            if decision is not None:
-                if decision.messages is not None:
-                    self.agent.state.messages = list(decision.messages)
-                await self._run(self.agent.continue_)
-        content: list[TextContent | ImageContent] = [TextContent(text=expanded), *current_images]
-        messages: list[AgentMessage] = [UserMessage(content=content, timestamp=now_ms())]
-        messages.extend(self._queues.take_next_turn())
-        self._chained_system_prompt = self.base_system_prompt
-        try:
-            outcome = await dispatcher.before_agent_start(
-                prompt=expanded,
-                images=current_images,
-                system_prompt=self.base_system_prompt,
-                system_prompt_options={"cwd": self.cwd, "tools": self.active_tool_names},
-                ctx=ctx,
-            )
-        finally:
-            self._chained_system_prompt = None
-        for injected in outcome.messages:
-            messages.append(injected.model_copy(update={"timestamp": now_ms()}))
-        self.agent.state.system_prompt = outcome.system_prompt or self.base_system_prompt
-        return messages
-
-    async def _run(self, start: Callable[[], Awaitable[None]]) -> None:
-        """Run the agent, then let plugins continue it (``pi_after_agent_run``) while they ask to."""
-        with self.abort_scopes.run():
-            await start()
-            dispatcher = self.host.dispatcher
-            while True:
-                last = self._last_assistant_in_state()
-                decision = None
-                if last is not None:
-                    decision = await dispatcher.after_agent_run(message=last, ctx=self.ctx)
-                if decision is not None:
-                    if decision.messages is not None:
-                        self.agent.state.messages = list(decision.messages)
-                elif not self.agent.has_queued_messages():
-                    break
-                await self.agent.continue_()
-        self._bash.flush()
-
-    def _last_assistant_in_state(self) -> AssistantMessage | None:
-        for message in reversed(self.agent.state.messages):
-            if isinstance(message, AssistantMessage):
-                return message
-        return None
-
-    def _check_model_and_auth(self) -> None:
-        model = self.model
-        if model is None:
-            resolver = self.model_resolver
-            if resolver is not None and not resolver.registry.available():
-                from ._setup_help import no_model_message
-
-                # Nothing is selected because nothing has credentials: say what gives one.
-                models_json = resolver.registry.models_json
-                raise SessionError(no_model_message(None if models_json is None else models_json.parent))
-            raise SessionError(
-                "No model selected.\n\nUse --model provider/id, set defaultProvider and defaultModel in "
-                "settings.json, or configure a provider in models.json."
-            )
-        if self.model_resolver is not None and not self.model_resolver.has_auth(model):
-            raise SessionError(self.model_resolver.missing_auth_message(model))
-
-    async def _try_command(self, text: str) -> bool:
-        from ._events import ExtensionErrorEvent
-
-        name, _, args = text[1:].partition(" ")
-        command = self.host.commands.get(name)
-        if command is None:
-            return False
-        try:
-            await command.handler(args.strip(), self.ctx)
-        except Exception as exc:
-            await self._emit(
-                ExtensionErrorEvent(extension_path=f"command:{name}", event="command", error=str(exc))
-            )
-        return True
-
-    def _expand(self, text: str) -> str:
-        if not text.startswith("/"):
-            return text
-        from pi_host.resources import expand_prompt_template, expand_skill_command
-
-        if text.startswith("/skill:") and self.skills:
-            try:
-                text = expand_skill_command(text, self.skills)
-            except Exception as exc:  # a skill file vanished or is unreadable
-                from ._events import ExtensionErrorEvent
-
-                self.emit_event(
-                    ExtensionErrorEvent(extension_path="skill", event="skill_expansion", error=str(exc))
-                )
-        if self.prompt_templates:
-            text = expand_prompt_template(text, self.prompt_templates)
-        return text
+        await self._prompts.prompt(
+            text,
+            images=images,
+            streaming_behavior=streaming_behavior,
+            source=source,
+            expand=expand,
+            preflight=preflight,
+        )
 
     async def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         """Queue a message delivered after the current turn's tools, before the next model call."""
         self._queues.reject_command(text)
-        self._queues.queue(self._expand(text), images, "steer")
+        self._queues.queue(self._prompts.expand(text), images, "steer")
 
     async def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         """Queue a message delivered once the agent has nothing else to do."""
         self._queues.reject_command(text)
-        self._queues.queue(self._expand(text), images, "followUp")
+        self._queues.queue(self._prompts.expand(text), images, "followUp")
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
         """Empty both queues; returns the (steering, follow-up) texts, e.g. to restore an editor."""
@@ -725,7 +576,7 @@ class AgentSession:
         elif self.is_streaming:
             self._queues.enqueue_custom(message, deliver_as)
         elif trigger_turn:
-            await self._run(lambda: self.agent.prompt(message))
+            await self._prompts.run(lambda: self.agent.prompt(message))
         else:
             self.agent.state.messages.append(message)
             self._persist(message)
