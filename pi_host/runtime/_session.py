@@ -35,8 +35,6 @@ from pi_host.hookspecs import (
     TreeSummaryResult,
 )
 from pi_host.messages import (
-    AgentEndEvent,
-    AgentEvent,
     AgentMessage,
     AssistantMessage,
     BashExecutionMessage,
@@ -54,12 +52,11 @@ from pi_host.messages import (
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 
 from ._abort_scopes import AbortScopes
-from ._agent_end import SessionAgentEndEvent
 from ._context import NullUI, SessionPluginContext
-from ._event_hooks import EventHooks
 from ._host import Host
 from ._plugin_settings import PluginSettingsReader
 from ._prompt_gate import PromptGate
+from ._session_agent_events import AgentEventRelay, user_text
 from ._session_bash import UserBash
 from ._session_model import ModelControl, clamp_thinking_level
 from ._session_prompt import PromptPipeline
@@ -101,12 +98,6 @@ __all__ = [
 _M = TypeVar("_M", bound="BaseModel")
 
 logger = logging.getLogger("pi_host.runtime")
-
-
-def _user_text(message: UserMessage) -> str:
-    if isinstance(message.content, str):
-        return message.content
-    return "".join(block.text for block in message.content if isinstance(block, TextContent))
 
 
 class AgentSession:
@@ -161,8 +152,6 @@ class AgentSession:
         self._bash = UserBash(self)
         self._model_control = ModelControl(self)
         self._prompts = PromptPipeline(self, self._queues, self._bash, self._emit)
-        self._turn_index = 0
-        self._last_assistant: AssistantMessage | None = None
         self.prompt_gate = PromptGate()
         self._compacting = False
         self.abort_scopes = AbortScopes()
@@ -175,15 +164,8 @@ class AgentSession:
         self.base_system_prompt = ""
         host.dispatcher.add_error_listener(self._on_extension_error)
         host.dispatcher.add_argument_listener(self._prompts.on_hook_arguments)
-        # Agent events reach their hooks by name; what the hooks take beyond the events'
-        # fields comes from here.
-        self._event_hooks = EventHooks(
-            host.dispatcher,
-            {"ctx": lambda: self.ctx, "turn_index": lambda: self._turn_index, "timestamp": now_ms},
-        )
-        # Events plugins emit while an agent event is dispatched reach subscribers after it.
-        self._deferred_events: list[Any] | None = None
-        agent.subscribe(self._on_agent_event)
+        self._agent_events = AgentEventRelay(self, self._queues, self._emit)
+        agent.subscribe(self._agent_events.on_agent_event)
         self._install_agent_callbacks()
         self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
 
@@ -333,70 +315,7 @@ class AgentSession:
     def emit_plugin_event(self, event: Any) -> None:
         """Deliver an event a plugin emitted: at once, or after the agent event being dispatched
         (subscribers see the cause before the reaction, as with pi's own ``auto_retry_end``)."""
-        if self._deferred_events is not None:
-            self._deferred_events.append(event)
-        else:
-            self.emit_event(event)
-
-    async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
-        outer, self._deferred_events = self._deferred_events, []
-        try:
-            return await self._handle_agent_event(event, signal)
-        finally:
-            deferred, self._deferred_events = self._deferred_events, outer
-            for plugin_event in deferred:
-                self.emit_plugin_event(plugin_event)
-
-    async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> AgentMessage | None:
-        kind = event.type
-        if kind == "agent_start":
-            self._turn_index = 0
-        elif kind == "message_start":
-            message = cast("MessageStartEvent", event).message
-            if isinstance(message, UserMessage):
-                self._queues.dequeue_display(_user_text(message))
-        # Plugins see every event before session subscribers (pi's order).
-        call = self._event_hooks.dispatch(event)
-        outcome = None if call is None else await call
-        if kind == "message_end":
-            return await self._end_message(cast("MessageEndEvent", event), outcome)
-        if kind == "turn_end":
-            self._turn_index += 1
-        elif kind == "agent_end":
-            messages = cast("AgentEndEvent", event).messages
-            will_retry = False
-            if self._last_assistant is not None and self._last_assistant.stop_reason == "error":
-                will_retry = await self.host.dispatcher.will_retry(message=self._last_assistant, ctx=self.ctx)
-            await self._emit(SessionAgentEndEvent(messages=messages, will_retry=will_retry))
-            return None
-        await self._emit(event)
-        return None
-
-    async def _end_message(self, event: MessageEndEvent, replacement: AgentMessage | None) -> AgentMessage:
-        """Tell subscribers and the session file about the message as ``pi_message_end`` left
-        it; the agent takes the same message back (``Agent`` listeners may replace one), so the
-        rest of the run sees the replacement too."""
-        message = event.message
-        if replacement is not None and replacement is not message:
-            message = replacement
-            event = MessageEndEvent(message=message)
-        await self._emit(event)
-        self._persist(message)
-        return message
-
-    def _persist(self, message: AgentMessage) -> None:
-        manager = self.session_manager
-        if isinstance(message, CustomMessage):
-            manager.append_custom_message_entry(
-                message.custom_type, message.content, message.display, message.details
-            )
-        elif isinstance(message, UserMessage):
-            manager.append_message(message)
-        elif isinstance(message, AssistantMessage):
-            manager.append_message(message)
-            self._last_assistant = message
-        elif message.role == "toolResult":
-            manager.append_message(message)
+        self._agent_events.emit_plugin_event(event)
 
     # -- state --------------------------------------------------------------------------------
 
@@ -579,7 +498,7 @@ class AgentSession:
             await self._prompts.run(lambda: self.agent.prompt(message))
         else:
             self.agent.state.messages.append(message)
-            self._persist(message)
+            self._agent_events.persist(message)
             await self._emit(MessageStartEvent(message=message))
             await self._emit(MessageEndEvent(message=message))
 
@@ -871,7 +790,7 @@ class AgentSession:
             level = cast(ThinkingLevel, context.thinking_level)
             self.agent.state.thinking_level = clamp_thinking_level(self.model, level)
         self._queues.forget()
-        self._last_assistant = None
+        self._agent_events.forget_last_reply()
         return replaced
 
     async def _announce_restored_model(self, replaced: Model | None) -> None:
@@ -1072,7 +991,7 @@ class AgentSession:
         editor_text = None
         if isinstance(message, UserMessage):
             new_leaf = target.parent_id
-            editor_text = _user_text(message)
+            editor_text = user_text(message)
         elif target.type == "custom_message":
             new_leaf = target.parent_id
             content = getattr(target, "content", "")
