@@ -23,8 +23,6 @@ from pi_host.agent import (
     TurnUpdate,
 )
 from pi_host.hookspecs import (
-    BranchSummary,
-    Cancel,
     CompactionResult,
     ContextUsage,
     EntryView,
@@ -32,7 +30,6 @@ from pi_host.hookspecs import (
     Stash,
     ToolCallBlock,
     ToolCallRewrite,
-    TreeSummaryResult,
 )
 from pi_host.messages import (
     AgentMessage,
@@ -45,7 +42,6 @@ from pi_host.messages import (
     MessageEndEvent,
     MessageStartEvent,
     TextContent,
-    UserMessage,
     estimate_context_tokens,
     now_ms,
 )
@@ -56,9 +52,10 @@ from ._context import NullUI, SessionPluginContext
 from ._host import Host
 from ._plugin_settings import PluginSettingsReader
 from ._prompt_gate import PromptGate
-from ._session_agent_events import AgentEventRelay, user_text
+from ._session_agent_events import AgentEventRelay
 from ._session_bash import UserBash
 from ._session_model import ModelControl, clamp_thinking_level
+from ._session_navigation import SessionNavigation
 from ._session_prompt import PromptPipeline
 from ._session_queues import MessageQueues, split_content
 from ._session_types import (
@@ -70,8 +67,6 @@ from ._session_types import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from pydantic import BaseModel
 
     from pi_host.agent import (
@@ -166,6 +161,7 @@ class AgentSession:
         host.dispatcher.add_argument_listener(self._prompts.on_hook_arguments)
         self._agent_events = AgentEventRelay(self, self._queues, self._emit)
         agent.subscribe(self._agent_events.on_agent_event)
+        self._navigation = SessionNavigation(self, self._queues, self._agent_events, self._emit)
         self._install_agent_callbacks()
         self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
 
@@ -728,39 +724,7 @@ class AgentSession:
     ) -> None:
         """Fire ``pi_session_start``, then ``pi_resources_discover`` (pi does both whenever it
         binds plugins to a session: at startup, after ``/new``, ``/resume``, ``/fork``, ``/reload``)."""
-        await self.host.dispatcher.session_start(
-            reason=reason, previous_session_file=previous_session_file, ctx=self.ctx
-        )
-        await self._discover_resources("reload" if reason == "reload" else "startup")
-
-    async def _discover_resources(self, reason: Literal["startup", "reload"]) -> None:
-        """Add the skills and prompt templates plugins point to, then rebuild the system prompt."""
-        dispatcher = self.host.dispatcher
-        if not dispatcher.has_implementations("pi_resources_discover"):
-            return
-        found = await dispatcher.resources_discover(cwd=self.cwd, reason=reason, ctx=self.ctx)
-        if not found.skill_paths and not found.prompt_paths:
-            return
-        from pi_host.resources import load_prompt_templates, load_skills
-
-        from ._events import ExtensionErrorEvent
-
-        skills = load_skills([entry.path for entry in found.skill_paths], cwd=self.cwd)
-        templates = load_prompt_templates([entry.path for entry in found.prompt_paths], cwd=self.cwd)
-        for diagnostic in (*skills.diagnostics, *templates.diagnostics):
-            await self._emit(
-                ExtensionErrorEvent(
-                    extension_path=diagnostic.path or "resources",
-                    event="resources_discover",
-                    error=diagnostic.message,
-                )
-            )
-        # Plugin resources come after the session's own; the first of a name wins (pi's merge).
-        known_skills = {skill.name for skill in self.skills}
-        self.skills.extend(skill for skill in skills.skills if skill.name not in known_skills)
-        known_templates = {template.name for template in self.prompt_templates}
-        self.prompt_templates.extend(t for t in templates.templates if t.name not in known_templates)
-        self.set_active_tools(self._active_tool_names)
+        await self._navigation.start(reason, previous_session_file)
 
     async def shutdown(
         self,
@@ -768,81 +732,15 @@ class AgentSession:
         target_session_file: str | None = None,
     ) -> None:
         """Fire ``pi_session_shutdown``."""
-        await self.host.dispatcher.session_shutdown(
-            reason=reason, target_session_file=target_session_file, ctx=self.ctx
-        )
-
-    def _restore_from_session(self) -> Model | None:
-        """Load the (new) session file's context; returns the model it replaced, if any."""
-        context = self.session_manager.build_session_context()
-        self.agent.state.messages = context.messages
-        # pi rebuilds the runtime for the destination session: its model (when it still has
-        # credentials; otherwise the current one stays) and its thinking level.
-        replaced = None
-        if context.model is not None and self.model_resolver is not None:
-            restored = self.model_resolver.find(context.model.provider, context.model.model_id)
-            if restored is not None and self.model_resolver.has_auth(restored):
-                current = self.model
-                if current is not None and current.ref != restored.ref:
-                    replaced = current
-                self.agent.state.model = restored
-        if context.has_thinking_entry:
-            level = cast(ThinkingLevel, context.thinking_level)
-            self.agent.state.thinking_level = clamp_thinking_level(self.model, level)
-        self._queues.forget()
-        self._agent_events.forget_last_reply()
-        return replaced
-
-    async def _announce_restored_model(self, replaced: Model | None) -> None:
-        model = self.model
-        if replaced is not None and model is not None:
-            await self.host.dispatcher.model_select(
-                model=model, previous_model=replaced, source="restore", ctx=self.ctx
-            )
+        await self._navigation.shutdown(reason, target_session_file)
 
     async def new_session(self, *, parent_session: str | None = None) -> bool:
         """Start a fresh session file; returns ``True`` when a plugin cancelled."""
-        dispatcher = self.host.dispatcher
-        if (
-            await dispatcher.session_before_switch(reason="new", target_session_file=None, ctx=self.ctx)
-        ) is not None:
-            return True
-        previous = self._session_file_text()
-        # The next session is chosen first so that shutdown hooks can name its file, as pi's do.
-        planned = self.session_manager.next_session()
-        await self.shutdown("new", _file_text(planned.file))
-        self.session_manager.new_session(parent_session=parent_session, planned=planned)
-        self._restore_from_session()
-        model = self.model
-        if model is not None:
-            self.session_manager.append_model_change(model.provider, model.id)
-        self.session_manager.append_thinking_level_change(self.thinking_level)
-        await self.start("new", previous)
-        return False
+        return await self._navigation.new_session(parent_session=parent_session)
 
     async def switch_session(self, path: str) -> bool:
         """Resume another session file; returns ``True`` when a plugin cancelled."""
-        dispatcher = self.host.dispatcher
-        if (
-            await dispatcher.session_before_switch(reason="resume", target_session_file=path, ctx=self.ctx)
-        ) is not None:
-            return True
-        await self._enter_session(path)
-        return False
-
-    async def _enter_session(self, path: str) -> None:
-        from pi_host.session import SessionFileError, check_session_file
-
-        try:
-            check_session_file(path)  # refused before this session is shut down
-        except SessionFileError as exc:
-            raise SessionError(str(exc)) from exc
-        previous = self._session_file_text()
-        await self.shutdown("resume", path)
-        self.session_manager.set_session_file(path)
-        replaced = self._restore_from_session()
-        await self.start("resume", previous)
-        await self._announce_restored_model(replaced)
+        return await self._navigation.switch_session(path)
 
     async def import_session(
         self,
@@ -859,70 +757,12 @@ class AgentSession:
 
         :raises SessionError: the file cannot be imported, or this session is not saved.
         """
-        from ._import import check_session_file, copy_into_session_dir, import_destination, same_directory
-
-        checked = check_session_file(path)
-        directory = self.session_manager.session_dir
-        if directory is None or not self.session_manager.is_persisted:
-            raise SessionError(
-                "This session is not saved (--no-session), so there is no session directory to "
-                "import into; start pi-host without --no-session"
-            )
-        if checked.cwd_missing:
-            if confirm_missing_cwd is None:
-                # pi's refusal, as at start-up with --session.
-                raise SessionError(
-                    "Stored session working directory does not exist: "
-                    f"{checked.cwd}\nSession file: {checked.source}\nCurrent working directory: {self.cwd}"
-                )
-            if not await confirm_missing_cwd(checked.cwd, self.cwd):
-                return SessionImport(cancelled=True)
-        try:
-            copy = import_destination(checked.source, directory)
-        except OSError as exc:
-            raise SessionError(f"Cannot look into the session directory {directory}: {exc}") from exc
-        if (
-            await self.host.dispatcher.session_before_switch(
-                reason="resume", target_session_file=str(copy), ctx=self.ctx
-            )
-        ) is not None:
-            return SessionImport(cancelled=True)
-        try:
-            copy_into_session_dir(checked.source, copy)
-        except OSError as exc:
-            raise SessionError(f"Cannot copy {checked.source} into {directory}: {exc}") from exc
-        await self._enter_session(str(copy))
-        recorded = checked.cwd if checked.cwd and not same_directory(checked.cwd, self.cwd) else None
-        warnings = tuple(str(warning) for warning in self.session_manager.warnings)
-        return SessionImport(cancelled=False, file=str(copy), recorded_cwd=recorded, warnings=warnings)
+        return await self._navigation.import_session(path, confirm_missing_cwd=confirm_missing_cwd)
 
     async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool:
         """Fork the conversation into a new session file (``/fork``: before a user message;
         ``/clone``: at the entry). Returns ``True`` when a plugin cancelled."""
-        manager = self.session_manager
-        entry = manager.get_entry(entry_id)
-        if entry is None:
-            raise SessionError(f"Entry {entry_id} not found")
-        message = getattr(entry, "message", None)
-        if position == "before" and not isinstance(message, UserMessage):
-            raise SessionError("Can only fork from a user message")
-        decision = await self.host.dispatcher.session_before_fork(
-            entry_id=entry_id, position=position, ctx=self.ctx
-        )
-        if isinstance(decision, Cancel):
-            return True
-        previous = self._session_file_text()
-        planned = manager.next_session()
-        await self.shutdown("fork", _file_text(planned.file))
-        leaf = entry.parent_id if position == "before" else entry.id
-        if leaf is None:
-            manager.new_session(parent_session=previous, planned=planned)
-        else:
-            manager.create_branched_session(leaf, planned=planned)
-        replaced = self._restore_from_session()
-        await self.start("fork", previous)
-        await self._announce_restored_model(replaced)
-        return False
+        return await self._navigation.fork(entry_id, position=position)
 
     async def navigate_tree(
         self,
@@ -934,94 +774,16 @@ class AgentSession:
         label: str | None = None,
     ) -> TreeNavigation:
         """Move the session's leaf to another entry (``/tree``), optionally summarising the branch left."""
-        from pi_host.hookspecs import TreePreparation
+        from ._session_tree import navigate_tree
 
-        manager = self.session_manager
-        old_leaf = manager.leaf_id
-        if target_id == old_leaf:
-            return TreeNavigation(cancelled=False)
-        target = manager.get_entry(target_id)
-        if target is None:
-            raise SessionError(f"Entry {target_id} not found")
-        old_path = {entry.id for entry in manager.get_branch()} if old_leaf else set()
-        target_path = [entry.id for entry in manager.get_branch(target_id)]
-        common = next((entry_id for entry_id in reversed(target_path) if entry_id in old_path), None)
-        to_summarize = (
-            [entry for entry in manager.get_branch() if common is None or entry.id not in set(target_path)]
-            if old_leaf
-            else []
-        )
-        preparation = TreePreparation(
-            target_id=target_id,
-            old_leaf_id=old_leaf,
-            common_ancestor_id=common,
-            entries_to_summarize=tuple(to_summarize),
-            user_wants_summary=summarize,
+        return await navigate_tree(
+            self,
+            target_id,
+            summarize=summarize,
             custom_instructions=custom_instructions,
             replace_instructions=replace_instructions,
             label=label,
         )
-        signal = AbortSignal()
-        decision = await self.host.dispatcher.session_before_tree(
-            preparation=preparation, signal=signal, ctx=self.ctx
-        )
-        if isinstance(decision, Cancel):
-            return TreeNavigation(cancelled=True)
-        summary: BranchSummary | None = None
-        from_hook = False
-        if isinstance(decision, TreeSummaryResult):
-            summary = decision.summary
-            from_hook = summary is not None
-            custom_instructions = decision.custom_instructions or custom_instructions
-            if decision.replace_instructions is not None:
-                replace_instructions = decision.replace_instructions
-            label = decision.label or label
-        if summary is None and summarize and to_summarize:
-            with self.abort_scopes.open("branch_summary", fresh=True) as summary_signal:
-                summary = await self.host.dispatcher.summarize_branch(
-                    entries=cast("list[EntryView]", to_summarize),
-                    custom_instructions=custom_instructions,
-                    replace_instructions=replace_instructions,
-                    signal=summary_signal,
-                    ctx=self.ctx,
-                )
-                if summary_signal.aborted:
-                    return TreeNavigation(cancelled=True, aborted=True)
-        message = getattr(target, "message", None)
-        editor_text = None
-        if isinstance(message, UserMessage):
-            new_leaf = target.parent_id
-            editor_text = user_text(message)
-        elif target.type == "custom_message":
-            new_leaf = target.parent_id
-            content = getattr(target, "content", "")
-            editor_text = content if isinstance(content, str) else None
-        else:
-            new_leaf = target.id
-        summary_entry = None
-        if summary is not None and summary.summary:
-            manager.branch_with_summary(
-                new_leaf, summary.summary, summary.details, from_hook=from_hook or None
-            )
-            summary_entry = manager.get_leaf_entry()
-            if label and summary_entry is not None:
-                manager.append_label_change(summary_entry.id, label)
-        elif new_leaf is None:
-            manager.reset_leaf()
-        else:
-            manager.branch(new_leaf)
-        if label and summary_entry is None:
-            # Without a summary entry to carry it, pi labels the entry navigated to.
-            manager.append_label_change(target_id, label)
-        self.agent.state.messages = manager.build_session_context().messages
-        await self.host.dispatcher.session_tree(
-            new_leaf_id=manager.leaf_id,
-            old_leaf_id=old_leaf,
-            summary_entry=cast("EntryView | None", summary_entry),
-            from_extension=from_hook,
-            ctx=self.ctx,
-        )
-        return TreeNavigation(cancelled=False, editor_text=editor_text)
 
     async def reload(self) -> None:
         """``/reload``: read settings, skills, prompt templates and context files again,
@@ -1038,13 +800,6 @@ class AgentSession:
         self.host.collect_registrations()
         self.set_active_tools(self._active_tool_names)
         await self.start("reload")
-
-    def _session_file_text(self) -> str | None:
-        return _file_text(self.session_manager.session_file)
-
-
-def _file_text(file: Path | None) -> str | None:
-    return None if file is None else str(file)
 
 
 def _awaiting(awaitable: Awaitable[Any]) -> Callable[[], Awaitable[Any]]:
