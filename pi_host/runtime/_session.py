@@ -17,10 +17,7 @@ from anyio.abc import TaskGroup
 
 from pi_host.agent import (
     Agent,
-    AgentContext,
     Tool,
-    TurnContext,
-    TurnUpdate,
 )
 from pi_host.hookspecs import (
     CompactionResult,
@@ -28,8 +25,6 @@ from pi_host.hookspecs import (
     EntryView,
     Mode,
     Stash,
-    ToolCallBlock,
-    ToolCallRewrite,
 )
 from pi_host.messages import (
     AgentMessage,
@@ -52,6 +47,7 @@ from ._context import NullUI, SessionPluginContext
 from ._host import Host
 from ._plugin_settings import PluginSettingsReader
 from ._prompt_gate import PromptGate
+from ._session_agent_callbacks import install_agent_callbacks
 from ._session_agent_events import AgentEventRelay
 from ._session_bash import UserBash
 from ._session_model import ModelControl, clamp_thinking_level
@@ -69,12 +65,6 @@ from ._session_types import (
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from pi_host.agent import (
-        AfterToolCallContext,
-        AfterToolCallResult,
-        BeforeToolCallContext,
-        BeforeToolCallResult,
-    )
     from pi_host.plugin import ExtensionError
     from pi_host.resources import PromptTemplate, Settings, SettingsManager, Skill
     from pi_host.session import SessionManager
@@ -162,7 +152,7 @@ class AgentSession:
         self._agent_events = AgentEventRelay(self, self._queues, self._emit)
         agent.subscribe(self._agent_events.on_agent_event)
         self._navigation = SessionNavigation(self, self._queues, self._agent_events, self._emit)
-        self._install_agent_callbacks()
+        install_agent_callbacks(self)
         self.set_active_tools(active_tools if active_tools is not None else list(host.tools))
 
     @property
@@ -182,101 +172,6 @@ class AgentSession:
         if project is None:
             raise SessionError("This session was built without project resources; trust cannot change")
         await project.apply(self, trusted)
-
-    # -- wiring the agent to plugins ----------------------------------------------------------
-
-    def _install_agent_callbacks(self) -> None:
-        agent, dispatcher, ctx = self.agent, self.host.dispatcher, self.ctx
-
-        async def transform_context(messages: list[AgentMessage], signal: AbortSignal) -> list[AgentMessage]:
-            return await dispatcher.context(messages=messages, ctx=ctx)
-
-        async def on_payload(payload: Any, model: Model) -> Any:
-            return await dispatcher.before_provider_request(payload=payload, model=model, ctx=ctx)
-
-        async def on_response(status: int, headers: dict[str, str], model: Model) -> None:
-            await dispatcher.after_provider_response(status=status, headers=headers, ctx=ctx)
-
-        async def before_tool_call(
-            call: BeforeToolCallContext, signal: AbortSignal
-        ) -> BeforeToolCallResult | None:
-            if not dispatcher.has_implementations("pi_tool_call"):
-                return None
-            from pi_host.agent import BeforeToolCallResult
-
-            raw = call.args.model_dump(mode="json", by_alias=True, exclude_unset=False)
-            verdict = await dispatcher.tool_call(
-                tool_call_id=call.tool_call.id, tool_name=call.tool_call.name, input=raw, ctx=ctx
-            )
-            if isinstance(verdict, ToolCallBlock):
-                return BeforeToolCallResult(block=True, reason=verdict.reason)
-            if isinstance(verdict, ToolCallRewrite):
-                tool = self.host.tools.get(call.tool_call.name)
-                if tool is None:
-                    return None
-                try:
-                    return BeforeToolCallResult(args=tool.validate_arguments(verdict.input))
-                except ValueError as exc:
-                    return BeforeToolCallResult(block=True, reason=str(exc))
-            return None
-
-        async def after_tool_call(
-            call: AfterToolCallContext, signal: AbortSignal
-        ) -> AfterToolCallResult | None:
-            if not dispatcher.has_implementations("pi_tool_result"):
-                return None
-            patch = await dispatcher.tool_result(
-                tool_call_id=call.tool_call.id,
-                tool_name=call.tool_call.name,
-                input=call.args.model_dump(mode="json", by_alias=True),
-                content=call.result.content,
-                details=call.result.details,
-                is_error=call.is_error,
-                ctx=ctx,
-            )
-            if patch is None:
-                return None
-            from pi_host.agent import AfterToolCallResult
-
-            fields = patch.model_fields_set
-            return AfterToolCallResult(
-                content=list(patch.content) if "content" in fields and patch.content is not None else None,
-                details=patch.details if "details" in fields else call.result.details,
-                is_error=patch.is_error if "is_error" in fields else None,
-            )
-
-        async def prepare_next_turn(turn: TurnContext, signal: AbortSignal) -> TurnUpdate | None:
-            if not dispatcher.has_implementations("pi_prepare_next_turn"):
-                return None
-            update = await dispatcher.prepare_next_turn(
-                message=turn.message, tool_results=turn.tool_results, messages=turn.context.messages, ctx=ctx
-            )
-            if update is None:
-                return None
-            context = None
-            if update.messages is not None:
-                context = AgentContext(
-                    system_prompt=self.agent.state.system_prompt,
-                    messages=list(update.messages),
-                    tools=turn.context.tools,
-                )
-            return TurnUpdate(context=context, model=update.model, thinking_level=update.thinking_level)
-
-        async def get_api_key(provider: str) -> str | None:
-            if self.model_resolver is None:
-                return None
-            key: str | None = await self.model_resolver.api_key_for(provider)
-            return key
-
-        agent.transform_context = transform_context
-        agent.on_payload = on_payload
-        agent.on_response = on_response
-        agent.before_tool_call = before_tool_call
-        agent.after_tool_call = after_tool_call
-        agent.prepare_next_turn = prepare_next_turn
-        agent.get_api_key = get_api_key
-        agent.cwd = self.cwd
-        agent.session = self.ctx
 
     # -- subscriptions and events -------------------------------------------------------------
 
