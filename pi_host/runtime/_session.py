@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from anyio.abc import TaskGroup
 
@@ -31,8 +31,6 @@ from pi_host.messages import (
     AssistantMessage,
     BashExecutionMessage,
     CustomMessage,
-    DoneEvent,
-    ErrorEvent,
     ImageContent,
     MessageEndEvent,
     MessageStartEvent,
@@ -457,7 +455,7 @@ class AgentSession:
         self.session_manager.append_session_info(name)
         self.emit_event(SessionInfoChangedEvent(name=name))
 
-    # -- compact (pi's AgentSession.compact) ----------------------------------------------------
+    # -- compaction and one-off requests, for plugins ------------------------------------------
 
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult | None:
         """Compact now (pi's ``compact``, RPC ``compact``, ``/compact``): abort any run first,
@@ -468,45 +466,16 @@ class AgentSession:
 
         :raises SessionError: no plugin registers ``compact``, or the command failed.
         """
-        command = self.host.commands.get("compact")
-        if command is None:
-            raise SessionError(
-                "Compacting is not available: no installed plugin registers the compact command."
-            )
-        if self.is_streaming:
-            await self.abort()
-        before = self.session_manager.leaf_id
-        try:
-            await command.handler(custom_instructions or "", self.ctx)
-        except SessionError:
-            raise
-        except Exception as exc:
-            raise SessionError(str(exc) or type(exc).__name__) from exc
-        entry: Any = self.session_manager.get_leaf_entry()
-        if entry is None or entry.type != "compaction" or entry.id == before:
-            return None
-        return CompactionResult(
-            summary=entry.summary,
-            first_kept_entry_id=entry.first_kept_entry_id,
-            tokens_before=entry.tokens_before,
-            details=entry.details,
-            from_hook=bool(entry.from_hook),
-        )
+        from ._session_services import compact
+
+        return await compact(self, custom_instructions)
 
     def append_compaction_entry(self, result: CompactionResult) -> EntryView:
         """Write pi's ``compaction`` entry for ``result`` and rebuild the agent's messages from
         the session (the summary, then the entries kept)."""
-        self.session_manager.append_compaction(
-            result.summary,
-            result.first_kept_entry_id,
-            result.tokens_before,
-            details=result.details,
-            from_hook=result.from_hook or None,
-        )
-        self.agent.state.messages = self.session_manager.build_session_context().messages
-        entry = self.session_manager.get_leaf_entry()
-        assert entry is not None
-        return cast("EntryView", entry)
+        from ._session_services import append_compaction_entry
+
+        return append_compaction_entry(self, result)
 
     # -- services for plugins -----------------------------------------------------------------
 
@@ -555,34 +524,17 @@ class AgentSession:
         Uses the session's model and credentials unless ``model`` is given. Never raises for
         provider failures: the reply's ``stop_reason`` is ``error`` or ``aborted`` then.
         """
-        from pi_host.messages import convert_to_llm
-        from pi_host.providers import LlmContext, StreamOptions
+        from ._session_services import complete
 
-        target = model or self.model
-        if target is None or self.model_resolver is None:
-            raise SessionError("No model selected: cannot send a request")
-        context = LlmContext(system_prompt=system_prompt, messages=convert_to_llm(messages))
-        options = StreamOptions(
-            signal=signal,
+        return await complete(
+            self,
+            system_prompt,
+            messages,
             max_tokens=max_tokens,
-            reasoning=None if reasoning in (None, "off") else reasoning,
-            session_id=self.session_manager.session_id,
+            model=model,
+            reasoning=reasoning,
+            signal=signal,
         )
-        final: AssistantMessage | None = None
-        async for event in self.model_resolver.stream(target, context, options):
-            if isinstance(event, DoneEvent):
-                final = event.message
-            elif isinstance(event, ErrorEvent):
-                final = event.error
-        if final is None:
-            final = AssistantMessage(
-                api=target.api,
-                provider=target.provider,
-                model=target.id,
-                stop_reason="error",
-                error_message="The provider ended the stream without a final message",
-            )
-        return final
 
     # -- background work ----------------------------------------------------------------------
 
