@@ -189,9 +189,9 @@ class SessionNavigation:
         return False
 
     async def _enter_session(self, path: str) -> None:
-        session = self._session
         from pi_host.session import SessionFileError, check_session_file
 
+        session = self._session
         try:
             check_session_file(path)  # refused before this session is shut down
         except SessionFileError as exc:
@@ -218,9 +218,9 @@ class SessionNavigation:
 
         :raises SessionError: the file cannot be imported, or this session is not saved.
         """
-        session = self._session
         from ._import import check_session_file, copy_into_session_dir, import_destination, same_directory
 
+        session = self._session
         checked = check_session_file(path)
         directory = session.session_manager.session_dir
         if directory is None or not session.session_manager.is_persisted:
