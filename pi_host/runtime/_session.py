@@ -1,10 +1,20 @@
 """AgentSession: pi's coding-agent runtime over the Agent, with every lifecycle stage as a hook.
 
-The prompt pipeline runs in pi's order (plugin command → ``pi_input`` → skill and template
-expansion → queueing while streaming → model and auth check → ``pi_before_prompt`` →
-``pi_before_agent_start`` → run → ``pi_after_agent_run`` loop). Agent events reach plugins
-first, then session subscribers, then the session file (persistence at ``message_end``, after
-plugins, so a replaced message is what is stored).
+The session is the public façade; each job is a private part it is composed of, and the
+parts never import this module (each states what it needs of the session as a protocol):
+
+- ``_session_prompt``: the prompt pipeline, in pi's order (plugin command → ``pi_input`` →
+  skill and template expansion → queueing while streaming → model and auth check →
+  ``pi_before_prompt`` → ``pi_before_agent_start`` → run → ``pi_after_agent_run`` loop);
+- ``_session_queues``: steering, follow-up and next-turn messages;
+- ``_session_bash``: the user's ``!cmd``;
+- ``_session_model``: model and thinking level;
+- ``_session_agent_events``: agent events to plugins, then subscribers, then the session
+  file (persistence at ``message_end``, after plugins, so a replaced message is stored);
+- ``_session_agent_callbacks``: the agent's callbacks bridged to their hooks;
+- ``_session_navigation`` and ``_session_tree``: start, shutdown, /new, /resume, /import,
+  /fork, and /tree;
+- ``_session_services``: compaction and one-off model requests for plugins.
 """
 
 from __future__ import annotations
@@ -15,17 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from anyio.abc import TaskGroup
 
-from pi_host.agent import (
-    Agent,
-    Tool,
-)
-from pi_host.hookspecs import (
-    CompactionResult,
-    ContextUsage,
-    EntryView,
-    Mode,
-    Stash,
-)
+from pi_host.agent import Agent, Tool
+from pi_host.hookspecs import CompactionResult, ContextUsage, EntryView, Mode, Stash
 from pi_host.messages import (
     AgentMessage,
     AssistantMessage,
