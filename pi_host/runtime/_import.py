@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._session import SessionError
+from ._session_types import SessionError
 
 __all__ = [
     "ImportedSession",
