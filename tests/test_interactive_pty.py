@@ -538,10 +538,11 @@ def test_resizing_while_streaming_lays_the_transcript_out_again_once(launch: Any
 
 def test_a_large_paste_shows_as_a_marker_and_sends_the_full_text(launch: Any) -> None:
     term: Terminal = launch([{"text": "Got all of it."}])
-    pasted = "\n".join(f"pasted line {n:02d}" for n in range(1, 31))
+    # 30 lines copied with their last line break: pi counts the pieces, +31 (checked with pi 0.73).
+    pasted = "".join(f"pasted line {n:02d}\n" for n in range(1, 31))
     term.type("look: ")
     term.send(f"\x1b[200~{pasted}\x1b[201~")
-    term.wait_for(lambda: term.editor_text() == "look: [paste #1 +30 lines]")
+    term.wait_for(lambda: term.editor_text() == "look: [paste #1 +31 lines]")
     term.send(ENTER)
     term.wait_for("Got all of it.")
     text = term.screen.text()
@@ -550,6 +551,11 @@ def test_a_large_paste_shows_as_a_marker_and_sends_the_full_text(launch: Any) ->
     term.wait_gone("Working...")
     term.send("\x1b[200~two\nlines\x1b[201~")
     term.wait_for(lambda: term.editor_text() == "two\nlines")
+    # Eleven lines are a marker, numbered on; tabs become four spaces, as in pi's editor.
+    term.send("\x1b[200~" + "\n".join(f"l{n}" for n in range(1, 12)) + "\x1b[201~")
+    term.wait_for(lambda: term.editor_text() == "two\nlines[paste #2 +11 lines]")
+    term.send("\x1b[200~ a\tb\x1b[201~")
+    term.wait_for(lambda: term.editor_text() == "two\nlines[paste #2 +11 lines] a    b")
     term.send(CTRL_D)
 
 
