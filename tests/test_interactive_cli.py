@@ -336,6 +336,12 @@ def test_escape_during_bash_keeps_the_output_so_far(pi_host: Any, tmp_path: Path
     assert term.wait_exit() == 0
 
 
+def term_words(term: Terminal) -> str:
+    """The screen's text without spaces or line breaks, blank lines kept as ``\\n``: a
+    message wrapped over lines reads as one word, and where it ends shows."""
+    return "\n".join("".join(block.split()) for block in term.screen.text().split("\n\n"))
+
+
 def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here(
     pi_host: Any, tmp_path: Path
 ) -> None:
@@ -379,8 +385,19 @@ def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here
     term.submit("/export")
     exported = tmp_path / f"pi-host-session-{session_file.stem}.html"
     term.wait_for(lambda: exported.exists())
-    term.wait_for(lambda: f"Sessionexportedto:{exported}" in "".join(term.screen.text().split()))
+    # As pi, the message names the file as written: the default name, relative to the cwd.
+    term.wait_for(lambda: f"Sessionexportedto:{exported.name}\n" in term_words(term))
     assert "Answer three." in exported.read_text()
+    # A .jsonl target gets the current branch alone, as a session file chained anew (pi's).
+    term.submit("/export out/branch.jsonl")
+    branch_file = tmp_path / "out" / "branch.jsonl"
+    term.wait_for(lambda: f"Sessionexportedto:{branch_file}\n" in term_words(term))
+    lines = [json.loads(line) for line in branch_file.read_text().splitlines()]
+    assert lines[0]["type"] == "session"
+    texts = json.dumps(lines)
+    assert "another take" in texts and "Answer three." in texts
+    assert "first question" not in texts and "second question" not in texts
+    assert [line.get("parentId") for line in lines[1:]] == [None] + [line["id"] for line in lines[1:-1]]
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0

@@ -43,7 +43,7 @@ BUILTIN_COMMANDS: tuple[tuple[str, str], ...] = (
     ("tree", "Jump to any point of the session tree"),
     ("name", "Set the session's display name"),
     ("session", "Show the session file, id, message counts, tokens and cost"),
-    ("export", "Write the session as HTML (optional output path)"),
+    ("export", "Write the session as HTML, or the branch as .jsonl (optional output path)"),
     ("import", "Import a session file (.jsonl) and continue it"),
     ("copy", "Copy the last reply to the clipboard"),
     ("reload", "Reload plugins, skills, prompt templates and context files"),
@@ -490,7 +490,11 @@ class CommandRunner:
         from ._app import maybe_await
 
         try:
-            path = await maybe_await(self.session.export_html(_first_argument(args)))
+            target = _first_argument(args)
+            if target and target.endswith(".jsonl"):  # as pi: the branch as a session file
+                path = await maybe_await(self.session.export_jsonl(target))
+            else:
+                path = await maybe_await(self.session.export_html(target))
         except Exception as exc:
             self.app.error(f"Failed to export session: {exc}")
             return
