@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.interactive_support.terminal import ALT_ENTER, CTRL_C, DOWN, ENTER, ESCAPE, UP, Terminal
+from tests.interactive_support.terminal import ALT_ENTER, CTRL_C, DOWN, ENTER, ESCAPE, Terminal
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
@@ -131,12 +131,10 @@ def test_interactive_session_end_to_end(pi_host: Any, tmp_path: Path) -> None:
 
     # /tree: go back to the first user message, without a summary; its text returns to the editor.
     term.submit("/tree")
-    term.wait_for("Session tree", where=term.screen.screen_text)
+    term.wait_for("Session Tree", where=term.screen.screen_text)
     term.wait_for("• [compaction:", where=term.screen.screen_text)  # the tree draws after its title
-    for _ in range(40):
-        term.send(UP)
-    term.wait_for(f"{SELECTED} • [model: faux-1]", where=term.screen.screen_text)  # the first entry
-    move_down_to(term, "• user: hello there")
+    term.wait_for(f"{SELECTED} • [compaction:", where=term.screen.screen_text)  # the leaf
+    term.send(DOWN)  # round to the first entry (the model change is bookkeeping, not shown)
     term.wait_for(f"{SELECTED} • user: hello there", where=term.screen.screen_text)
     term.send(ENTER)
     term.wait_for("Summarize branch?", where=term.screen.screen_text)
@@ -355,10 +353,9 @@ def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here
     # Back to the first question, and off on another branch from there.
     term.submit("/tree")
     term.wait_for("• user: second question", where=term.screen.screen_text)
-    for _ in range(20):
-        term.send(UP)
-    term.wait_for(f"{SELECTED} • [model: faux-1]", where=term.screen.screen_text)  # the first entry
-    move_down_to(term, "• user: first question")
+    term.wait_for(f"{SELECTED} • assistant: Answer two.", where=term.screen.screen_text)  # the leaf
+    term.send(DOWN)  # round to the first entry
+    term.wait_for(f"{SELECTED} • user: first question", where=term.screen.screen_text)
     term.send(ENTER)
     term.wait_for("Summarize branch?", where=term.screen.screen_text)
     term.send(ENTER)
