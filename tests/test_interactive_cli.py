@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.interactive_support.terminal import ALT_ENTER, CTRL_C, DOWN, ENTER, ESCAPE, Terminal
+from tests.interactive_support.terminal import ALT_ENTER, CTRL_C, CTRL_D, DOWN, ENTER, ESCAPE, Terminal
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
@@ -446,3 +446,53 @@ def test_a_plugin_package_extends_the_screen(pi_host: Any, tmp_path: Path) -> No
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        pytest.param({}, id="the-transport-retries"),
+        pytest.param(
+            {"retry": {"provider": {"maxRetries": 0}, "baseDelayMs": 10}}, id="the-retry-plugin-retries"
+        ),
+    ],
+)
+def test_two_overloaded_replies_then_an_answer_leave_no_error_on_screen(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    """Two 529s from a real (local) Anthropic endpoint, then a reply: the user sees the reply
+    only, whether the provider transport absorbs the failures quietly (the default) or, with
+    the transport's retries off, the retry plugin retries and its failed attempts are replaced."""
+    from tests.fakeservers import AnthropicServer, anthropic_error, anthropic_reply
+
+    overloaded = anthropic_error(529, "Overloaded")
+    with AnthropicServer([overloaded, overloaded, anthropic_reply("Third time lucky.")]) as server:
+        agent = tmp_path / "agent"
+        agent.mkdir()
+        (agent / "settings.json").write_text(json.dumps(settings))
+        models = {
+            "providers": {
+                "local": {
+                    "baseUrl": server.url,
+                    "api": "anthropic-messages",
+                    "apiKey": "test-key",
+                    "models": [{"id": "claude-local", "contextWindow": 100000, "maxTokens": 4096}],
+                }
+            }
+        }
+        (agent / "models.json").write_text(json.dumps(models))
+        environment = {"PI_HOST_DIR": str(agent), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+        term = Terminal([PI_HOST, "--model", "local/claude-local"], cwd=tmp_path, env=environment)
+        try:
+            term.wait_for("(auto)", timeout=60)
+            term.submit("hello")
+            term.wait_for("Third time lucky.", timeout=30)
+            term.wait_gone("Working...")
+            term.wait_gone("Retrying")
+            assert len(server.requests) == 3
+            text = term.screen.text()  # the scrollback too
+            assert "Overloaded" not in text and "Error" not in text and "529" not in text, term.dump()
+            term.send(CTRL_D)
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
