@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.interactive_support.screen import Screen
 from tests.interactive_support.terminal import (
     ALT_ENTER,
     ALT_UP,
@@ -615,6 +616,23 @@ def test_frames_are_synchronized_and_an_erase_is_redrawn_in_the_same_frame(launc
             # (its model name) is in the same update.
             assert "fake-model" in frame, repr(frame[-300:])
     assert "\x1b[J" not in outside  # nothing is erased outside a synchronized update
+
+    # What a terminal that honours synchronized output shows: the screen as each update ends.
+    # From the first paragraph to the last, every one of them has the editor and the footer.
+    replay = Screen(term.screen.rows, term.screen.columns)
+    shown = 0
+    for piece in term.raw.split(end):
+        replay.feed(piece + end)
+        if "\x1b[?2026h" in piece and "end40." not in replay.text() and "Paragraph 01" in replay.text():
+            screen = replay.display()
+            rules = [
+                i for i, line in enumerate(screen) if len(line) >= replay.columns - 2 and set(line) == {"─"}
+            ]
+            assert len(rules) >= 2 and any("fake-model" in line for line in screen[rules[-1] :]), "\n".join(
+                screen
+            )
+            shown += 1
+    assert shown > 20  # many updates were looked at, not a lucky few
 
 
 def test_tree_names_tool_only_turns_and_searches_by_typed_text(launch: Any) -> None:
