@@ -103,8 +103,17 @@ def test_session_file_is_written_and_exports_to_html(tmp_path: Path) -> None:
     out = tmp_path / "out.html"
     exported = run(["--export", str(files[0]), str(out)], tmp_path)
     assert exported.returncode == 0, exported.stderr
+    assert exported.stdout.strip() == f"Exported to: {out}"
     page = out.read_text()
     assert "Hello &lt;world&gt;" in page and "<script" not in page
+    # Without an output path, as pi: into the working directory, named after the session.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    exported = run(["--export", str(files[0])], elsewhere)
+    assert exported.returncode == 0, exported.stderr
+    default = f"pi-host-session-{files[0].stem}.html"
+    assert exported.stdout.strip() == f"Exported to: {default}"
+    assert "Hello &lt;world&gt;" in (elsewhere / default).read_text()
 
 
 def test_unknown_flag_names_the_closest_match(tmp_path: Path) -> None:

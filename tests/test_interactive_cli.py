@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.interactive_support.terminal import ALT_ENTER, CTRL_C, DOWN, ENTER, ESCAPE, UP, Terminal
+from tests.interactive_support.terminal import ALT_ENTER, CTRL_C, CTRL_D, DOWN, ENTER, ESCAPE, Terminal
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
@@ -131,12 +131,10 @@ def test_interactive_session_end_to_end(pi_host: Any, tmp_path: Path) -> None:
 
     # /tree: go back to the first user message, without a summary; its text returns to the editor.
     term.submit("/tree")
-    term.wait_for("Session tree", where=term.screen.screen_text)
+    term.wait_for("Session Tree", where=term.screen.screen_text)
     term.wait_for("• [compaction:", where=term.screen.screen_text)  # the tree draws after its title
-    for _ in range(40):
-        term.send(UP)
-    term.wait_for(f"{SELECTED} • [model: faux-1]", where=term.screen.screen_text)  # the first entry
-    move_down_to(term, "• user: hello there")
+    term.wait_for(f"{SELECTED} • [compaction:", where=term.screen.screen_text)  # the leaf
+    term.send(DOWN)  # round to the first entry (the model change is bookkeeping, not shown)
     term.wait_for(f"{SELECTED} • user: hello there", where=term.screen.screen_text)
     term.send(ENTER)
     term.wait_for("Summarize branch?", where=term.screen.screen_text)
@@ -336,6 +334,12 @@ def test_escape_during_bash_keeps_the_output_so_far(pi_host: Any, tmp_path: Path
     assert term.wait_exit() == 0
 
 
+def term_words(term: Terminal) -> str:
+    """The screen's text without spaces or line breaks, blank lines kept as ``\\n``: a
+    message wrapped over lines reads as one word, and where it ends shows."""
+    return "\n".join("".join(block.split()) for block in term.screen.text().split("\n\n"))
+
+
 def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here(
     pi_host: Any, tmp_path: Path
 ) -> None:
@@ -349,10 +353,9 @@ def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here
     # Back to the first question, and off on another branch from there.
     term.submit("/tree")
     term.wait_for("• user: second question", where=term.screen.screen_text)
-    for _ in range(20):
-        term.send(UP)
-    term.wait_for(f"{SELECTED} • [model: faux-1]", where=term.screen.screen_text)  # the first entry
-    move_down_to(term, "• user: first question")
+    term.wait_for(f"{SELECTED} • assistant: Answer two.", where=term.screen.screen_text)  # the leaf
+    term.send(DOWN)  # round to the first entry
+    term.wait_for(f"{SELECTED} • user: first question", where=term.screen.screen_text)
     term.send(ENTER)
     term.wait_for("Summarize branch?", where=term.screen.screen_text)
     term.send(ENTER)
@@ -379,8 +382,19 @@ def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here
     term.submit("/export")
     exported = tmp_path / f"pi-host-session-{session_file.stem}.html"
     term.wait_for(lambda: exported.exists())
-    term.wait_for(lambda: f"Sessionexportedto:{exported}" in "".join(term.screen.text().split()))
+    # As pi, the message names the file as written: the default name, relative to the cwd.
+    term.wait_for(lambda: f"Sessionexportedto:{exported.name}\n" in term_words(term))
     assert "Answer three." in exported.read_text()
+    # A .jsonl target gets the current branch alone, as a session file chained anew (pi's).
+    term.submit("/export out/branch.jsonl")
+    branch_file = tmp_path / "out" / "branch.jsonl"
+    term.wait_for(lambda: f"Sessionexportedto:{branch_file}\n" in term_words(term))
+    lines = [json.loads(line) for line in branch_file.read_text().splitlines()]
+    assert lines[0]["type"] == "session"
+    texts = json.dumps(lines)
+    assert "another take" in texts and "Answer three." in texts
+    assert "first question" not in texts and "second question" not in texts
+    assert [line.get("parentId") for line in lines[1:]] == [None] + [line["id"] for line in lines[1:-1]]
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0
@@ -432,3 +446,53 @@ def test_a_plugin_package_extends_the_screen(pi_host: Any, tmp_path: Path) -> No
     term.send(CTRL_C)
     term.send(CTRL_C)
     assert term.wait_exit() == 0
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        pytest.param({}, id="the-transport-retries"),
+        pytest.param(
+            {"retry": {"provider": {"maxRetries": 0}, "baseDelayMs": 10}}, id="the-retry-plugin-retries"
+        ),
+    ],
+)
+def test_two_overloaded_replies_then_an_answer_leave_no_error_on_screen(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    """Two 529s from a real (local) Anthropic endpoint, then a reply: the user sees the reply
+    only, whether the provider transport absorbs the failures quietly (the default) or, with
+    the transport's retries off, the retry plugin retries and its failed attempts are replaced."""
+    from tests.fakeservers import AnthropicServer, anthropic_error, anthropic_reply
+
+    overloaded = anthropic_error(529, "Overloaded")
+    with AnthropicServer([overloaded, overloaded, anthropic_reply("Third time lucky.")]) as server:
+        agent = tmp_path / "agent"
+        agent.mkdir()
+        (agent / "settings.json").write_text(json.dumps(settings))
+        models = {
+            "providers": {
+                "local": {
+                    "baseUrl": server.url,
+                    "api": "anthropic-messages",
+                    "apiKey": "test-key",
+                    "models": [{"id": "claude-local", "contextWindow": 100000, "maxTokens": 4096}],
+                }
+            }
+        }
+        (agent / "models.json").write_text(json.dumps(models))
+        environment = {"PI_HOST_DIR": str(agent), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+        term = Terminal([PI_HOST, "--model", "local/claude-local"], cwd=tmp_path, env=environment)
+        try:
+            term.wait_for("(auto)", timeout=60)
+            term.submit("hello")
+            term.wait_for("Third time lucky.", timeout=30)
+            term.wait_gone("Working...")
+            term.wait_gone("Retrying")
+            assert len(server.requests) == 3
+            text = term.screen.text()  # the scrollback too
+            assert "Overloaded" not in text and "Error" not in text and "529" not in text, term.dump()
+            term.send(CTRL_D)
+            assert term.wait_exit() == 0
+        finally:
+            term.close()

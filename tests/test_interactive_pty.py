@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 
+from tests.interactive_support.screen import Screen
 from tests.interactive_support.terminal import (
     ALT_ENTER,
     ALT_UP,
     CTRL_C,
     CTRL_D,
+    DOWN,
     ENTER,
     ESCAPE,
     TAB,
@@ -28,6 +30,8 @@ from tests.interactive_support.terminal import (
 )
 
 SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
+CTRL_A, CTRL_O, CTRL_T, CTRL_U = "\x01", "\x0f", "\x14", "\x15"
+CTRL_LEFT, CTRL_RIGHT = "\x1b[1;5D", "\x1b[1;5C"
 ALT_T = "\x1bt"
 CTRL_O = "\x0f"
 CTRL_T = "\x14"
@@ -130,12 +134,12 @@ def test_prompt_stream_steer_abort_compact_tree_quit(launch: Any) -> None:
 
     # /tree: the session tree in place of the editor; pick the first user message, no summary.
     term.submit("/tree")
-    term.wait_for("Session tree", where=term.screen.screen_text)
+    term.wait_for("Session Tree", where=term.screen.screen_text)
     screen = term.screen.screen_text()
     assert "user: hello there" in screen
     assert "[compaction: 12k tokens]" in screen
-    for _ in range(30):
-        term.send(UP)
+    term.wait_for(f"{SELECTED} • [compaction: 12k tokens]", where=term.screen.screen_text)  # the leaf
+    term.send(DOWN)  # from the last entry round to the first, as in pi
     term.wait_for(f"{SELECTED} • user: hello there", where=term.screen.screen_text)
     term.send(ENTER)
     term.wait_for("Summarize branch?", where=term.screen.screen_text)
@@ -538,10 +542,11 @@ def test_resizing_while_streaming_lays_the_transcript_out_again_once(launch: Any
 
 def test_a_large_paste_shows_as_a_marker_and_sends_the_full_text(launch: Any) -> None:
     term: Terminal = launch([{"text": "Got all of it."}])
-    pasted = "\n".join(f"pasted line {n:02d}" for n in range(1, 31))
+    # 30 lines copied with their last line break: pi counts the pieces, +31 (checked with pi 0.73).
+    pasted = "".join(f"pasted line {n:02d}\n" for n in range(1, 31))
     term.type("look: ")
     term.send(f"\x1b[200~{pasted}\x1b[201~")
-    term.wait_for(lambda: term.editor_text() == "look: [paste #1 +30 lines]")
+    term.wait_for(lambda: term.editor_text() == "look: [paste #1 +31 lines]")
     term.send(ENTER)
     term.wait_for("Got all of it.")
     text = term.screen.text()
@@ -550,6 +555,11 @@ def test_a_large_paste_shows_as_a_marker_and_sends_the_full_text(launch: Any) ->
     term.wait_gone("Working...")
     term.send("\x1b[200~two\nlines\x1b[201~")
     term.wait_for(lambda: term.editor_text() == "two\nlines")
+    # Eleven lines are a marker, numbered on; tabs become four spaces, as in pi's editor.
+    term.send("\x1b[200~" + "\n".join(f"l{n}" for n in range(1, 12)) + "\x1b[201~")
+    term.wait_for(lambda: term.editor_text() == "two\nlines[paste #2 +11 lines]")
+    term.send("\x1b[200~ a\tb\x1b[201~")
+    term.wait_for(lambda: term.editor_text() == "two\nlines[paste #2 +11 lines] a    b")
     term.send(CTRL_D)
 
 
@@ -607,6 +617,23 @@ def test_frames_are_synchronized_and_an_erase_is_redrawn_in_the_same_frame(launc
             assert "fake-model" in frame, repr(frame[-300:])
     assert "\x1b[J" not in outside  # nothing is erased outside a synchronized update
 
+    # What a terminal that honours synchronized output shows: the screen as each update ends.
+    # From the first paragraph to the last, every one of them has the editor and the footer.
+    replay = Screen(term.screen.rows, term.screen.columns)
+    shown = 0
+    for piece in term.raw.split(end):
+        replay.feed(piece + end)
+        if "\x1b[?2026h" in piece and "end40." not in replay.text() and "Paragraph 01" in replay.text():
+            screen = replay.display()
+            rules = [
+                i for i, line in enumerate(screen) if len(line) >= replay.columns - 2 and set(line) == {"─"}
+            ]
+            assert len(rules) >= 2 and any("fake-model" in line for line in screen[rules[-1] :]), "\n".join(
+                screen
+            )
+            shown += 1
+    assert shown > 20  # many updates were looked at, not a lucky few
+
 
 def test_tree_names_tool_only_turns_and_searches_by_typed_text(launch: Any) -> None:
     term: Terminal = launch(
@@ -619,13 +646,91 @@ def test_tree_names_tool_only_turns_and_searches_by_typed_text(launch: Any) -> N
     term.wait_for("All green.")
     term.wait_gone("Working...")
     term.submit("/tree")
-    term.wait_for("Session tree", where=term.screen.screen_text)
+    term.wait_for("Session Tree", where=term.screen.screen_text)
     term.wait_for("• assistant: → bash make test", where=term.screen.screen_text)
     assert "(no content)" not in term.screen.screen_text()
     term.send("green")
     term.wait_for(lambda: "user: run the tests" not in term.screen.screen_text())
     term.wait_for(f"{SELECTED} • assistant: All green.", where=term.screen.screen_text)
+    term.send(ESCAPE)  # clears the search first, as in pi
+    term.wait_for("user: run the tests", where=term.screen.screen_text)
     term.send(ESCAPE)
-    term.wait_gone("Session tree")
+    term.wait_gone("Session Tree")
+    term.send(CTRL_D)
+    assert term.wait_exit() == 0
+
+
+def test_tree_filters_and_folds_as_pi(launch: Any) -> None:
+    """pi's /tree keys: Ctrl+T/U/L/A/D and Ctrl+O pick what shows, Ctrl+←/→ fold and unfold."""
+    term: Terminal = launch(
+        [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "make test"}, "result": "42 passed"}]},
+            {"text": "All green."},
+            {"text": "Second answer."},
+            {"text": "Third answer."},
+        ]
+    )
+    screen = term.screen.screen_text
+    term.submit("run the tests")
+    term.wait_for("All green.")
+    term.wait_gone("Working...")
+    term.submit("second prompt")
+    term.wait_for("Second answer.")
+    term.wait_gone("Working...")
+    # Branch off after "All green.": pick it, no summary, and ask something else.
+    term.submit("/tree")
+    term.wait_for(f"{SELECTED} • assistant: Second answer.", where=screen)
+    term.send(UP)
+    term.wait_for(f"{SELECTED} • user: second prompt", where=screen)
+    term.send(UP)
+    term.wait_for(f"{SELECTED} • assistant: All green.", where=screen)
+    term.send(ENTER)
+    term.wait_for("Summarize branch?", where=screen)
+    term.send(ENTER)
+    term.wait_for("Navigated to selected point")
+    term.submit("third prompt")
+    term.wait_for("Third answer.")
+    term.wait_gone("Working...")
+
+    term.submit("/tree")
+    term.wait_for(f"{SELECTED} │  • assistant: Third answer.", where=screen)
+    assert "├⊟ • user: third prompt" in screen() and "└⊟ user: second prompt" in screen()
+    term.send(CTRL_LEFT)  # not a segment start: up to the start of its segment
+    term.wait_for(f"{SELECTED} ├⊟ • user: third prompt", where=screen)
+    term.send(CTRL_LEFT)  # a segment start: it folds
+    term.wait_for(f"{SELECTED} ├⊞ • user: third prompt", where=screen)
+    assert "• assistant: Third answer." not in screen() and "assistant: Second answer." in screen()
+    term.send(CTRL_RIGHT)
+    term.wait_for("│  • assistant: Third answer.", where=screen)
+
+    # Filters: no tool results, then back; user messages only; labeled only; everything.
+    assert "[bash] make test" in screen()
+    term.send(CTRL_T)
+    term.wait_for("[no-tools]", where=screen)
+    assert "[bash] make test" not in screen() and "assistant: All green." in screen()
+    term.send(CTRL_T)
+    term.wait_for(lambda: "[no-tools]" not in screen() and "[bash] make test" in screen())
+    term.send(CTRL_U)
+    term.wait_for("[user]", where=screen)
+    assert "user: run the tests" in screen() and "assistant:" not in screen()
+    term.send(CTRL_O)  # user-only -> labeled-only
+    term.wait_for("No entries found", where=screen)
+    term.wait_for("(0/0) [labeled]", where=screen)
+    term.send(CTRL_O)  # -> all (this session has no bookkeeping entries: as the default)
+    term.wait_for("[all]", where=screen)
+    term.wait_for("[bash] make test", where=screen)
+    term.send(CTRL_A)  # toggles "all" off again
+    term.wait_for(lambda: "[all]" not in screen())
+    term.send(CTRL_U)
+    term.wait_for("[user]", where=screen)
+    term.send(CTRL_D)  # the default view, not quitting
+    term.wait_for(lambda: "[user]" not in screen() and "[bash] make test" in screen())
+    # Typing searches; Escape clears the search first, then closes the tree.
+    term.send("third")
+    term.wait_for(lambda: "second prompt" not in screen() and "user: third prompt" in screen())
+    term.send(ESCAPE)
+    term.wait_for("second prompt", where=screen)
+    term.send(ESCAPE)
+    term.wait_gone("Session Tree")
     term.send(CTRL_D)
     assert term.wait_exit() == 0

@@ -292,9 +292,67 @@ def test_flatten_tree_indents_branches_and_marks_the_active_path() -> None:
     lines = [row[1] for row in rows]
     assert lines[0] == "• user: first question"
     assert lines[1] == "• assistant: → bash ls"  # a turn of tool calls only is named by them
-    assert lines[2] == "├─ • [bash] ls"
+    assert lines[2] == "├⊟ • [bash] ls"  # a branch that can fold (Ctrl+←) says so
     assert lines[3] == "│  • assistant: done"
     assert lines[4] == "└─ [try] user: other branch"
+    # pi's filter modes.
+    assert [row[1] for row in flatten_tree([root], "a2", "no-tools")][2] == "├─ • assistant: done"
+    assert [row[0] for row in flatten_tree([root], "a2", "user-only")] == ["u1", "u2"]
+    assert flatten_tree([root], "a2", "labeled-only") == [("u2", "[try] user: other branch")]
+
+
+def test_tree_view_folds_and_jumps_between_branch_segments() -> None:
+    from pi_host.modes._interactive._tree import TreeView
+
+    # u1 ─ a1 ┬ u2 ─ a2 (current)     u3 is a second branch from a1
+    #         └ u3 ─ a3
+    root = _message_node(
+        "u1",
+        UserMessage(content="q1"),
+        _message_node(
+            "a1",
+            AssistantMessage(content=[TextContent(text="r1")]),
+            _message_node(
+                "u2",
+                UserMessage(content="q2"),
+                _message_node("a2", AssistantMessage(content=[TextContent(text="r2")])),
+            ),
+            _message_node(
+                "u3",
+                UserMessage(content="q3"),
+                _message_node("a3", AssistantMessage(content=[TextContent(text="r3")])),
+            ),
+        ),
+    )
+    view = TreeView([root], "a2")
+    assert view.selected_id == "a2"
+    view.fold_or_up()  # a2 starts no segment: up to the start of its segment
+    assert view.selected_id == "u2"
+    view.fold_or_up()  # u2 starts one: it folds
+    assert [row[1] for row in view.rows()] == [
+        "• user: q1",
+        "• assistant: r1",
+        "├⊞ • user: q2",
+        "└⊟ user: q3",
+        "   assistant: r3",
+    ]
+    view.fold_or_up()  # folded already: up to the root
+    assert view.selected_id == "u1"
+    view.unfold_or_down()  # down to the first branch
+    assert view.selected_id == "u2"
+    view.unfold_or_down()
+    assert "a2" in [row[0] for row in view.rows()]
+    view.unfold_or_down()  # no branch below: the end of the segment
+    assert view.selected_id == "a2"
+    # A new filter unfolds everything; the selection stays on its entry or the nearest shown ancestor.
+    view.fold_or_up()
+    view.fold_or_up()
+    view.set_mode("user-only")
+    assert view.folded == set() and view.selected_id == "u2"
+    view.set_mode("user-only", toggle=True)
+    assert view.mode == "default"
+    view.search("q3 user")
+    assert [row[0] for row in view.rows()] == ["u3"] and view.status() == "(1/1)"
 
 
 def test_flatten_tree_reads_pi_entries_by_camel_case_keys() -> None:
@@ -303,7 +361,13 @@ def test_flatten_tree_reads_pi_entries_by_camel_case_keys() -> None:
         entry={"id": "t", "type": "thinking_level_change", "thinkingLevel": "high"}, children=[compaction]
     )
     label = TreeNode(entry={"id": "l", "type": "label", "targetId": "t"}, children=[thinking])
-    assert [row[1] for row in flatten_tree([label], None)] == ["[thinking: high]", "[compaction: 46k tokens]"]
+    assert [row[1] for row in flatten_tree([label], None, "all")] == [
+        "[label: (cleared)]",
+        "[thinking: high]",
+        "[compaction: 46k tokens]",
+    ]
+    # The default view leaves settings and bookkeeping out, as pi's.
+    assert [row[1] for row in flatten_tree([label], None)] == ["[compaction: 46k tokens]"]
 
 
 def test_thinking_is_hidden_behind_a_label() -> None:

@@ -1,7 +1,11 @@
-"""HTML export of a session file (``pi-host --export in.jsonl [out.html]``, ``/export``).
+"""Export of a session file (``pi-host --export in.jsonl [out.html]``, ``/export [file]``).
 
-One self-contained page: the active branch as a conversation (user, assistant, thinking,
+HTML: one self-contained page: the active branch as a conversation (user, assistant, thinking,
 tool calls and results), then the whole entry tree with labels. No scripts, no external assets.
+As pi's, the page goes into the working directory by default, named
+``pi-host-session-<session file name>.html``.
+
+JSONL (``/export file.jsonl``): the current branch alone, as a session file of its own.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_host.messages import (
     AgentMessage,
@@ -28,8 +32,12 @@ from pi_host.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_host.session._jsjson import js_dumps
 
-__all__ = ["export_html", "render_session_html", "run_export"]
+if TYPE_CHECKING:
+    from pi_host.session import SessionManager
+
+__all__ = ["default_export_name", "export_html", "export_jsonl", "render_session_html", "run_export"]
 
 _STYLE = """
 body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;
@@ -143,10 +151,37 @@ def render_session_html(path: str | os.PathLike[str]) -> str:
     )
 
 
+def default_export_name(session_file: str | os.PathLike[str]) -> str:
+    """pi's default export file name, with pi-host's name for pi's: ``pi-host-session-<stem>.html``."""
+    return f"pi-host-session-{Path(session_file).stem}.html"
+
+
 def export_html(session_file: str | os.PathLike[str], output: str | os.PathLike[str] | None = None) -> Path:
-    """Write the HTML export next to the session (or to ``output``); returns the path written."""
-    target = Path(output) if output else Path(session_file).with_suffix(".html")
+    """Write the HTML export to ``output``, by default :func:`default_export_name` in the
+    working directory (as pi does); returns the path written, as given."""
+    target = Path(output) if output else Path(default_export_name(session_file))
     target.write_text(render_session_html(session_file), encoding="utf-8")
+    return target
+
+
+def export_jsonl(manager: SessionManager, output: str | os.PathLike[str]) -> Path:
+    """Write the current branch of ``manager``'s session to ``output`` as a session file of
+    its own: a new header, then the branch's entries each chained to the one before (pi's
+    ``/export file.jsonl``). Missing folders are made; returns the absolute path written."""
+    from pi_host.session import SessionHeader
+
+    target = Path(output).resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    source = manager.header
+    header = SessionHeader(id=source.id, cwd=source.cwd)
+    lines = [header.to_json()]
+    previous: str | None = None
+    for entry in manager.get_branch():
+        data = entry.to_json_dict()
+        data["parentId"] = previous
+        lines.append(js_dumps(data))
+        previous = entry.id
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return target
 
 
@@ -170,5 +205,5 @@ def run_export(session_file: str, output: str | None) -> int:
     except OSError as exc:
         print(f"Error: could not export {session_file}: {exc}", file=sys.stderr)
         return 1
-    print(f"Exported to {target}")
+    print(f"Exported to: {target}")
     return 0

@@ -295,14 +295,21 @@ class InteractiveSessionAdapter:
         self._session.set_session_name(name)
 
     def export_html(self, path: str | None = None) -> str:
-        from ._export import export_html
+        from ._export import default_export_name, export_html
 
         file = self._session.session_manager.session_file
         if file is None:
             raise SessionError("This session is not saved (--no-session); there is nothing to export.")
-        # As pi's /export: into the working directory, named after the session file.
-        target = Path(self.cwd, path or f"pi-host-session-{Path(file).stem}.html")
-        return str(export_html(file, target))
+        # As pi's /export: into the working directory, named after the session file; the path
+        # is reported as given.
+        name = path or default_export_name(file)
+        export_html(file, Path(self.cwd, name))
+        return name
+
+    def export_jsonl(self, path: str) -> str:
+        from ._export import export_jsonl
+
+        return str(export_jsonl(self._session.session_manager, Path(self.cwd, path)))
 
     async def import_session(
         self, path: str, *, confirm_missing_cwd: Callable[[str, str], Awaitable[bool]]

@@ -519,6 +519,12 @@ class FakeInteractiveSession:
             handle.write("<html></html>")
         return target
 
+    def export_jsonl(self, path: str) -> str:
+        target = f"{self._cwd}/{path}"
+        with open(target, "w") as handle:
+            handle.write("{}\n")
+        return target
+
     async def reload(self) -> None:
         return None
 

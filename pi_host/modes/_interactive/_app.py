@@ -931,8 +931,18 @@ class InteractiveApp:
 
     def on_paste(self, data: str) -> None:
         """A bracketed paste: a large one goes into the editor as pi's ``[paste #N +L lines]``
-        marker (``[paste #N C chars]`` for one long line); the full text is sent."""
-        text = data.replace("\r\n", "\n").replace("\r", "\n")
+        marker (``[paste #N C chars]`` for one long line); the full text is sent.
+
+        As pi counts, L is the number of pieces between line breaks: 30 lines copied with
+        their final line break are ``+31 lines``. Tabs become four spaces and other control
+        characters are dropped, as pi's editor does with pasted text.
+        """
+        text = data.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
+        text = "".join(char for char in text if char == "\n" or ord(char) >= 32)
+        # A pasted path right after a word gets a space, so that it stays a separate word.
+        before = self.buffer.document.text_before_cursor
+        if text[:1] in ("/", "~", ".") and before[-1:].isalnum():
+            text = " " + text
         lines = text.split("\n")
         if len(lines) <= _PASTE_MAX_LINES and len(text) <= _PASTE_MAX_CHARS:
             self.buffer.insert_text(text)

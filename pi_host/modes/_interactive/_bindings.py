@@ -26,10 +26,10 @@ __all__ = ["EDITOR_ACTION_IDS", "build_key_bindings"]
 Handler = Callable[[KeyPressEvent], object]
 
 EDITOR_ACTION_IDS = tuple(
-    action.id for action in ACTIONS if not action.id.startswith(("tui.select.", "app.models."))
+    action.id for action in ACTIONS if not action.id.startswith(("tui.select.", "app.models.", "app.tree."))
 )
 """The actions bound while the editor has the focus (the select ones belong to the lists, the
-``app.models`` ones to ``/scoped-models``)."""
+``app.models`` ones to ``/scoped-models``, the ``app.tree`` ones to ``/tree``)."""
 
 # pi's editor actions that prompt_toolkit has as readline commands.
 _NAMED_COMMANDS = {

@@ -43,7 +43,7 @@ BUILTIN_COMMANDS: tuple[tuple[str, str], ...] = (
     ("tree", "Jump to any point of the session tree"),
     ("name", "Set the session's display name"),
     ("session", "Show the session file, id, message counts, tokens and cost"),
-    ("export", "Write the session as HTML (optional output path)"),
+    ("export", "Write the session as HTML, or the branch as .jsonl (optional output path)"),
     ("import", "Import a session file (.jsonl) and continue it"),
     ("copy", "Copy the last reply to the clipboard"),
     ("reload", "Reload plugins, skills, prompt templates and context files"),
@@ -356,23 +356,17 @@ class CommandRunner:
         if not roots:
             self.app.notice("No entries in session")
             return
+        from ._tree import FILTER_MODES, TreeDialog, TreeView
+
         leaf = self.session.leaf_id
-        rows = flatten_tree(roots, leaf)
-        ids = [row[0] for row in rows]
-        labels = [row[1] for row in rows]
-        selected = ids.index(leaf) if leaf in ids else len(ids) - 1
+        mode = self.session.setting("treeFilterMode")
+        view = TreeView(roots, leaf, mode if mode in FILTER_MODES else "default")
         while True:
-            index = await self.app.select(
-                "Session tree (• marks the current branch; type to search)",
-                labels,
-                initial=selected,
-                filterable=True,
-                max_visible=15,
-            )
-            if index is None:
+            # The same view each time round: back from the summary question, the filter,
+            # search and folds are as they were.
+            target = await self.app.show_dialog(TreeDialog(view, max_visible=15, keymap=self.app.keymap))
+            if target is None:
                 return
-            selected = index
-            target = ids[index]
             if target == leaf:
                 self.app.notice("Already at this point")
                 return
@@ -490,7 +484,11 @@ class CommandRunner:
         from ._app import maybe_await
 
         try:
-            path = await maybe_await(self.session.export_html(_first_argument(args)))
+            target = _first_argument(args)
+            if target and target.endswith(".jsonl"):  # as pi: the branch as a session file
+                path = await maybe_await(self.session.export_jsonl(target))
+            else:
+                path = await maybe_await(self.session.export_html(target))
         except Exception as exc:
             self.app.error(f"Failed to export session: {exc}")
             return
@@ -767,50 +765,13 @@ def _tool_call_summary(name: str, arguments: Any) -> str:
     return ""
 
 
-def flatten_tree(roots: Sequence[TreeNode], leaf_id: str | None) -> list[tuple[str, str]]:
-    """``(entry id, display line)`` for each shown entry, depth first.
-
-    A chain of single children stays in one column; where the conversation branches, each
-    branch is indented under a ``├─`` / ``└─`` connector. Entries on the path to the current
-    leaf are marked ``•``.
+def flatten_tree(
+    roots: Sequence[TreeNode], leaf_id: str | None, mode: str = "default"
+) -> list[tuple[str, str]]:
+    """``(entry id, display line)`` for each entry ``/tree`` shows under filter ``mode``
+    (pi's ``default``, ``no-tools``, ``user-only``, ``labeled-only`` or ``all``), depth first:
+    see :meth:`~pi_host.modes._interactive._tree.TreeView.rows`.
     """
-    parents: dict[str, str | None] = {}
+    from ._tree import FILTER_MODES, TreeView
 
-    def index(node: TreeNode, parent: str | None) -> None:
-        stack = [(node, parent)]
-        while stack:
-            current, up = stack.pop()
-            node_id = str(field_of(current.entry, "id"))
-            parents[node_id] = up
-            stack.extend((child, node_id) for child in current.children)
-
-    for root in roots:
-        index(root, None)
-    active: set[str] = set()
-    cursor = leaf_id
-    while cursor is not None and cursor not in active:
-        active.add(cursor)
-        cursor = parents.get(cursor)
-
-    tool_calls: dict[str, tuple[str, Any]] = {}
-    rows: list[tuple[str, str]] = []
-    # (node, gutter prefix for its descendants, connector for itself)
-    stack: list[tuple[TreeNode, str, str]] = [(root, "", "") for root in reversed(roots)]
-    while stack:
-        node, prefix, connector = stack.pop()
-        node_id = str(field_of(node.entry, "id"))
-        label = entry_label(node.entry, tool_calls)
-        if label is not None:
-            marker = "• " if node_id in active else ""
-            tag = f"[{node.label}] " if node.label else ""
-            rows.append((node_id, f"{prefix}{connector}{marker}{tag}{label}"))
-        children = list(node.children)
-        if len(children) == 1:
-            child_prefix = prefix + ("   " if connector == "└─ " else "│  " if connector else "")
-            stack.append((children[0], child_prefix, ""))
-        elif children:
-            base = prefix + ("   " if connector == "└─ " else "│  " if connector else "")
-            for position, child in reversed(list(enumerate(children))):
-                last = position == len(children) - 1
-                stack.append((child, base, "└─ " if last else "├─ "))
-    return rows
+    return TreeView(roots, leaf_id, mode if mode in FILTER_MODES else "default").rows()

@@ -377,8 +377,13 @@ class InteractiveSession(Protocol):
     def set_session_name(self, name: str) -> None: ...
 
     def export_html(self, path: str | None = None) -> str:
-        """Write the session as HTML and return the file's path (``path`` is relative to the
-        working directory, where the file goes by default)."""
+        """Write the session as HTML and return the file's path as given (``path`` is relative
+        to the working directory, where the file goes by default)."""
+        ...
+
+    def export_jsonl(self, path: str) -> str:
+        """Write the current branch as a session file of its own at ``path`` (relative to the
+        working directory) and return its absolute path."""
         ...
 
     async def import_session(

@@ -16,6 +16,7 @@ _SECTIONS = (
     ("Sessions (no default key: bind one to run the command)", ("app.session.",)),
     ("Lists and dialogs", ("tui.select.",)),
     ("Model scope (/scoped-models)", ("app.models.",)),
+    ("Session tree (/tree)", ("app.tree.",)),
 )
 
 _OTHER_ROWS = (

@@ -109,6 +109,24 @@ ACTIONS: tuple[Action, ...] = (
     _a("app.session.tree", (), "Open the session tree (/tree)"),
     _a("app.session.fork", (), "Fork from an earlier message (/fork)"),
     _a("app.session.resume", (), "Resume a session (/resume)"),
+    # /tree: folding and pi's filter modes.
+    _a(
+        "app.tree.foldOrUp",
+        ("ctrl+left", "alt+left"),
+        "Fold the branch segment, or up to the previous segment start",
+    ),
+    _a(
+        "app.tree.unfoldOrDown",
+        ("ctrl+right", "alt+right"),
+        "Unfold the branch segment, or down to the next branch",
+    ),
+    _a("app.tree.filter.default", "ctrl+d", "Tree: the default view"),
+    _a("app.tree.filter.noTools", "ctrl+t", "Tree: hide tool results (again: default)"),
+    _a("app.tree.filter.userOnly", "ctrl+u", "Tree: only user messages (again: default)"),
+    _a("app.tree.filter.labeledOnly", "ctrl+l", "Tree: only labeled entries (again: default)"),
+    _a("app.tree.filter.all", "ctrl+a", "Tree: every entry (again: default)"),
+    _a("app.tree.filter.cycleForward", "ctrl+o", "Tree: next filter"),
+    _a("app.tree.filter.cycleBackward", "shift+ctrl+o", "Tree: previous filter"),
     # /scoped-models: the models Ctrl+P cycles through.
     _a("app.models.save", "ctrl+s", "Save the model selection to settings.json"),
     _a("app.models.enableAll", "ctrl+a", "Enable all models (the listed ones while searching)"),
@@ -130,17 +148,8 @@ PI_ONLY_IDS = frozenset(
         "app.session.rename",
         "app.session.delete",
         "app.session.deleteNoninvasive",
-        "app.tree.foldOrUp",
-        "app.tree.unfoldOrDown",
         "app.tree.editLabel",
         "app.tree.toggleLabelTimestamp",
-        "app.tree.filter.default",
-        "app.tree.filter.noTools",
-        "app.tree.filter.userOnly",
-        "app.tree.filter.labeledOnly",
-        "app.tree.filter.all",
-        "app.tree.filter.cycleForward",
-        "app.tree.filter.cycleBackward",
     }
 )
 """pi's ids for screens pi-host does not have (yet): accepted in the file, and not used."""
