@@ -102,6 +102,8 @@ def _list_project_plugins(host: Host) -> None:
         state = "trust not decided yet: not loaded until the project is trusted"
     else:
         state = "trusted: loaded at session start" if trusted else "project not trusted"
+    # Trusted, they are enabled: the session imports them; the listing only does not.
+    status = "enabled" if trusted else "disabled"
     for path in files:
         if pm.get_plugin(path.stem) is None:
-            pm.record(path.stem, "local", "disabled", distribution=str(path), error=state)
+            pm.record(path.stem, "local", status, distribution=str(path), error=state)
