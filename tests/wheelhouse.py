@@ -19,6 +19,7 @@ import base64
 import hashlib
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -113,7 +114,10 @@ def _repack(dist: Distribution, folder: Path) -> Path:
                 name = f"{stem}.data/data/{path.relative_to(prefix).as_posix()}"
             else:
                 continue
-            archive.writestr(name, data)
+            entry = zipfile.ZipInfo(name)
+            entry.external_attr = (stat.S_IFREG | (path.stat().st_mode & 0o777)) << 16  # keeps x bits
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(entry, data)
             record.append(_record_line(name, data))
         record.append(f"{info_dir}/RECORD,,")
         archive.writestr(f"{info_dir}/RECORD", "\n".join(record) + "\n")
@@ -170,7 +174,7 @@ def add_uv_wheel(folder: Path, uv: str) -> Path:
         record = []
         for name, data in files.items():
             info = zipfile.ZipInfo(name)
-            info.external_attr = 0o755 << 16
+            info.external_attr = (stat.S_IFREG | 0o755) << 16  # installers want a regular file
             archive.writestr(info, data)
             record.append(_record_line(name, data))
         record.append(f"{stem}.dist-info/RECORD,,")
