@@ -33,7 +33,7 @@ WHEELHOUSE_ROOTS = (
     "editables",
     "pipx",
 )
-UV = shutil.which("uv")
+UV = shutil.which("uv") or os.environ.get("UV")  # uv run names itself; a bootstrapped uv is off PATH
 TIMEOUT = 600
 _LOCAL = ("pi-", "code-reviewer")
 
@@ -72,6 +72,9 @@ class Sandbox:
     def __post_init__(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
         self.bin.mkdir(parents=True, exist_ok=True)
+        if UV is not None and not (self.bin / "uv").exists():
+            # uv on PATH, as it is for whoever uses `uv tool` (the suite's may be off PATH).
+            (self.bin / "uv").symlink_to(UV)
         self.constraints = write_constraints(self.root / "constraints.txt")
         self.wheels = build_wheelhouse(self.root / "wheels", WHEELHOUSE_ROOTS)
         self._caches = _cache_dirs()

@@ -31,7 +31,7 @@ EXTENSION = "from pi_host import hookimpl\n\n\n@hookimpl\ndef pi_agent_end(messa
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    uv = shutil.which("uv")
+    uv = shutil.which("uv") or os.environ.get("UV")  # uv run names itself; a bootstrapped uv is off PATH
     assert uv is not None, "uv installs the example plugin"
     root = tmp_path_factory.mktemp("sources-site")
     hello = copy_tree(ROOT / "examples" / "pi-hello", root / "pi-hello")
