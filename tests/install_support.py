@@ -1,9 +1,10 @@
 """Real environments for the installation tests: pip venvs, ``uv tool`` and pipx applications.
 
 Each is filled from this checkout, pinned to the versions of the environment running the
-tests, and from uv's and pip's caches first (offline), from the package index only when a
-cache lacks something. Commands run with an isolated ``HOME``; the caches stay the user's,
-so nothing is downloaded twice.
+tests, and never from the network: uv runs offline on its cache (which ``uv sync``, the set-up
+step, filled), pip finds third-party wheels in a folder packed from the running environment
+(:mod:`tests.wheelhouse`) and has no index. Commands run with an isolated ``HOME``; uv's cache
+stays the user's.
 """
 
 from __future__ import annotations
@@ -17,20 +18,33 @@ from dataclasses import dataclass, field
 from importlib.metadata import distributions
 from pathlib import Path
 
+from tests.wheelhouse import build_wheelhouse
+
 ROOT = Path(__file__).resolve().parent.parent
-UV = shutil.which("uv")
+# What the tests' environments install from outside this checkout: pi-host's dependencies, its
+# testing extra, the build backend of every project here, and pipx.
+WHEELHOUSE_ROOTS = (
+    "pi-host[default,testing]",
+    "pi-tools-fs",
+    "pi-bash",
+    "pi-compaction",
+    "pi-retry",
+    "hatchling",
+    "editables",
+    "pipx",
+)
+UV = shutil.which("uv") or os.environ.get("UV")  # uv run names itself; a bootstrapped uv is off PATH
 TIMEOUT = 600
 _LOCAL = ("pi-", "code-reviewer")
 
 
 def _cache_dirs() -> dict[str, str]:
-    """The user's uv and pip caches, kept when ``HOME`` is replaced."""
+    """The user's uv cache, kept when ``HOME`` is replaced."""
     found = {}
     if UV is not None:
         uv_cache = subprocess.run([UV, "cache", "dir"], capture_output=True, text=True, check=False)
         if uv_cache.returncode == 0:
             found["UV_CACHE_DIR"] = uv_cache.stdout.strip()
-    found["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
     return found
 
 
@@ -49,7 +63,8 @@ def write_constraints(path: Path) -> Path:
 
 @dataclass
 class Sandbox:
-    """An isolated home with the user's caches, a bin folder first on ``PATH``, and pins."""
+    """An isolated home with uv's cache, a bin folder first on ``PATH``, pins, and no network:
+    uv offline, pip with no index and :attr:`wheels` as its ``--find-links``."""
 
     root: Path
     extra_path: list[Path] = field(default_factory=list)
@@ -57,7 +72,11 @@ class Sandbox:
     def __post_init__(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
         self.bin.mkdir(parents=True, exist_ok=True)
+        if UV is not None and not (self.bin / "uv").exists():
+            # uv on PATH, as it is for whoever uses `uv tool` (the suite's may be off PATH).
+            (self.bin / "uv").symlink_to(UV)
         self.constraints = write_constraints(self.root / "constraints.txt")
+        self.wheels = build_wheelhouse(self.root / "wheels", WHEELHOUSE_ROOTS)
         self._caches = _cache_dirs()
 
     @property
@@ -81,6 +100,11 @@ class Sandbox:
             HOME=str(self.home),
             PATH=os.pathsep.join([*path, os.environ.get("PATH", "")]),
             NO_COLOR="1",
+            PIP_CONFIG_FILE=os.devnull,  # the machine's pip configuration may name an index
+            PIP_NO_INDEX="1",
+            PIP_FIND_LINKS=str(self.wheels),
+            PIP_DISABLE_PIP_VERSION_CHECK="1",
+            UV_OFFLINE="1",
             UV_TOOL_DIR=str(self.root / "uv-tools"),
             UV_TOOL_BIN_DIR=str(self.bin),
             PIPX_HOME=str(self.root / "pipx"),
@@ -106,15 +130,6 @@ class Sandbox:
             stdin=subprocess.DEVNULL,
         )
 
-    def run_cached_first(
-        self, *args: str | Path, cwd: Path | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        """``args`` offline (uv's cache), then once more online if that failed."""
-        offline = self.run(*args, cwd=cwd, env={"UV_OFFLINE": "1"})
-        if offline.returncode == 0:
-            return offline
-        return self.run(*args, cwd=cwd)
-
 
 def pip_venv(sandbox: Sandbox, name: str, requirements: Sequence[str]) -> Path:
     """A ``python -m venv`` environment (with pip), ``requirements`` installed; returns its bin."""
@@ -125,7 +140,7 @@ def pip_venv(sandbox: Sandbox, name: str, requirements: Sequence[str]) -> Path:
     if requirements:
         assert UV is not None
         command = [UV, "pip", "install", "--python", str(python), "-c", str(sandbox.constraints)]
-        result = sandbox.run_cached_first(*command, *requirements)
+        result = sandbox.run(*command, *requirements)
         assert result.returncode == 0, result.stderr
     return venv / "bin"
 

@@ -50,7 +50,7 @@ BROKEN_LINE = (
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The fixture packages, really built and installed (offline) into a directory on sys.path."""
-    uv = shutil.which("uv")
+    uv = shutil.which("uv") or os.environ.get("UV")  # uv run names itself; a bootstrapped uv is off PATH
     if uv is None:
         pytest.fail("uv is needed to install the fixture plugin packages (pip install uv)")
     root = tmp_path_factory.mktemp("plugin-site")

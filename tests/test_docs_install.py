@@ -6,9 +6,9 @@ Getting started's wheel folder, its first run on the scripted model, then the tu
 an empty folder to a tested plugin package.
 
 The only stand-in is the package index: a local one (``PIP_INDEX_URL=file://...``) holding
-the third-party distributions at the versions the suite runs with, downloaded once per run.
-pi-host's own distributions are *not* in it, so the pages' commands must find them the way
-they say.
+the third-party distributions at the versions the suite runs with, packed from the suite's
+own environment (:mod:`tests.wheelhouse`), so nothing is downloaded. pi-host's own
+distributions are *not* in it, so the pages' commands must find them the way they say.
 
 Marked blocks: ``<!-- install: clone -->`` (run in the clone), ``<!-- tutorial -->`` and
 ``<!-- tutorial: file PATH -->`` (the tutorial's workspace), and Getting started's
@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -30,12 +29,13 @@ from pathlib import Path
 import pytest
 
 from tests.console_sessions import console_commands, expect_lines
-from tests.install_support import ROOT, UV, Sandbox, copy_repository, pip_venv
+from tests.install_support import ROOT, UV, Sandbox, copy_repository
+from tests.wheelhouse import simple_index
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(1500),
-    pytest.mark.skipif(UV is None, reason="the index's download helper is built with uv"),
+    pytest.mark.skipif(UV is None, reason="Getting started's `uv tool install` needs uv"),
 ]
 
 README = ROOT / "README.md"
@@ -71,39 +71,6 @@ def blocks(page: Path) -> list[Block]:
 # -- the stand-in package index -------------------------------------------------------------------
 
 
-def _dependency_requirements() -> list[str]:
-    """What pi-host[default,testing] and the build backend pull in, pinned as installed here."""
-    import importlib.metadata
-
-    wanted = {"pytest", "pytest-asyncio"}
-    pending = ["pi-host", "pi-tools-fs", "pi-bash", "pi-compaction", "pi-retry", "pytest", "pytest-asyncio"]
-    seen: set[str] = set()
-    while pending:
-        name = re.sub(r"[-_.]+", "-", pending.pop()).lower()
-        if name in seen:
-            continue
-        seen.add(name)
-        try:
-            requirements = importlib.metadata.requires(name) or []
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        for requirement in requirements:
-            marker = requirement.partition(";")[2]
-            if "extra" in marker:
-                continue
-            match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-            if match:
-                pending.append(match.group(1))
-                wanted.add(re.sub(r"[-_.]+", "-", match.group(1)).lower())
-    pins = []
-    for name in sorted(wanted - {"pi-host", "pi-tools-fs", "pi-bash", "pi-compaction", "pi-retry"}):
-        try:
-            pins.append(f"{name}=={importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            pins.append(name)  # a dependency for another platform or Python
-    return pins
-
-
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     return Sandbox(tmp_path_factory.mktemp("docs-install"))
@@ -111,36 +78,9 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
 
 @pytest.fixture(scope="module")
 def index(sandbox: Sandbox) -> Path:
-    """A PEP 503 folder index of the third-party wheels (and the build backend)."""
-    tools = pip_venv(sandbox, "index-tools", [])
-    wheels = sandbox.root / "index-wheels"
-    download = sandbox.run(
-        tools / "python",
-        "-m",
-        "pip",
-        "download",
-        "--disable-pip-version-check",
-        "--quiet",
-        "--only-binary=:all:",
-        "--dest",
-        wheels,
-        *_dependency_requirements(),
-        "hatchling",
-        "editables",  # hatchling's editable builds (pip install -e)
-        "pipx",  # for Getting started's pipx command
-        "pip",
-        "setuptools",
-    )
-    assert download.returncode == 0, download.stderr
-    simple = sandbox.root / "simple"
-    for wheel in wheels.glob("*.whl"):
-        project = re.sub(r"[-_.]+", "-", wheel.name.split("-", 1)[0]).lower()
-        (simple / project).mkdir(parents=True, exist_ok=True)
-        shutil.copy2(wheel, simple / project / wheel.name)
-    for project in simple.iterdir():
-        # pip reads a file:// index's project page from its index.html.
-        links = "".join(f'<a href="{w.name}">{w.name}</a>\n' for w in sorted(project.glob("*.whl")))
-        (project / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
+    """A PEP 503 folder index of the third-party wheels, the build backend and pipx, packed from
+    the suite's own environment (no network)."""
+    simple = simple_index(sandbox.wheels, sandbox.root / "simple")
     assert not [p for p in simple.iterdir() if p.name.startswith("pi-")]
     return simple
 
@@ -193,11 +133,10 @@ def shell(sandbox: Sandbox, index: Path) -> Iterator[Shell]:
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
     (python_only / "python").symlink_to(base_python)
     (python_only / "python3").symlink_to(base_python)
-    environ = sandbox.environ(
-        PIP_CONFIG_FILE=os.devnull,  # the machine's pip configuration is not the user's
-        PIP_INDEX_URL=index.as_uri(),
-        PIP_DISABLE_PIP_VERSION_CHECK="1",
-    )
+    environ = sandbox.environ(PIP_INDEX_URL=index.as_uri())
+    # The pages' commands use the stand-in index as a newcomer's pip uses the real one.
+    for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_OFFLINE"):
+        del environ[name]
     environ["PATH"] = os.pathsep.join([str(python_only), "/usr/local/bin", "/usr/bin", "/bin"])
     clone = copy_repository(sandbox.home / "pi-host")
     yield Shell(sandbox, environ, clone)
@@ -253,10 +192,7 @@ def test_readme_getting_started_and_tutorial_with_plain_pip(sandbox: Sandbox, sh
     tools = sandbox.root / "installers"
     (tools / "bin").mkdir(parents=True)
     (tools / "bin" / "uv").symlink_to(UV)
-    pipx_bin = pip_venv(sandbox, "pipx-venv", [])
-    setup = sandbox.run(pipx_bin / "python", "-m", "pip", "install", "--quiet", "pipx", env=shell.environ)
-    assert setup.returncode == 0, setup.stderr
-    (tools / "bin" / "pipx").symlink_to(pipx_bin / "pipx")
+    (tools / "bin" / "pipx").symlink_to(Path(sys.executable).parent / "pipx")  # the dev group's
     applications = Shell(
         sandbox,
         {

@@ -38,7 +38,7 @@ LOCAL_PACKAGES = (
 )
 INSTALL_TIMEOUT = 300
 
-UV = shutil.which("uv")
+UV = shutil.which("uv") or os.environ.get("UV")  # uv run names itself; a bootstrapped uv is off PATH
 needs_uv = pytest.mark.skipif(UV is None, reason="the example tests build environments with uv")
 pytestmark = pytest.mark.timeout(900)
 

@@ -2,13 +2,13 @@
 
 Three kinds of environment, each built once for the module: a ``python -m venv`` one (pi-host
 uses its pip), a ``uv tool install`` one (no pip: pi-host uses uv) and a pipx one. Plugins are
-the repository's example and fixture packages, installed from their folders.
+the repository's example and fixture packages, installed from their folders. Nothing comes
+from the network (see :mod:`tests.install_support`).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -204,7 +204,7 @@ def test_one_version_everywhere(sandbox: Sandbox, pip_bin: Path) -> None:
 @pytest.fixture(scope="module")
 def uv_tool_pi_host(sandbox: Sandbox) -> Path:
     assert UV is not None
-    result = sandbox.run_cached_first(UV, "tool", "install", "-c", sandbox.constraints, ROOT)
+    result = sandbox.run(UV, "tool", "install", "-c", sandbox.constraints, ROOT)
     assert result.returncode == 0, result.stderr
     return sandbox.bin / "pi-host"
 
@@ -223,9 +223,7 @@ def test_install_and_uninstall_in_a_uv_tool_environment(
 
 @pytest.fixture(scope="module")
 def pipx_pi_host(sandbox: Sandbox) -> Path:
-    pipx = shutil.which("pipx")
-    if pipx is None:
-        pipx = str(pip_venv(sandbox, "pipx-venv", ["pipx"]) / "pipx")
+    pipx = Path(sys.executable).parent / "pipx"  # the dev group's, next to the suite's Python
     result = sandbox.run(
         pipx, "install", "--python", sys.executable, "--pip-args", f"-c {sandbox.constraints}", ROOT
     )

@@ -407,7 +407,7 @@ def test_a_plugin_package_extends_the_screen(pi_host: Any, tmp_path: Path) -> No
 
     site = tmp_path / "site"
     package = Path(__file__).parent / "plugin_packages" / "pi-fixture-screen"
-    uv = shutil.which("uv")
+    uv = shutil.which("uv") or os.environ.get("UV")  # uv run names itself; a bootstrapped uv is off PATH
     if uv is None:
         pytest.skip("uv installs the plugin package")
     subprocess.run(

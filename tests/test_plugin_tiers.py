@@ -36,7 +36,7 @@ PACKAGES = Path(__file__).parent / "tier_packages"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    uv = shutil.which("uv")
+    uv = shutil.which("uv") or os.environ.get("UV")  # uv run names itself; a bootstrapped uv is off PATH
     if uv is None:
         pytest.fail("uv is needed to install the fixture plugin packages (pip install uv)")
     root = tmp_path_factory.mktemp("tier-site")

@@ -102,6 +102,10 @@ def _list_project_plugins(host: Host) -> None:
         state = "trust not decided yet: not loaded until the project is trusted"
     else:
         state = "trusted: loaded at session start" if trusted else "project not trusted"
+    # Trusted, they are enabled: the session imports them; the listing only does not.
     for path in files:
         if pm.get_plugin(path.stem) is None:
-            pm.record(path.stem, "local", "disabled", distribution=str(path), error=state)
+            if trusted:
+                pm.record(path.stem, "local", "enabled", distribution=str(path), error=state)
+            else:
+                pm.record(path.stem, "local", "disabled", distribution=str(path), error=state)
