@@ -332,9 +332,9 @@ async def test_first_session_before_compact() -> None:
     assert log == ["observer", "custom"]
 
 
-async def test_will_retry_without_answer_is_false() -> None:
+async def test_will_continue_run_without_answer_is_false() -> None:
     _, dispatcher, _ = host()
-    assert await dispatcher.will_retry(message=AssistantMessage(), ctx=CTX) is False
+    assert await dispatcher.will_continue_run(message=AssistantMessage(), ctx=CTX) is False
 
 
 async def test_message_end_replacement() -> None:

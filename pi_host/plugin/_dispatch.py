@@ -445,26 +445,6 @@ class Dispatcher:
             await self.call("pi_session_before_fork", entry_id=entry_id, position=position, ctx=ctx),
         )
 
-    async def compaction_prepare(
-        self,
-        *,
-        branch_entries: Sequence[EntryView],
-        custom_instructions: str | None = None,
-        reason: CompactionReason,
-        ctx: PluginContext,
-    ) -> CompactionPreparation | None:
-        """``pi_compaction_prepare``: the first preparation, or ``None`` (nothing to compact)."""
-        return cast(
-            "CompactionPreparation | None",
-            await self.call(
-                "pi_compaction_prepare",
-                branch_entries=branch_entries,
-                custom_instructions=custom_instructions,
-                reason=reason,
-                ctx=ctx,
-            ),
-        )
-
     async def session_before_compact(
         self,
         *,
@@ -704,9 +684,9 @@ class Dispatcher:
         if hook.impls:
             await self._run(hook, {"messages": messages, "ctx": ctx})
 
-    async def will_retry(self, *, message: AssistantMessage, ctx: PluginContext) -> bool:
-        """``pi_will_retry``: whether a plugin will retry the run (no answer is ``False``)."""
-        return bool(await self.call("pi_will_retry", message=message, ctx=ctx))
+    async def will_continue_run(self, *, message: AssistantMessage, ctx: PluginContext) -> bool:
+        """``pi_will_continue_run``: whether a plugin will continue the run (no answer is ``False``)."""
+        return bool(await self.call("pi_will_continue_run", message=message, ctx=ctx))
 
     async def after_agent_run(self, *, message: AssistantMessage, ctx: PluginContext) -> ContinueRun | None:
         """``pi_after_agent_run``: :class:`ContinueRun` when the session must continue the run."""

@@ -412,7 +412,8 @@ class AgentSession:
             messages = cast("AgentEndEvent", event).messages
             will_retry = False
             if self._last_assistant is not None and self._last_assistant.stop_reason == "error":
-                will_retry = await self.host.dispatcher.will_retry(message=self._last_assistant, ctx=self.ctx)
+                dispatcher = self.host.dispatcher
+                will_retry = await dispatcher.will_continue_run(message=self._last_assistant, ctx=self.ctx)
             await self._emit(SessionAgentEndEvent(messages=messages, will_retry=will_retry))
             return None
         await self._emit(event)
