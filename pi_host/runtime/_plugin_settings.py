@@ -73,7 +73,7 @@ class PluginSettingsReader:
 
 
 def with_section_value(settings: Settings, key_path: str, value: Any) -> Settings:
-    """``settings`` with one value of a plugin section changed in memory (``"retry.enabled"``).
+    """``settings`` with one value of a plugin section changed in memory (``"myPlugin.enabled"``).
 
     The section stays raw JSON data (the plugin's model validates it when read), so any
     section can be changed without knowing its model.
