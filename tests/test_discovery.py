@@ -170,7 +170,7 @@ async def test_a_loaded_plugin_takes_part_in_dispatch_and_registration(site: Pat
     )
     assert blocked == ToolCallBlock(reason="pi-fixture-good refuses rm -rf")
     await commands[0].handler("world", ctx)
-    await dispatcher.agent_start(ctx=ctx)
+    await dispatcher.call("pi_agent_start", ctx=ctx)
     assert sys.modules["pi_fixture_good"].calls[-2:] == ["/hello world", "agent_start"]
 
 

@@ -64,10 +64,8 @@ if TYPE_CHECKING:
     from pi_host.messages import (
         AgentMessage,
         AssistantMessage,
-        AssistantMessageEvent,
         ImageContent,
         TextContent,
-        ToolResult,
         ToolResultMessage,
     )
     from pi_host.providers import AbortSignal, Model, ThinkingLevel
@@ -117,6 +115,9 @@ class _Hook(NamedTuple):
 
 class Dispatcher:
     """Calls lifecycle hooks: ``await dispatcher.tool_call(...)``, ``await dispatcher.call("pi_x", ...)``.
+
+    Agent events (``pi_agent_start`` … ``pi_tool_execution_end``) have no typed method: the
+    session's generic bridge dispatches them with :meth:`call`, named after the event's type.
 
     :param pm: the host's plugin manager.
     :param on_error: a first error listener (see :meth:`add_error_listener`).
@@ -630,34 +631,6 @@ class Dispatcher:
 
     # -- typed façade: agent -----------------------------------------------------------------
 
-    async def agent_start(self, *, ctx: PluginContext) -> None:
-        """``pi_agent_start``."""
-        hook = self._hooks.get("pi_agent_start") or self._prepare("pi_agent_start")
-        if hook.impls:
-            await self._run(hook, {"ctx": ctx})
-
-    async def turn_start(self, *, turn_index: int, timestamp: int, ctx: PluginContext) -> None:
-        """``pi_turn_start``."""
-        hook = self._hooks.get("pi_turn_start") or self._prepare("pi_turn_start")
-        if hook.impls:
-            await self._run(hook, {"turn_index": turn_index, "timestamp": timestamp, "ctx": ctx})
-
-    async def turn_end(
-        self,
-        *,
-        turn_index: int,
-        message: AgentMessage,
-        tool_results: Sequence[ToolResultMessage],
-        ctx: PluginContext,
-    ) -> None:
-        """``pi_turn_end``."""
-        hook = self._hooks.get("pi_turn_end") or self._prepare("pi_turn_end")
-        if hook.impls:
-            await self._run(
-                hook,
-                {"turn_index": turn_index, "message": message, "tool_results": tool_results, "ctx": ctx},
-            )
-
     async def prepare_next_turn(
         self,
         *,
@@ -677,12 +650,6 @@ class Dispatcher:
                 ctx=ctx,
             ),
         )
-
-    async def agent_end(self, *, messages: Sequence[AgentMessage], ctx: PluginContext) -> None:
-        """``pi_agent_end``."""
-        hook = self._hooks.get("pi_agent_end") or self._prepare("pi_agent_end")
-        if hook.impls:
-            await self._run(hook, {"messages": messages, "ctx": ctx})
 
     async def will_continue_run(self, *, message: AssistantMessage, ctx: PluginContext) -> bool:
         """``pi_will_continue_run``: whether a plugin will continue the run (no answer is ``False``)."""
@@ -723,42 +690,7 @@ class Dispatcher:
         if hook.impls:
             await self._run(hook, {"status": status, "headers": headers, "ctx": ctx})
 
-    # -- typed façade: messages --------------------------------------------------------------
-
-    async def message_start(self, *, message: AgentMessage, ctx: PluginContext) -> None:
-        """``pi_message_start``."""
-        hook = self._hooks.get("pi_message_start") or self._prepare("pi_message_start")
-        if hook.impls:
-            await self._run(hook, {"message": message, "ctx": ctx})
-
-    async def message_update(
-        self, *, message: AgentMessage, assistant_message_event: AssistantMessageEvent, ctx: PluginContext
-    ) -> None:
-        """``pi_message_update`` (once per streamed delta: the no-plugin path costs about a microsecond)."""
-        hook = self._hooks.get("pi_message_update") or self._prepare("pi_message_update")
-        if hook.impls:
-            await self._run(
-                hook, {"message": message, "assistant_message_event": assistant_message_event, "ctx": ctx}
-            )
-
-    async def message_end(self, *, message: AgentMessage, ctx: PluginContext) -> AgentMessage:
-        """``pi_message_end``: the final message (``message`` itself when no plugin replaced it)."""
-        hook = self._hooks.get("pi_message_end") or self._prepare("pi_message_end")
-        if not hook.impls:
-            return message
-        return cast("AgentMessage", await self._run(hook, {"message": message, "ctx": ctx}))
-
     # -- typed façade: tools -----------------------------------------------------------------
-
-    async def tool_execution_start(
-        self, *, tool_call_id: str, tool_name: str, args: Mapping[str, Any], ctx: PluginContext
-    ) -> None:
-        """``pi_tool_execution_start``."""
-        hook = self._hooks.get("pi_tool_execution_start") or self._prepare("pi_tool_execution_start")
-        if hook.impls:
-            await self._run(
-                hook, {"tool_call_id": tool_call_id, "tool_name": tool_name, "args": args, "ctx": ctx}
-            )
 
     async def tool_call(
         self, *, tool_call_id: str, tool_name: str, input: Mapping[str, Any], ctx: PluginContext
@@ -770,29 +702,6 @@ class Dispatcher:
                 "pi_tool_call", tool_call_id=tool_call_id, tool_name=tool_name, input=input, ctx=ctx
             ),
         )
-
-    async def tool_execution_update(
-        self,
-        *,
-        tool_call_id: str,
-        tool_name: str,
-        args: Mapping[str, Any],
-        partial_result: ToolResult,
-        ctx: PluginContext,
-    ) -> None:
-        """``pi_tool_execution_update``."""
-        hook = self._hooks.get("pi_tool_execution_update") or self._prepare("pi_tool_execution_update")
-        if hook.impls:
-            await self._run(
-                hook,
-                {
-                    "tool_call_id": tool_call_id,
-                    "tool_name": tool_name,
-                    "args": args,
-                    "partial_result": partial_result,
-                    "ctx": ctx,
-                },
-            )
 
     async def tool_result(
         self,
@@ -819,23 +728,6 @@ class Dispatcher:
                 ctx=ctx,
             ),
         )
-
-    async def tool_execution_end(
-        self, *, tool_call_id: str, tool_name: str, result: ToolResult, is_error: bool, ctx: PluginContext
-    ) -> None:
-        """``pi_tool_execution_end``."""
-        hook = self._hooks.get("pi_tool_execution_end") or self._prepare("pi_tool_execution_end")
-        if hook.impls:
-            await self._run(
-                hook,
-                {
-                    "tool_call_id": tool_call_id,
-                    "tool_name": tool_name,
-                    "result": result,
-                    "is_error": is_error,
-                    "ctx": ctx,
-                },
-            )
 
     # -- typed façade: model -----------------------------------------------------------------
 
