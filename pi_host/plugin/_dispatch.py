@@ -7,9 +7,9 @@ For each dispatch it walks the hook's implementations in call order
 it is ``async def`` (or returned an awaitable) under the hook timeout (:mod:`._timeouts`),
 isolates its errors (``BaseException`` too, see :mod:`._containment`), and folds its result
 with the reducer the hookspec declares. Implementation lists are cached per hook and dropped
-whenever the plugin manager changes. The synchronous setup hooks have the same loop in
-:meth:`PluginManager.call_setup`, with the error policy their specs state (a failure fails
-the plugin's load).
+whenever the plugin manager changes. Preparing, calling, containing and folding are the
+steps of :mod:`._loop`, whose synchronous driver runs the setup and registration hooks and
+their replay (:meth:`PluginManager.call_setup`, where a failure fails the plugin's load).
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ import traceback
 from asyncio import current_task as _current_task
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from pi_host.errors import HookError
-from pi_host.hookspecs import Strategy, get_contract
-from pi_host.hookspecs._reducers import Reducer, ResultRejected, reducer_for
+from pi_host.hookspecs import Strategy
 
-from ._containment import is_plugin_fault
+from ._loop import Hook, Impl, call_blocking, contain, describe, fail, prepare, settle
 from ._manager import PluginManager
 from ._timeouts import HookGuard, timeout_from_environ
 
@@ -96,23 +95,6 @@ class ExtensionError:
 ErrorListener = Callable[[ExtensionError], "Awaitable[None] | None"]
 
 
-class _Impl(NamedTuple):
-    plugin: str
-    function: Callable[..., Any]
-    argnames: tuple[str, ...]
-    is_async: bool
-    label: tuple[str, str]  # (plugin, hook), what the watchdog reports
-
-
-class _Hook(NamedTuple):
-    name: str
-    strategy: Strategy
-    reducer: Reducer[Any, Any]
-    impls: tuple[_Impl, ...]
-    argnames: frozenset[str]
-    bounded: bool
-
-
 class Dispatcher:
     """Calls lifecycle hooks: ``await dispatcher.tool_call(...)``, ``await dispatcher.call("pi_x", ...)``.
 
@@ -139,7 +121,7 @@ class Dispatcher:
         """
         self._pm = pm
         self._guard = HookGuard(timeout_from_environ() if timeout == "environ" else timeout)
-        self._hooks: dict[str, _Hook] = {}
+        self._hooks: dict[str, Hook] = {}
         self._listeners: list[ErrorListener] = [] if on_error is None else [on_error]
         self._argument_listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
         self._tracer: Tracer | None
@@ -226,43 +208,16 @@ class Dispatcher:
         """Whether any plugin implements ``hook`` (skip building costly arguments when not)."""
         return bool(self._get(hook).impls)
 
-    def _get(self, name: str) -> _Hook:
+    def _get(self, name: str) -> Hook:
         hook = self._hooks.get(name)
         return hook if hook is not None else self._prepare(name)
 
-    def _prepare(self, name: str) -> _Hook:
-        caller = getattr(self._pm.hook, name, None)
-        if caller is None or caller.spec is None:
-            raise HookError(f"unknown hook {name!r}: no hookspec declares it", hook=name)
-        contract = get_contract(caller.spec.function)
-        if contract is None:
-            raise HookError(
-                f"hook {name!r} was not declared with pi_host.hookspecs.hookspec, so the dispatcher "
-                "does not know how to combine its results",
-                hook=name,
-            )
-        if contract.sync:
+    def _prepare(self, name: str) -> Hook:
+        hook = prepare(self._pm, name)
+        if hook.sync:
             raise HookError(
                 f"{name} is a synchronous hook; call it with PluginManager.call_setup()", hook=name
             )
-        impls = tuple(
-            _Impl(
-                plugin=impl.plugin_name,
-                function=impl.function,
-                argnames=tuple(impl.argnames),
-                is_async=inspect.iscoroutinefunction(impl.function),
-                label=(impl.plugin_name, name),
-            )
-            for impl in self._pm.call_order(caller)
-        )
-        hook = _Hook(
-            name=name,
-            strategy=contract.strategy,
-            reducer=reducer_for(name, contract),
-            impls=impls,
-            argnames=frozenset(caller.spec.argnames),
-            bounded=contract.bounded,
-        )
         self._hooks[name] = hook
         return hook
 
@@ -284,12 +239,16 @@ class Dispatcher:
             if prepared.strategy is Strategy.NOTIFY:
                 return None
             reducer = prepared.reducer
+            assert reducer is not None  # only setup hooks go without one (prepare())
             return reducer.finish(reducer.start(kwargs))
         return await self._run(prepared, kwargs)
 
-    async def _run(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
+    async def _run(self, hook: Hook, kwargs: Mapping[str, Any]) -> Any:
         # Callers pass every argument: call() checks, the typed methods take them all.
+        # The async driver of the one loop (._loop): calling, containment and folding are
+        # the loop's own steps; awaiting under the guard is what only this driver does.
         reducer = hook.reducer
+        assert reducer is not None  # only setup hooks go without one (prepare())
         state = reducer.start(kwargs)
         args = kwargs
         traces: list[ImplTrace] | None = None if self._tracer is None else []
@@ -303,19 +262,11 @@ class Dispatcher:
             if traces is not None:
                 impl_started = time.perf_counter()
             try:
-                if impl.is_async:
+                if impl.is_async or guard.timeout is None or not hook.bounded:
+                    # call_blocking's own fast path, inlined: this runs per streamed delta.
                     result = impl.function(*[args[name] for name in impl.argnames])
                 else:
-                    # The watchdog's view of the loop: what runs, and which call it is.
-                    if guard.timeout is not None and hook.bounded:
-                        if not guard.watching:
-                            guard.start_watchdog()
-                        guard.calls += 1
-                        guard.current = impl.label
-                    try:
-                        result = impl.function(*[args[name] for name in impl.argnames])
-                    finally:
-                        guard.current = None
+                    result = call_blocking(guard, hook, impl, args)
                 if impl.is_async or (result is not None and inspect.isawaitable(result)):
                     if hook.bounded:
                         # Noted for the watchdog (the timeout) and for the user's abort;
@@ -336,46 +287,34 @@ class Dispatcher:
                     else:
                         result = await result
             except BaseException as caught:
-                exc = caught
-                if not is_plugin_fault(exc):
-                    stopped = guard.stopped(entry) if guard.claims else None
-                    if stopped is None:
-                        raise
-                    exc = stopped
-                message = _describe(exc)
+                exc = contain(caught, guard, entry)
+                message = describe(exc)
                 await self._report(
                     ExtensionError(impl.plugin, hook.name, message, "".join(traceback.format_exception(exc)))
                 )
-                stop = False
-                if reducer.fail_closed:
-                    step = reducer.fail(state, impl.plugin, message)
-                    state, stop = step.state, step.stop
+                settled = fail(reducer, state, impl.plugin, message)
+                state = settled.state
                 if traces is not None:
-                    traces.append(_trace(impl, "error", message, impl_started, stop))
-                if stop:
+                    traces.append(_trace(impl, "error", message, impl_started, settled.stop))
+                if settled.stop:
                     break
                 continue
             if result is None:
                 if traces is not None:
                     traces.append(_trace(impl, "none", "", impl_started, False))
                 continue
-            try:
-                step = reducer.step(state, result, impl.plugin)
-            except ResultRejected as rejected:
-                await self._report(ExtensionError(impl.plugin, hook.name, str(rejected)))
-                stop = False
-                if reducer.fail_closed:
-                    step = reducer.fail(state, impl.plugin, str(rejected))
-                    state, stop = step.state, step.stop
+            settled = settle(reducer, state, impl.plugin, result)
+            state = settled.state
+            if settled.rejected is not None:
+                await self._report(ExtensionError(impl.plugin, hook.name, settled.rejected))
                 if traces is not None:
-                    traces.append(_trace(impl, "rejected", str(rejected), impl_started, stop))
-                if stop:
+                    traces.append(_trace(impl, "rejected", settled.rejected, impl_started, settled.stop))
+                if settled.stop:
                     break
                 continue
-            state = step.state
             if traces is not None:
-                traces.append(_trace(impl, "result", result, impl_started, step.stop))
-            if step.stop:
+                traces.append(_trace(impl, "result", result, impl_started, settled.stop))
+            if settled.stop:
                 break
             if reducer.threads:
                 args = reducer.arguments(state, kwargs)
@@ -744,11 +683,6 @@ class Dispatcher:
         await self.call("pi_model_select", model=model, previous_model=previous_model, source=source, ctx=ctx)
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 #: ``_trace.TRACE_ENV``, repeated here so that an untraced run never imports the tracer's
 #: module (tests/test_dispatch.py checks the two agree).
 _TRACE_ENV = "PI_HOST_TRACE_HOOKS"
@@ -763,7 +697,7 @@ def _tracer_from_environ() -> Tracer | None:
     return Tracer.from_environ()
 
 
-def _trace(impl: _Impl, outcome: str, detail: object, started: float, stopped: bool) -> ImplTrace:
+def _trace(impl: Impl, outcome: str, detail: object, started: float, stopped: bool) -> ImplTrace:
     """One implementation's trace; *detail* is a message, or the result (summarised here)."""
     from ._trace import ImplTrace, summarize
 
