@@ -2,8 +2,9 @@
 
 Run with ``uv run python bench/bench_dispatch.py``. Each figure is the median over several
 rounds of CPU time per dispatch of ``pi_message_update`` (the hook that fires once per streamed
-delta), through the typed façade (``await dispatcher.message_update(...)``) and through the
-generic ``await dispatcher.call("pi_message_update", ...)``, with:
+delta), through the session's event bridge (``EventHooks.dispatch(MessageUpdateEvent(...))``, the
+runtime's path) and through the generic ``await dispatcher.call("pi_message_update", ...)``,
+with:
 
 - no implementation (the hot path: nobody listens to streaming deltas);
 - 1 and 20 no-op plugins implemented as ``def``;
@@ -25,11 +26,13 @@ from typing import Any
 import anyio
 
 from pi_host.hookspecs import hookimpl
-from pi_host.messages import AssistantMessage, StartEvent
+from pi_host.messages import AssistantMessage, MessageUpdateEvent, StartEvent
 from pi_host.plugin import Dispatcher, PluginManager
+from pi_host.runtime._event_hooks import EventHooks
 
 MESSAGE = AssistantMessage()
 EVENT = StartEvent(partial=MESSAGE)
+UPDATE = MessageUpdateEvent(message=MESSAGE, assistant_message_event=EVENT)
 CTX: Any = types.SimpleNamespace()
 
 
@@ -76,12 +79,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     options = parser.parse_args()
 
-    print(f"{'implementations':<24}{'façade µs':>12}{'call() µs':>12}{'pluggy µs':>12}")
+    print(f"{'implementations':<24}{'bridge µs':>12}{'call() µs':>12}{'pluggy µs':>12}")
     for count, kind in ((0, "sync"), (1, "sync"), (20, "sync"), (1, "async"), (20, "async")):
         pm, dispatcher = _setup(count, kind)
 
-        async def facade(dispatcher: Dispatcher = dispatcher) -> None:
-            await dispatcher.message_update(message=MESSAGE, assistant_message_event=EVENT, ctx=CTX)
+        events = EventHooks(dispatcher, {"ctx": lambda: CTX})
+
+        async def bridge(events: EventHooks = events) -> None:
+            pending = events.dispatch(UPDATE)
+            if pending is not None:
+                await pending
 
         async def generic(dispatcher: Dispatcher = dispatcher) -> None:
             await dispatcher.call(
@@ -95,7 +102,7 @@ def main() -> None:
         label = "none" if count == 0 else f"{count} {kind} no-op"
         pluggy_figure = "n/a" if kind == "async" and count else f"{_time(plain, calls, options.rounds):.2f}"
         print(
-            f"{label:<24}{_time(facade, calls, options.rounds):>12.2f}"
+            f"{label:<24}{_time(bridge, calls, options.rounds):>12.2f}"
             f"{_time(generic, calls, options.rounds):>12.2f}{pluggy_figure:>12}"
         )
 

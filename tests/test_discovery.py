@@ -170,7 +170,7 @@ async def test_a_loaded_plugin_takes_part_in_dispatch_and_registration(site: Pat
     )
     assert blocked == ToolCallBlock(reason="pi-fixture-good refuses rm -rf")
     await commands[0].handler("world", ctx)
-    await dispatcher.agent_start(ctx=ctx)
+    await dispatcher.call("pi_agent_start", ctx=ctx)
     assert sys.modules["pi_fixture_good"].calls[-2:] == ["/hello world", "agent_start"]
 
 
@@ -478,3 +478,30 @@ def test_an_assertion_failing_at_import_is_isolated_too(
     ]
     assert pm.get_plugin("fine") is not None
     sys.modules.pop("pi_fixture_fine", None)
+
+
+async def test_setup_and_lifecycle_hooks_fold_results_through_the_same_reducer_step() -> None:
+    # Regression (#14): the setup loop ignored what an implementation returned, the lifecycle
+    # loop held it to the spec. One loop now: a setup hook's wrong result is that plugin's
+    # failure (its spec: "fails to load"), with the words a lifecycle hook reports it in.
+    from pi_host.plugin import Dispatcher
+
+    @hookimpl
+    def pi_configure(config: object) -> int:
+        return 42
+
+    @hookimpl
+    def pi_agent_start() -> int:
+        return 42
+
+    pm = PluginManager()
+    pm.register(types.SimpleNamespace(pi_configure=pi_configure), name="chatty")
+    pm.register(types.SimpleNamespace(pi_agent_start=pi_agent_start), name="talker")
+    reported: list[Any] = []
+    await Dispatcher(pm, on_error=reported.append, trace=False).call("pi_agent_start", ctx=None)
+    (error,) = pm.call_setup("pi_configure", config=object())
+    assert pm.get_plugin("chatty") is None
+    assert str(error.reason) == "HookError: " + reported[0].message.replace("pi_agent_start", "pi_configure")
+    assert reported[0].message == (
+        "pi_agent_start is a notification and ignores results; return None instead of int"
+    )

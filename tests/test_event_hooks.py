@@ -2,8 +2,9 @@
 
 An event of type ``<kind>`` goes to ``pi_<kind>`` with the arguments its hookspec names, taken
 from the event's fields or supplied by the session; nothing in the session or the dispatcher
-is written per event. The dispatcher's typed methods that remain are checked against the
-hookspecs here, so a façade method cannot drift from the hook it calls.
+is written per event, and the dispatcher has no method per event (they are dispatched with
+``Dispatcher.call``). The typed methods of the other hooks are checked against the hookspecs
+here, so a façade method cannot drift from the hook it calls.
 """
 
 from __future__ import annotations
@@ -194,3 +195,14 @@ def test_every_typed_dispatcher_method_takes_exactly_its_hooks_arguments() -> No
         )
         checked.append(spec.__name__)
     assert len(checked) >= 20
+
+
+def test_no_agent_event_has_a_dispatcher_method_of_its_own() -> None:
+    # Regression (#14): ten typed event methods outlived the bridge, a second way to
+    # dispatch an event that nothing in the runtime used.
+    per_event = [
+        hook_name_for(event).removeprefix("pi_")
+        for event in AGENT_EVENTS
+        if hasattr(Dispatcher, hook_name_for(event).removeprefix("pi_"))
+    ]
+    assert per_event == []

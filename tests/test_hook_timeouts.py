@@ -49,7 +49,7 @@ async def test_an_async_hook_that_never_returns_is_stopped_and_named() -> None:
     after = After()
     dispatcher, errors = setup(("after", after), ("hangs", Hangs()), timeout=0.2)
     with anyio.fail_after(10):
-        await dispatcher.agent_start(ctx=CTX)
+        await dispatcher.call("pi_agent_start", ctx=CTX)
     assert after.ran, "the implementations after the hung one still run"
     (error,) = errors
     assert (error.plugin, error.hook) == ("hangs", "pi_agent_start")
@@ -109,7 +109,7 @@ async def test_async_hooks_that_suspend_or_not_work_under_the_deadline() -> None
 async def test_an_outer_cancellation_still_cancels_a_hook() -> None:
     dispatcher, errors = setup(("hangs", Hangs()), timeout=30)
     with anyio.move_on_after(0.1) as scope:
-        await dispatcher.agent_start(ctx=CTX)
+        await dispatcher.call("pi_agent_start", ctx=CTX)
     assert scope.cancelled_caught and errors == []
 
 
@@ -125,7 +125,7 @@ async def test_a_blocking_def_hook_is_stopped_by_the_watchdog_and_named(
 
     dispatcher, errors = setup(("blocks", Blocks()), timeout=0.3)
     started = time.monotonic()
-    await dispatcher.agent_start(ctx=CTX)
+    await dispatcher.call("pi_agent_start", ctx=CTX)
     assert time.monotonic() - started < 10
     (error,) = errors
     assert (error.plugin, error.hook) == ("blocks", "pi_agent_start")
@@ -153,7 +153,7 @@ async def test_base_exceptions_in_a_hook_are_that_plugins_failure(raise_it: Any,
 
     after = After()
     dispatcher, errors = setup(("after", after), ("raises", Raises()), timeout=5)
-    await dispatcher.agent_start(ctx=CTX)
+    await dispatcher.call("pi_agent_start", ctx=CTX)
     assert [(error.plugin, error.message) for error in errors] == [("raises", message)] and after.ran
 
 
@@ -263,7 +263,7 @@ async def test_a_hung_hook_inside_its_own_cancel_scopes_is_stopped_and_the_loop_
     after = After()
     dispatcher, errors = setup(("after", after), ("nested", Nested()), timeout=0.2)
     with anyio.fail_after(20):
-        await dispatcher.agent_start(ctx=CTX)
+        await dispatcher.call("pi_agent_start", ctx=CTX)
         assert after.ran and [error.plugin for error in errors] == ["nested"]
         # The task carries no leftover cancellation: it can still wait and be cancelled normally.
         await anyio.sleep(0.01)

@@ -86,10 +86,9 @@ HOST_HOOKS = [
     "pi_configure",
     "pi_before_prompt",
     "pi_after_agent_run",
-    "pi_will_retry",
+    "pi_will_continue_run",
     "pi_prepare_next_turn",
     "pi_summarize_branch",
-    "pi_compaction_prepare",
 ]
 
 
@@ -130,11 +129,11 @@ def test_hooks_are_declared_in_firing_order() -> None:
     )
     before("pi_message_start", "pi_message_update", "pi_message_end")
     before("pi_agent_start", "pi_turn_start", "pi_turn_end", "pi_prepare_next_turn", "pi_agent_end")
-    before("pi_agent_end", "pi_will_retry", "pi_after_agent_run")
+    before("pi_agent_end", "pi_will_continue_run", "pi_after_agent_run")
     before("pi_input", "pi_before_prompt", "pi_before_agent_start")
     before("pi_context", "pi_before_provider_request", "pi_after_provider_response")
     before("pi_session_before_tree", "pi_summarize_branch", "pi_session_tree")
-    before("pi_compaction_prepare", "pi_session_before_compact", "pi_session_compact")
+    before("pi_session_before_compact", "pi_session_compact")
     before("pi_addhooks", "pi_configure")
     before("pi_thinking_level_select", "pi_model_select")
 
@@ -306,3 +305,12 @@ def test_pluggy_flags_tell_the_truth_for_a_plain_call() -> None:
     pm.register(Second(), name="second")
     pm.register(First(), name="first")
     assert pm.hook.pi_project_trust(cwd="/", ctx=None) == "first"
+
+
+def test_no_host_hook_names_a_battery() -> None:
+    # The host declares pi's hooks and neutral ones; compaction's and retry's own questions
+    # are their plugins' hooks (pi_compaction.hookspecs), added through pi_addhooks.
+    own = [name for name in HOST_HOOKS if "compaction" in name or "retry" in name]
+    assert own == []
+    pm = PluginManager()
+    assert getattr(pm.hook, "pi_compaction_prepare", None) is None

@@ -11,7 +11,7 @@ import anyio
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from pi_host.modes._interactive._settings_menu import SETTING_ITEMS
+from pi_host.modes._interactive._settings_menu import SETTING_ITEMS, PluginSetting
 from tests.interactive_support.fake_session import FakeInteractiveSession
 from tests.test_interactive_app import CapturingApp, Harness, until
 
@@ -98,3 +98,39 @@ async def test_quiet_startup_leaves_out_the_header(tmp_path: Path) -> None:
         harness.app.notice("ready")
         await harness.committed("ready")
         assert "/hotkeys for more" in harness.app.written
+
+
+async def test_plugin_settings_follow_pi_rows_editable_when_a_bool_or_a_choice(tmp_path: Path) -> None:
+    rows = [
+        PluginSetting("compaction.enabled", "compaction", "", "boolean", "true", ("true", "false")),
+        PluginSetting("myPlugin.enabled", "mine", "Check every reply", "boolean", "true", ("true", "false")),
+        PluginSetting("myPlugin.mode", "mine", "", "one of fast, careful", "fast", ("fast", "careful")),
+        PluginSetting("myPlugin.maxTries", "mine", "", "integer", "3"),
+    ]
+    async with running_with(tmp_path, {"myPlugin": {"maxTries": 5}}) as harness:
+        app, session, keys = harness.app, harness.session, harness.keys
+        session.plugin_setting_rows = rows
+        app.spawn(app.commands.run, "/settings")
+        await until(lambda: app._dialog is not None)
+        shown = [row.split() for row in app._dialog.options]
+        # pi's own Auto-compact row stays the only one for compaction.enabled.
+        assert len(shown) == len(SETTING_ITEMS) + 3
+        assert shown[len(SETTING_ITEMS) :] == [
+            ["myPlugin.enabled", "true"],
+            ["myPlugin.mode", "fast"],
+            ["myPlugin.maxTries", "5"],
+        ]
+        assert "from plugin mine" in (app._dialog._details or [])[len(SETTING_ITEMS)]
+        first = app._dialog
+        keys.send_text("\x1b[B" * len(SETTING_ITEMS) + "\r")  # myPlugin.enabled: true → false
+        await until(lambda: app._dialog is not None and app._dialog is not first)
+        assert session.saved_settings == [("myPlugin.enabled", False)]
+        second = app._dialog
+        keys.send_text("\x1b[B\r")  # myPlugin.mode: fast → careful
+        await until(lambda: app._dialog is not None and app._dialog is not second)
+        assert session.saved_settings[-1] == ("myPlugin.mode", "careful")
+        third = app._dialog
+        keys.send_text("\x1b[B\r")  # myPlugin.maxTries: read-only
+        await until(lambda: app._dialog is not None and app._dialog is not third)
+        await harness.committed("myPlugin.maxTries is read-only here: change it in settings.json")
+        assert len(session.saved_settings) == 2

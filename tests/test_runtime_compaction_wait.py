@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 import pi_compaction
+from pi_compaction import hookspecs as pi_compaction_hookspecs
 
 from pi_host import hookimpl
 from pi_host.hookspecs import CompactionPreparation, CompactionResult
@@ -27,6 +28,11 @@ class ScriptedFaux:
 
 class SlowCompactor:
     """Holds the compaction open until the test releases it."""
+
+    @hookimpl
+    def pi_addhooks(self, pluginmanager: Any) -> None:
+        # pi-compaction's sequence without pi-compaction registered: its hook comes along.
+        pluginmanager.add_hookspecs(pi_compaction_hookspecs)
 
     @hookimpl
     def pi_register_commands(self, register: Any) -> None:

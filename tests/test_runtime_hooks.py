@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pi_compaction
+import pi_compaction.hookspecs
 import pytest
 from pydantic import BaseModel
 
@@ -57,7 +58,7 @@ RUN_HOOKS = [
     "turn_end",
     "prepare_next_turn",
     "agent_end",
-    "will_retry",
+    "will_continue_run",
     "after_agent_run",
     "context",
     "before_provider_request",
@@ -367,12 +368,12 @@ async def test_pi_prepare_next_turn_switches_the_model_for_the_next_turn(tmp_pat
         assert rig.faux.requests[1].options.reasoning == "low"
 
 
-async def test_pi_will_retry_sets_will_retry_on_agent_end(tmp_path: Path) -> None:
+async def test_pi_will_continue_run_sets_will_retry_on_agent_end(tmp_path: Path) -> None:
     seen: list[str | None] = []
 
     class Retry:
         @hookimpl
-        def pi_will_retry(self, message: Any) -> bool:
+        def pi_will_continue_run(self, message: Any) -> bool:
             seen.append(message.error_message)
             return True
 
@@ -659,6 +660,11 @@ async def test_pi_tool_result_patches_chain(tmp_path: Path) -> None:
 
 class Compactor:
     """A whole compaction done by hooks: the cut, then the summary."""
+
+    @hookimpl
+    def pi_addhooks(self, pluginmanager: Any) -> None:
+        # pi-compaction's sequence without pi-compaction registered: its hook comes along.
+        pluginmanager.add_hookspecs(pi_compaction.hookspecs)
 
     @hookimpl
     def pi_register_commands(self, register: Any) -> None:

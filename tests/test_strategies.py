@@ -137,7 +137,7 @@ def test_first_rejects_a_wrong_type_naming_the_hook_and_the_accepted_types() -> 
 
 
 def test_first_with_bool_results() -> None:
-    red = reducer("pi_will_retry")
+    red = reducer("pi_will_continue_run")
     assert run(red, {}, [None, False, True])[0] is False
     assert run(red, {}, [])[0] is None
 

@@ -251,7 +251,7 @@ async def run_agent_loop_continue(
     emit: Emit,
     signal: AbortSignal | None = None,
 ) -> list[AgentMessage]:
-    """Run the loop from the context as it is (a retry, or after tool results were added).
+    """Run the loop from the context as it is (after a failed reply, or after tool results were added).
 
     The last message must become a user or tool-result message for the provider (the caller's
     responsibility when it is a custom role). No events are emitted for existing messages;

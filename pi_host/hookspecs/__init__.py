@@ -8,7 +8,7 @@
 - :mod:`~pi_host.hookspecs.input`: ``pi_input``, ``pi_before_prompt``, ``pi_before_agent_start``,
   ``pi_user_bash``
 - :mod:`~pi_host.hookspecs.agent`: ``pi_agent_*``, ``pi_turn_*``, ``pi_prepare_next_turn``,
-  ``pi_will_retry``, ``pi_after_agent_run``
+  ``pi_will_continue_run``, ``pi_after_agent_run``
 - :mod:`~pi_host.hookspecs.provider`: ``pi_context``, ``pi_before|after_provider_*``
 - :mod:`~pi_host.hookspecs.message`: ``pi_message_start|update|end``
 - :mod:`~pi_host.hookspecs.tool`: ``pi_tool_call``, ``pi_tool_result``, ``pi_tool_execution_*``

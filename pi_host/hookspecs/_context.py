@@ -278,7 +278,7 @@ class PluginContext(Protocol):
 
     def hold_prompts(self) -> AbstractContextManager[None]:
         """``with ctx.hold_prompts():`` — a prompt the user sends while the agent is idle waits
-        until the block ends (a compaction rewriting the history uses it)."""
+        until the block ends (for a plugin rewriting the history)."""
         ...
 
     def append_compaction_entry(self, result: CompactionResult) -> EntryView:

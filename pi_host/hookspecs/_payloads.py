@@ -86,9 +86,9 @@ class CompactionPreparation(_Payload):
     :ivar tokens_before: the estimated context size now.
     :ivar previous_summary: the previous compaction's summary, for an iterative update.
     :ivar file_ops: files read and modified in the summarised history.
-    :ivar settings: the settings the preparing plugin used (a compaction plugin's own
-        settings model: pi-compaction's has pi's ``reserve_tokens`` and
-        ``keep_recent_tokens``), for the summariser's budgets; ``None`` when it gave none.
+    :ivar settings: the settings the preparing plugin used (its own settings model, with
+        pi's ``reserve_tokens`` and ``keep_recent_tokens`` if it follows pi), for the
+        summariser's budgets; ``None`` when it gave none.
     """
 
     first_kept_entry_id: str

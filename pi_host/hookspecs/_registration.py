@@ -84,7 +84,7 @@ class Flag:
 
 @dataclass(frozen=True)
 class SettingsSection:
-    """A top-level section of ``settings.json`` that a plugin owns (``"retry": {...}``).
+    """A top-level section of ``settings.json`` that a plugin owns (``"myPlugin": {...}``).
 
     The host reads the section from the global and project files (merged as every other
     key), validates it with ``model`` and hands the plugin the result through

@@ -91,7 +91,7 @@ class ContinueRun(HookResult):
     """``pi_before_prompt`` / ``pi_after_agent_run``: the runtime must ``agent.continue()`` now.
 
     :ivar messages: replaces the agent's message list before continuing (e.g. without the
-        failed reply a retry drops, or rebuilt after compaction); ``None`` keeps it.
+        failed reply about to be tried again, or a rebuilt context); ``None`` keeps it.
     """
 
     messages: tuple[AgentMessage, ...] | None = None
@@ -102,7 +102,7 @@ class NextTurnUpdate(HookResult):
 
     Unset fields keep their current value.
 
-    :ivar messages: the context messages for the next provider call (mid-run compaction).
+    :ivar messages: the context messages for the next provider call (a context rebuilt mid-run).
     :ivar model: switch models for the rest of the run.
     :ivar thinking_level: switch the reasoning level (``"off"`` disables reasoning).
     """

@@ -13,7 +13,7 @@ plus the tool calls it asked for. Order (pi's agent loop)::
       pi_turn_end
       pi_prepare_next_turn                after every turn that did not fail
     pi_agent_end
-    pi_will_retry
+    pi_will_continue_run
     pi_after_agent_run                    after the run, while the session may still continue it
 
 Notifications here are awaited before the loop goes on, so a slow implementation slows
@@ -43,7 +43,7 @@ __all__ = [
     "pi_prepare_next_turn",
     "pi_turn_end",
     "pi_turn_start",
-    "pi_will_retry",
+    "pi_will_continue_run",
 ]
 
 
@@ -52,7 +52,7 @@ def pi_agent_start(ctx: PluginContext) -> None:
     """A run starts.
 
     Fires after ``pi_before_agent_start`` (for a prompt) and before the first
-    ``pi_turn_start``; also when the session continues a run (retry, compaction).
+    ``pi_turn_start``; also when the session continues a run (``pi_after_agent_run``).
 
     :param ctx: the plugin context; ``ctx.signal`` is the run's abort signal.
 
@@ -143,8 +143,8 @@ def pi_prepare_next_turn(
     """Adjust the next turn of the current run: its messages, model or reasoning level.
 
     Fires after every ``pi_turn_end`` whose reply did not fail or abort, including the run's
-    last turn, before the loop polls for steering messages. This is where mid-run
-    compaction happens.
+    last turn, before the loop polls for steering messages. This is where a plugin
+    rebuilds an overgrown context mid-run.
 
     :param message: the turn's assistant reply.
     :param tool_results: the turn's tool results.
@@ -176,7 +176,7 @@ def pi_agent_end(messages: Sequence[AgentMessage], ctx: PluginContext) -> None:
     """The run ended: normally, on an error, or aborted.
 
     Fires after the last ``pi_turn_end`` (or ``pi_prepare_next_turn``), before
-    ``pi_will_retry`` and ``pi_after_agent_run``.
+    ``pi_will_continue_run`` and ``pi_after_agent_run``.
 
     :param messages: every message the run produced, in order.
     :param ctx: the plugin context.
@@ -197,18 +197,22 @@ def pi_agent_end(messages: Sequence[AgentMessage], ctx: PluginContext) -> None:
 
 
 @hookspec(strategy=Strategy.FIRST, returns=bool)
-def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
-    """Say whether the failed run will be retried (``will_retry`` of the session's ``agent_end``).
+def pi_will_continue_run(message: AssistantMessage, ctx: PluginContext) -> bool | None:
+    """Say whether a plugin will continue the run that just ended on ``message``.
 
     Fires once per run, after ``pi_agent_end``, before the session's ``agent_end`` event goes
-    to subscribers (JSON/RPC clients, the user interface). The retry plugin answers it for
-    retryable provider errors with attempts left. (pi 0.73 writes no ``willRetry`` in its JSON,
-    so neither do JSON and RPC modes; Python subscribers read the attribute.)
+    to subscribers (JSON/RPC clients, the user interface): the answer is that event's
+    ``will_retry`` (pi's ``agent_end.willRetry``), so a subscriber knows the failed reply it
+    sees is about to be replaced. Answer ``True`` only when your ``pi_after_agent_run`` will
+    return :class:`ContinueRun` for the same message. pi sets ``willRetry`` for a transient
+    provider error with attempts left, not for a context overflow (whose recovery
+    ``compaction_end`` announces). pi 0.73 writes no ``willRetry`` in its JSON, so neither do
+    JSON and RPC modes; Python subscribers read the attribute.
 
     :param message: the run's last assistant message.
     :param ctx: the plugin context.
-    :returns: ``True`` if ``pi_after_agent_run`` will continue the run, ``False`` if not,
-        ``None`` to leave the question to other plugins (no answer means ``False``).
+    :returns: ``True`` if the run will be continued, ``False`` if not, ``None`` to leave the
+        question to other plugins (no answer means ``False``).
 
     **Combination:** first — the first ``True`` or ``False`` wins.
     **On error:** reported and skipped.
@@ -219,7 +223,7 @@ def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
 
 
         @hookimpl
-        def pi_will_retry(message):
+        def pi_will_continue_run(message):
             if message.stop_reason == "error" and "overloaded" in (message.error_message or ""):
                 return True
             return None
@@ -228,11 +232,12 @@ def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
 
 @hookspec(strategy=Strategy.FIRST, returns=ContinueRun, bounded=False)
 def pi_after_agent_run(message: AssistantMessage, ctx: PluginContext) -> ContinueRun | None:
-    """Decide, after a run, whether the session continues it (retry, compaction, overflow).
+    """Decide, after a run, whether the session continues it (tries again, or goes on).
 
-    Fires after the run's ``pi_agent_end`` and ``pi_will_retry``, in a loop: as long as an
+    Fires after the run's ``pi_agent_end`` and ``pi_will_continue_run``, in a loop: as long as an
     implementation returns :class:`ContinueRun`, the runtime continues the run and asks again
-    after it. The retry plugin answers first, then compaction (``trylast=True``).
+    after it. A policy that should only act when no other does (recovering from an overflow)
+    implements it with ``trylast=True``.
 
     :param message: the run's last assistant message.
     :param ctx: the plugin context.

@@ -50,8 +50,8 @@ def pi_addhooks(pluginmanager: pluggy.PluginManager) -> None:
 
 
         @hookspec(strategy=Strategy.FIRST, returns=str)
-        def pi_compaction_prompt(ctx):
-            \"\"\"Return the instructions for the compaction summary.\"\"\"
+        def pi_myplugin_prompt(ctx):
+            \"\"\"Return the instructions for my plugin's summary.\"\"\"
 
 
         @hookimpl

@@ -89,8 +89,8 @@ def pi_before_prompt(message: AssistantMessage | None, ctx: PluginContext) -> Co
     """Check, before a new prompt starts a run, whether the session must act first.
 
     Fires after ``pi_input`` and expansion, when the agent is idle, before the prompt's
-    messages are built and before ``pi_before_agent_start``. The compaction plugin uses it
-    for the pre-prompt compaction check (aborted replies included).
+    messages are built and before ``pi_before_agent_start``. A plugin that must shrink
+    the context before the next prompt acts here (aborted replies included).
 
     :param message: the last assistant message of the session, ``None`` if there is none.
     :param ctx: the plugin context.

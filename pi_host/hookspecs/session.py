@@ -7,7 +7,7 @@ Orders, as in pi:
   ``pi_session_start`` → ``pi_resources_discover``;
 - ``/fork``, ``/clone``: ``pi_session_before_fork`` → ``pi_session_shutdown`` →
   ``pi_session_start(reason="fork")``;
-- compaction: ``pi_compaction_prepare`` → ``pi_session_before_compact`` → (summary) →
+- compaction (run by the plugin that compacts): ``pi_session_before_compact`` → (summary) →
   ``pi_session_compact``;
 - ``/tree``: ``pi_session_before_tree`` → ``pi_summarize_branch`` (when a summary is wanted
   and none was supplied) → ``pi_session_tree``;
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "pi_compaction_prepare",
     "pi_session_before_compact",
     "pi_session_before_fork",
     "pi_session_before_switch",
@@ -150,47 +149,6 @@ def pi_session_before_fork(
             if position == "at":
                 return SessionBeforeForkResult(skip_conversation_restore=True)
             return None
-    """
-
-
-@hookspec(strategy=Strategy.FIRST, returns=CompactionPreparation)
-def pi_compaction_prepare(
-    branch_entries: Sequence[EntryView],
-    custom_instructions: str | None,
-    reason: CompactionReason,
-    ctx: PluginContext,
-) -> CompactionPreparation | None:
-    """Decide what a compaction summarises and what it keeps (pi's ``prepareCompaction``).
-
-    Fires after the ``compaction_start`` session event, before ``pi_session_before_compact``,
-    which receives the preparation. With no preparation the compaction ends with
-    ``Nothing to compact (session too small)``.
-
-    :param branch_entries: every entry of the current branch, root first.
-    :param custom_instructions: the user's focus for the summary (``/compact <text>``).
-    :param reason: ``"manual"``, ``"threshold"`` or ``"overflow"``.
-    :param ctx: the plugin context (a compaction plugin reads its budgets from its own
-        settings section, ``ctx.plugin_settings(Model)``).
-    :returns: a :class:`CompactionPreparation` (cut point, messages to summarise, split-turn
-        prefix, token estimate, previous summary, file operations), or ``None`` when there
-        is nothing to compact.
-
-    **Combination:** first — the first preparation wins. The compaction plugin provides
-    pi's algorithm; a plugin may choose a different cut by answering before it.
-    **On error:** reported and skipped.
-
-    Example::
-
-        from pi_host import hookimpl
-        from pi_host.hookspecs import CompactionPreparation
-
-
-        @hookimpl(tryfirst=True)
-        def pi_compaction_prepare(branch_entries):
-            messages = [entry for entry in branch_entries if entry.type == "message"]
-            if len(messages) < 4:
-                return None
-            return CompactionPreparation(first_kept_entry_id=messages[-2].id)
     """
 
 

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from pi_host.providers import ModelRegistry
     from pi_host.providers._oauth_login import LoginAttempt
 
+    from ._interactive._settings_menu import PluginSetting
+
 __all__ = ["InteractiveSessionAdapter"]
 
 
@@ -341,6 +343,28 @@ class InteractiveSessionAdapter:
 
         change_setting(self._session, key, value)
 
+    def plugin_settings(self) -> list[PluginSetting]:
+        from pi_host.runtime._plugin_settings import section_fields
+
+        from ._interactive._settings_menu import PluginSetting
+
+        host = self._session.host
+        rows = []
+        for key, section in host.settings_sections.items():
+            plugin = host.settings_section_sources.get(key, "")
+            for value in section_fields(section):
+                rows.append(
+                    PluginSetting(
+                        value.key,
+                        plugin,
+                        value.description or section.description,
+                        value.type,
+                        _json_shown(value.default),
+                        value.choices,
+                    )
+                )
+        return rows
+
     def trust_state(self) -> TrustState:
         session = self._session
         project = session.project
@@ -482,3 +506,12 @@ def _as_level(level: str) -> ThinkingLevel:
     if level not in THINKING_LEVELS:
         raise SessionError(f'Invalid thinking level "{level}". Valid values: {", ".join(THINKING_LEVELS)}')
     return level
+
+
+def _json_shown(value: Any) -> str:
+    """A JSON value as a settings row shows it: ``true``, ``3``, ``null``, ``"text"`` bare."""
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value)

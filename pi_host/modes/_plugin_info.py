@@ -38,7 +38,9 @@ def run_plugin_info(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 1
-    details = [_details(info.model_dump(mode="json")) for info in matches]
+    details = [
+        {**_details(info.model_dump(mode="json")), "settings": _settings(host, info.name)} for info in matches
+    ]
     if "--json" in argv:
         print(json.dumps(details if len(details) > 1 else details[0], indent=2))
         return 0
@@ -83,6 +85,24 @@ def _details(info: dict[str, Any]) -> dict[str, Any]:
     return detail
 
 
+def _settings(host: Any, plugin: str) -> list[dict[str, Any]]:
+    """The settings sections ``plugin`` declared, each with its keys, types and defaults."""
+    from pi_host.runtime._plugin_settings import section_fields
+
+    return [
+        {
+            "key": section.key,
+            "description": section.description,
+            "fields": [
+                {"key": f.key, "type": f.type, "default": f.default, "description": f.description}
+                for f in section_fields(section)
+            ],
+        }
+        for key, section in host.settings_sections.items()
+        if host.settings_section_sources.get(key) == plugin
+    ]
+
+
 def _editable(direct_url: str | None) -> bool:
     """PEP 610's ``direct_url.json`` says whether the installation is editable."""
     if not direct_url:
@@ -113,3 +133,10 @@ def _print(detail: dict[str, Any]) -> None:
     for label, value in rows:
         if value:
             print(f"  {label + ':':<14}{value}")
+    for section in detail.get("settings") or []:
+        about = f" — {section['description']}" if section["description"] else ""
+        print(f"  {'settings:':<14}{section['key']}{about}")
+        width = max((len(field["key"]) for field in section["fields"]), default=0) + 2
+        for field in section["fields"]:
+            default = json.dumps(field["default"])
+            print(f"  {'':<14}  {field['key']:<{width}}{field['type']}, default {default}")

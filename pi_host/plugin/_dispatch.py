@@ -7,9 +7,9 @@ For each dispatch it walks the hook's implementations in call order
 it is ``async def`` (or returned an awaitable) under the hook timeout (:mod:`._timeouts`),
 isolates its errors (``BaseException`` too, see :mod:`._containment`), and folds its result
 with the reducer the hookspec declares. Implementation lists are cached per hook and dropped
-whenever the plugin manager changes. The synchronous setup hooks have the same loop in
-:meth:`PluginManager.call_setup`, with the error policy their specs state (a failure fails
-the plugin's load).
+whenever the plugin manager changes. Preparing, calling, containing and folding are the
+steps of :mod:`._loop`, whose synchronous driver runs the setup and registration hooks and
+their replay (:meth:`PluginManager.call_setup`, where a failure fails the plugin's load).
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ import traceback
 from asyncio import current_task as _current_task
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from pi_host.errors import HookError
-from pi_host.hookspecs import Strategy, get_contract
-from pi_host.hookspecs._reducers import Reducer, ResultRejected, reducer_for
+from pi_host.hookspecs import Strategy
 
-from ._containment import is_plugin_fault
+from ._loop import Hook, Impl, call_blocking, contain, describe, fail, prepare, settle
 from ._manager import PluginManager
 from ._timeouts import HookGuard, timeout_from_environ
 
@@ -64,10 +63,8 @@ if TYPE_CHECKING:
     from pi_host.messages import (
         AgentMessage,
         AssistantMessage,
-        AssistantMessageEvent,
         ImageContent,
         TextContent,
-        ToolResult,
         ToolResultMessage,
     )
     from pi_host.providers import AbortSignal, Model, ThinkingLevel
@@ -98,25 +95,11 @@ class ExtensionError:
 ErrorListener = Callable[[ExtensionError], "Awaitable[None] | None"]
 
 
-class _Impl(NamedTuple):
-    plugin: str
-    function: Callable[..., Any]
-    argnames: tuple[str, ...]
-    is_async: bool
-    label: tuple[str, str]  # (plugin, hook), what the watchdog reports
-
-
-class _Hook(NamedTuple):
-    name: str
-    strategy: Strategy
-    reducer: Reducer[Any, Any]
-    impls: tuple[_Impl, ...]
-    argnames: frozenset[str]
-    bounded: bool
-
-
 class Dispatcher:
     """Calls lifecycle hooks: ``await dispatcher.tool_call(...)``, ``await dispatcher.call("pi_x", ...)``.
+
+    Agent events (``pi_agent_start`` … ``pi_tool_execution_end``) have no typed method: the
+    session's generic bridge dispatches them with :meth:`call`, named after the event's type.
 
     :param pm: the host's plugin manager.
     :param on_error: a first error listener (see :meth:`add_error_listener`).
@@ -138,7 +121,7 @@ class Dispatcher:
         """
         self._pm = pm
         self._guard = HookGuard(timeout_from_environ() if timeout == "environ" else timeout)
-        self._hooks: dict[str, _Hook] = {}
+        self._hooks: dict[str, Hook] = {}
         self._listeners: list[ErrorListener] = [] if on_error is None else [on_error]
         self._argument_listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
         self._tracer: Tracer | None
@@ -225,43 +208,16 @@ class Dispatcher:
         """Whether any plugin implements ``hook`` (skip building costly arguments when not)."""
         return bool(self._get(hook).impls)
 
-    def _get(self, name: str) -> _Hook:
+    def _get(self, name: str) -> Hook:
         hook = self._hooks.get(name)
         return hook if hook is not None else self._prepare(name)
 
-    def _prepare(self, name: str) -> _Hook:
-        caller = getattr(self._pm.hook, name, None)
-        if caller is None or caller.spec is None:
-            raise HookError(f"unknown hook {name!r}: no hookspec declares it", hook=name)
-        contract = get_contract(caller.spec.function)
-        if contract is None:
-            raise HookError(
-                f"hook {name!r} was not declared with pi_host.hookspecs.hookspec, so the dispatcher "
-                "does not know how to combine its results",
-                hook=name,
-            )
-        if contract.sync:
+    def _prepare(self, name: str) -> Hook:
+        hook = prepare(self._pm, name)
+        if hook.sync:
             raise HookError(
                 f"{name} is a synchronous hook; call it with PluginManager.call_setup()", hook=name
             )
-        impls = tuple(
-            _Impl(
-                plugin=impl.plugin_name,
-                function=impl.function,
-                argnames=tuple(impl.argnames),
-                is_async=inspect.iscoroutinefunction(impl.function),
-                label=(impl.plugin_name, name),
-            )
-            for impl in self._pm.call_order(caller)
-        )
-        hook = _Hook(
-            name=name,
-            strategy=contract.strategy,
-            reducer=reducer_for(name, contract),
-            impls=impls,
-            argnames=frozenset(caller.spec.argnames),
-            bounded=contract.bounded,
-        )
         self._hooks[name] = hook
         return hook
 
@@ -283,12 +239,16 @@ class Dispatcher:
             if prepared.strategy is Strategy.NOTIFY:
                 return None
             reducer = prepared.reducer
+            assert reducer is not None  # only setup hooks go without one (prepare())
             return reducer.finish(reducer.start(kwargs))
         return await self._run(prepared, kwargs)
 
-    async def _run(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
+    async def _run(self, hook: Hook, kwargs: Mapping[str, Any]) -> Any:
         # Callers pass every argument: call() checks, the typed methods take them all.
+        # The async driver of the one loop (._loop): calling, containment and folding are
+        # the loop's own steps; awaiting under the guard is what only this driver does.
         reducer = hook.reducer
+        assert reducer is not None  # only setup hooks go without one (prepare())
         state = reducer.start(kwargs)
         args = kwargs
         traces: list[ImplTrace] | None = None if self._tracer is None else []
@@ -302,19 +262,11 @@ class Dispatcher:
             if traces is not None:
                 impl_started = time.perf_counter()
             try:
-                if impl.is_async:
+                if impl.is_async or guard.timeout is None or not hook.bounded:
+                    # call_blocking's own fast path, inlined: this runs per streamed delta.
                     result = impl.function(*[args[name] for name in impl.argnames])
                 else:
-                    # The watchdog's view of the loop: what runs, and which call it is.
-                    if guard.timeout is not None and hook.bounded:
-                        if not guard.watching:
-                            guard.start_watchdog()
-                        guard.calls += 1
-                        guard.current = impl.label
-                    try:
-                        result = impl.function(*[args[name] for name in impl.argnames])
-                    finally:
-                        guard.current = None
+                    result = call_blocking(guard, hook, impl, args)
                 if impl.is_async or (result is not None and inspect.isawaitable(result)):
                     if hook.bounded:
                         # Noted for the watchdog (the timeout) and for the user's abort;
@@ -335,46 +287,34 @@ class Dispatcher:
                     else:
                         result = await result
             except BaseException as caught:
-                exc = caught
-                if not is_plugin_fault(exc):
-                    stopped = guard.stopped(entry) if guard.claims else None
-                    if stopped is None:
-                        raise
-                    exc = stopped
-                message = _describe(exc)
+                exc = contain(caught, guard, entry)
+                message = describe(exc)
                 await self._report(
                     ExtensionError(impl.plugin, hook.name, message, "".join(traceback.format_exception(exc)))
                 )
-                stop = False
-                if reducer.fail_closed:
-                    step = reducer.fail(state, impl.plugin, message)
-                    state, stop = step.state, step.stop
+                settled = fail(reducer, state, impl.plugin, message)
+                state = settled.state
                 if traces is not None:
-                    traces.append(_trace(impl, "error", message, impl_started, stop))
-                if stop:
+                    traces.append(_trace(impl, "error", message, impl_started, settled.stop))
+                if settled.stop:
                     break
                 continue
             if result is None:
                 if traces is not None:
                     traces.append(_trace(impl, "none", "", impl_started, False))
                 continue
-            try:
-                step = reducer.step(state, result, impl.plugin)
-            except ResultRejected as rejected:
-                await self._report(ExtensionError(impl.plugin, hook.name, str(rejected)))
-                stop = False
-                if reducer.fail_closed:
-                    step = reducer.fail(state, impl.plugin, str(rejected))
-                    state, stop = step.state, step.stop
+            settled = settle(reducer, state, impl.plugin, result)
+            state = settled.state
+            if settled.rejected is not None:
+                await self._report(ExtensionError(impl.plugin, hook.name, settled.rejected))
                 if traces is not None:
-                    traces.append(_trace(impl, "rejected", str(rejected), impl_started, stop))
-                if stop:
+                    traces.append(_trace(impl, "rejected", settled.rejected, impl_started, settled.stop))
+                if settled.stop:
                     break
                 continue
-            state = step.state
             if traces is not None:
-                traces.append(_trace(impl, "result", result, impl_started, step.stop))
-            if step.stop:
+                traces.append(_trace(impl, "result", result, impl_started, settled.stop))
+            if settled.stop:
                 break
             if reducer.threads:
                 args = reducer.arguments(state, kwargs)
@@ -443,26 +383,6 @@ class Dispatcher:
         return cast(
             "Cancel | SessionBeforeForkResult | None",
             await self.call("pi_session_before_fork", entry_id=entry_id, position=position, ctx=ctx),
-        )
-
-    async def compaction_prepare(
-        self,
-        *,
-        branch_entries: Sequence[EntryView],
-        custom_instructions: str | None = None,
-        reason: CompactionReason,
-        ctx: PluginContext,
-    ) -> CompactionPreparation | None:
-        """``pi_compaction_prepare``: the first preparation, or ``None`` (nothing to compact)."""
-        return cast(
-            "CompactionPreparation | None",
-            await self.call(
-                "pi_compaction_prepare",
-                branch_entries=branch_entries,
-                custom_instructions=custom_instructions,
-                reason=reason,
-                ctx=ctx,
-            ),
         )
 
     async def session_before_compact(
@@ -650,34 +570,6 @@ class Dispatcher:
 
     # -- typed façade: agent -----------------------------------------------------------------
 
-    async def agent_start(self, *, ctx: PluginContext) -> None:
-        """``pi_agent_start``."""
-        hook = self._hooks.get("pi_agent_start") or self._prepare("pi_agent_start")
-        if hook.impls:
-            await self._run(hook, {"ctx": ctx})
-
-    async def turn_start(self, *, turn_index: int, timestamp: int, ctx: PluginContext) -> None:
-        """``pi_turn_start``."""
-        hook = self._hooks.get("pi_turn_start") or self._prepare("pi_turn_start")
-        if hook.impls:
-            await self._run(hook, {"turn_index": turn_index, "timestamp": timestamp, "ctx": ctx})
-
-    async def turn_end(
-        self,
-        *,
-        turn_index: int,
-        message: AgentMessage,
-        tool_results: Sequence[ToolResultMessage],
-        ctx: PluginContext,
-    ) -> None:
-        """``pi_turn_end``."""
-        hook = self._hooks.get("pi_turn_end") or self._prepare("pi_turn_end")
-        if hook.impls:
-            await self._run(
-                hook,
-                {"turn_index": turn_index, "message": message, "tool_results": tool_results, "ctx": ctx},
-            )
-
     async def prepare_next_turn(
         self,
         *,
@@ -698,15 +590,9 @@ class Dispatcher:
             ),
         )
 
-    async def agent_end(self, *, messages: Sequence[AgentMessage], ctx: PluginContext) -> None:
-        """``pi_agent_end``."""
-        hook = self._hooks.get("pi_agent_end") or self._prepare("pi_agent_end")
-        if hook.impls:
-            await self._run(hook, {"messages": messages, "ctx": ctx})
-
-    async def will_retry(self, *, message: AssistantMessage, ctx: PluginContext) -> bool:
-        """``pi_will_retry``: whether a plugin will retry the run (no answer is ``False``)."""
-        return bool(await self.call("pi_will_retry", message=message, ctx=ctx))
+    async def will_continue_run(self, *, message: AssistantMessage, ctx: PluginContext) -> bool:
+        """``pi_will_continue_run``: whether a plugin will continue the run (no answer is ``False``)."""
+        return bool(await self.call("pi_will_continue_run", message=message, ctx=ctx))
 
     async def after_agent_run(self, *, message: AssistantMessage, ctx: PluginContext) -> ContinueRun | None:
         """``pi_after_agent_run``: :class:`ContinueRun` when the session must continue the run."""
@@ -743,42 +629,7 @@ class Dispatcher:
         if hook.impls:
             await self._run(hook, {"status": status, "headers": headers, "ctx": ctx})
 
-    # -- typed façade: messages --------------------------------------------------------------
-
-    async def message_start(self, *, message: AgentMessage, ctx: PluginContext) -> None:
-        """``pi_message_start``."""
-        hook = self._hooks.get("pi_message_start") or self._prepare("pi_message_start")
-        if hook.impls:
-            await self._run(hook, {"message": message, "ctx": ctx})
-
-    async def message_update(
-        self, *, message: AgentMessage, assistant_message_event: AssistantMessageEvent, ctx: PluginContext
-    ) -> None:
-        """``pi_message_update`` (once per streamed delta: the no-plugin path costs about a microsecond)."""
-        hook = self._hooks.get("pi_message_update") or self._prepare("pi_message_update")
-        if hook.impls:
-            await self._run(
-                hook, {"message": message, "assistant_message_event": assistant_message_event, "ctx": ctx}
-            )
-
-    async def message_end(self, *, message: AgentMessage, ctx: PluginContext) -> AgentMessage:
-        """``pi_message_end``: the final message (``message`` itself when no plugin replaced it)."""
-        hook = self._hooks.get("pi_message_end") or self._prepare("pi_message_end")
-        if not hook.impls:
-            return message
-        return cast("AgentMessage", await self._run(hook, {"message": message, "ctx": ctx}))
-
     # -- typed façade: tools -----------------------------------------------------------------
-
-    async def tool_execution_start(
-        self, *, tool_call_id: str, tool_name: str, args: Mapping[str, Any], ctx: PluginContext
-    ) -> None:
-        """``pi_tool_execution_start``."""
-        hook = self._hooks.get("pi_tool_execution_start") or self._prepare("pi_tool_execution_start")
-        if hook.impls:
-            await self._run(
-                hook, {"tool_call_id": tool_call_id, "tool_name": tool_name, "args": args, "ctx": ctx}
-            )
 
     async def tool_call(
         self, *, tool_call_id: str, tool_name: str, input: Mapping[str, Any], ctx: PluginContext
@@ -790,29 +641,6 @@ class Dispatcher:
                 "pi_tool_call", tool_call_id=tool_call_id, tool_name=tool_name, input=input, ctx=ctx
             ),
         )
-
-    async def tool_execution_update(
-        self,
-        *,
-        tool_call_id: str,
-        tool_name: str,
-        args: Mapping[str, Any],
-        partial_result: ToolResult,
-        ctx: PluginContext,
-    ) -> None:
-        """``pi_tool_execution_update``."""
-        hook = self._hooks.get("pi_tool_execution_update") or self._prepare("pi_tool_execution_update")
-        if hook.impls:
-            await self._run(
-                hook,
-                {
-                    "tool_call_id": tool_call_id,
-                    "tool_name": tool_name,
-                    "args": args,
-                    "partial_result": partial_result,
-                    "ctx": ctx,
-                },
-            )
 
     async def tool_result(
         self,
@@ -840,23 +668,6 @@ class Dispatcher:
             ),
         )
 
-    async def tool_execution_end(
-        self, *, tool_call_id: str, tool_name: str, result: ToolResult, is_error: bool, ctx: PluginContext
-    ) -> None:
-        """``pi_tool_execution_end``."""
-        hook = self._hooks.get("pi_tool_execution_end") or self._prepare("pi_tool_execution_end")
-        if hook.impls:
-            await self._run(
-                hook,
-                {
-                    "tool_call_id": tool_call_id,
-                    "tool_name": tool_name,
-                    "result": result,
-                    "is_error": is_error,
-                    "ctx": ctx,
-                },
-            )
-
     # -- typed façade: model -----------------------------------------------------------------
 
     async def thinking_level_select(
@@ -870,11 +681,6 @@ class Dispatcher:
     ) -> None:
         """``pi_model_select``."""
         await self.call("pi_model_select", model=model, previous_model=previous_model, source=source, ctx=ctx)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 #: ``_trace.TRACE_ENV``, repeated here so that an untraced run never imports the tracer's
@@ -891,7 +697,7 @@ def _tracer_from_environ() -> Tracer | None:
     return Tracer.from_environ()
 
 
-def _trace(impl: _Impl, outcome: str, detail: object, started: float, stopped: bool) -> ImplTrace:
+def _trace(impl: Impl, outcome: str, detail: object, started: float, stopped: bool) -> ImplTrace:
     """One implementation's trace; *detail* is a message, or the result (summarised here)."""
     from ._trace import ImplTrace, summarize
 

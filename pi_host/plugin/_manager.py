@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -361,37 +360,34 @@ class PluginManager(pluggy.PluginManager):
         per_plugin: Callable[[str], Mapping[str, Any]] | None = None,
         on_success: Callable[[str], None] | None = None,
     ) -> list[tuple[str, BaseException]]:
-        """Run ``caller``'s implementations in call order; returns ``(plugin, error)`` per failure.
+        """Run ``caller``'s implementations through the one loop (:func:`._loop.run_sync`);
+        returns ``(plugin, error)`` per failure.
 
         A plugin that failed is skipped by the rest of the loop (and, with ``only``, the loop
         covers that one plugin's implementation).
         """
-        from ._containment import is_plugin_fault
+        from ._loop import prepare, run_sync
 
         failures: list[tuple[str, BaseException]] = []
-        for impl in self.call_order(caller):
-            if only is not None and impl.plugin is not only:
-                continue
-            if only is None and not self.is_registered(impl.plugin):
-                continue  # failed earlier in this loop
-            args = kwargs if per_plugin is None else {**kwargs, **per_plugin(impl.plugin_name)}
-            try:
-                result = impl.function(*[args[arg] for arg in impl.argnames])
-                if inspect.isawaitable(result):
-                    if inspect.iscoroutine(result):
-                        result.close()
-                    raise HookError(
-                        f"{caller.name} is synchronous: implement it with def, not async def",
-                        hook=caller.name,
-                        plugin=impl.plugin_name,
-                    )
-            except BaseException as exc:
-                if not is_plugin_fault(exc):
-                    raise
-                failures.append((impl.plugin_name, exc))
-                continue
-            if on_success is not None:
-                on_success(impl.plugin_name)
+        failed: set[str] = set()
+
+        def skip(impl: Any) -> bool:
+            if only is not None:
+                return impl.owner is not only
+            return impl.plugin in failed or not self.is_registered(impl.owner)
+
+        def failure(impl: Any, exc: BaseException) -> None:
+            failed.add(impl.plugin)
+            failures.append((impl.plugin, exc))
+
+        run_sync(
+            prepare(self, caller.name),
+            kwargs,
+            on_failure=failure,
+            on_success=None if on_success is None else (lambda impl: on_success(impl.plugin)),
+            skip=skip,
+            extra=per_plugin,
+        )
         return failures
 
     def check_pending(self) -> None:

@@ -58,8 +58,8 @@ __all__ = ["AuthFileError", "AuthStatus", "AuthStorage", "write_private_file"]
 Credential = dict[str, Any]
 
 #: After a failed refresh, the same refresh token is not sent again for this long: a request
-#: resolves its key twice (the agent, then the provider), and a retry follows within seconds.
-_REFRESH_RETRY_AFTER_S = 5.0
+#: resolves its key twice (the agent, then the provider), and a second attempt follows within seconds.
+_REFRESH_BACKOFF_S = 5.0
 
 
 class AuthFileError(Exception):
@@ -439,7 +439,7 @@ class AuthStorage:
             if (
                 failed is not None
                 and failed[0] == refresh
-                and time.monotonic() - failed[1] < _REFRESH_RETRY_AFTER_S
+                and time.monotonic() - failed[1] < _REFRESH_BACKOFF_S
                 and provider in self._credential_errors
             ):
                 return None

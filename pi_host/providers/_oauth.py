@@ -86,8 +86,8 @@ def refresh_credential(
     url = token_url(provider, env)
     payload = {"grant_type": "refresh_token", "client_id": ANTHROPIC_CLIENT_ID, "refresh_token": refresh}
 
-    def fail(what: str, retry: bool) -> Exception:
-        return _failure(provider, what, retry=retry)
+    def fail(what: str, transient: bool) -> Exception:
+        return _failure(provider, what, transient=transient)
 
     status, body = post_json(url, payload, fail)
     if status >= 400:
@@ -112,7 +112,7 @@ def token_reply_fields(
 
     :param refresh: the refresh token to keep when the reply has none; ``None`` makes
         ``refresh_token`` required.
-    :param fail: builds the exception to raise from what went wrong (and whether retrying may help).
+    :param fail: builds the exception to raise from what went wrong (and whether trying again may help).
     :raises Exception: ``fail``'s, when the reply is not JSON or lacks a field.
     """
     try:
@@ -157,7 +157,7 @@ def post_json(
 ) -> tuple[int, str]:
     """``POST`` ``payload`` as JSON to a token endpoint; the reply's status and text.
 
-    :raises Exception: ``fail``'s (with ``retry=True``) when the endpoint cannot be reached.
+    :raises Exception: ``fail``'s (with ``transient=True``) when the endpoint cannot be reached.
     """
     import httpx
 
@@ -202,10 +202,10 @@ def describe_http_error(status: int, body: str, *, secrets: tuple[str, ...], gra
     return f"the token endpoint answered HTTP {status} ({detail})"
 
 
-def _failure(provider: str, what: str, *, retry: bool = False) -> OAuthRefreshError:
+def _failure(provider: str, what: str, *, transient: bool = False) -> OAuthRefreshError:
     remedy = (
         "Check the connection and try again, or log in again with /login"
-        if retry
+        if transient
         else "Log in again with /login"
     )
     return OAuthRefreshError(

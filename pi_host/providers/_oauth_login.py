@@ -162,8 +162,8 @@ def exchange_code(
     """
     name = LOGIN_PROVIDERS.get(attempt.provider, attempt.provider)
 
-    def fail(what: str, retry: bool = False) -> OAuthLoginError:
-        remedy = "Check the connection and try /login again" if retry else "Try /login again"
+    def fail(what: str, transient: bool = False) -> OAuthLoginError:
+        remedy = "Check the connection and try /login again" if transient else "Try /login again"
         return OAuthLoginError(f"Could not log in to {name}: {what}. {remedy}; auth.json was left unchanged.")
 
     try:

@@ -85,7 +85,7 @@ def repair_json(text: str, *, in_string: bool = False) -> str:
 
 
 def parse_json_with_repair(text: str) -> Any:
-    """Parse JSON, retrying once on the repaired text. Control characters in strings are accepted.
+    """Parse JSON, or else its repaired text. Control characters in strings are accepted.
 
     :raises ValueError: when neither the text nor its repair is JSON.
     """

@@ -1,11 +1,11 @@
 """Named abort scopes: plugin work that the session's abort and ``abort_<name>`` reach.
 
-A plugin opens a scope around its own wait or request (``with ctx.abort_scope("retry") as
+A plugin opens a scope around its own wait or request (``with ctx.abort_scope("myWait") as
 signal:``). :meth:`AbortScopes.abort` aborts the open scopes of one name (RPC
 ``abort_<name>``), :meth:`AbortScopes.abort_all` every open scope (Escape, RPC ``abort``).
 
-An abort can arrive just before the work it means starts: a client sends ``abort_retry``
-while the failed run is still ending, before the retry plugin opened its wait. Such an
+An abort can arrive just before the work it means starts: a client sends pi's ``abort_retry``
+while the failed run is still ending, before the plugin opened its wait. Such an
 abort is kept while a run is in progress and makes a scope of that name opened later in the
 same run start aborted; the run's end forgets it, so it never cancels the next prompt's work.
 """

@@ -9,7 +9,11 @@ the settings manager (naming the file and the key) and replaced by the model's d
 
 from __future__ import annotations
 
+import enum
+import types
+import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -18,7 +22,13 @@ if TYPE_CHECKING:
     from pi_host.hookspecs import SettingsSection
     from pi_host.resources import Settings, SettingsManager
 
-__all__ = ["PluginSettingsReader", "UnknownSettingsSection", "with_section_value"]
+__all__ = [
+    "PluginSettingsReader",
+    "SectionField",
+    "UnknownSettingsSection",
+    "section_fields",
+    "with_section_value",
+]
 
 _M = TypeVar("_M", bound="BaseModel")
 
@@ -73,7 +83,7 @@ class PluginSettingsReader:
 
 
 def with_section_value(settings: Settings, key_path: str, value: Any) -> Settings:
-    """``settings`` with one value of a plugin section changed in memory (``"retry.enabled"``).
+    """``settings`` with one value of a plugin section changed in memory (``"myPlugin.enabled"``).
 
     The section stays raw JSON data (the plugin's model validates it when read), so any
     section can be changed without knowing its model.
@@ -91,3 +101,72 @@ def with_section_value(settings: Settings, key_path: str, value: Any) -> Setting
         node = child
     node[leaf] = value
     return settings.model_copy(update={key: section})
+
+
+@dataclass(frozen=True)
+class SectionField:
+    """One value of a plugin's settings section, as ``/settings`` and ``plugins info`` show it.
+
+    :ivar key: the dotted camelCase ``settings.json`` key (``"myPlugin.maxTries"``).
+    :ivar type: the value's type in words (``boolean``, ``integer``, ``one of a, b`` …).
+    :ivar default: the model's default, as JSON data.
+    :ivar choices: the values a menu may step through, as shown (``true``/``false`` for a
+        boolean, the members of an enum or ``Literal``); empty when only the file can change
+        the value.
+    :ivar description: the field's own description, else ``""``.
+    """
+
+    key: str
+    type: str
+    default: Any
+    choices: tuple[str, ...] = ()
+    description: str = ""
+
+
+def section_fields(section: SettingsSection) -> list[SectionField]:
+    """The values of ``section``'s model, nested models flattened to dotted keys, in order."""
+    return _fields(section.model, section.key)
+
+
+def _fields(model: type[Any], prefix: str) -> list[SectionField]:
+    from pydantic import BaseModel
+    from pydantic_core import to_jsonable_python
+
+    found: list[SectionField] = []
+    for name, info in model.model_fields.items():
+        key = f"{prefix}.{info.alias or name}"
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            found.extend(_fields(annotation, key))
+            continue
+        try:
+            default = to_jsonable_python(info.get_default(call_default_factory=True))
+        except Exception:
+            # A default that is no JSON value (the model converts it): show it as text.
+            default = repr(info.get_default(call_default_factory=True))
+        kind, choices = _describe(annotation)
+        found.append(SectionField(key, kind, default, choices, info.description or ""))
+    return found
+
+
+def _describe(annotation: Any) -> tuple[str, tuple[str, ...]]:
+    """The type in words, and the values a menu can step through (none for free values)."""
+    if annotation is bool:
+        return "boolean", ("true", "false")
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        values = tuple(str(member.value) for member in annotation)
+        return "one of " + ", ".join(values), values
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        values = tuple(str(value) for value in typing.get_args(annotation))
+        if all(isinstance(value, str) for value in typing.get_args(annotation)):
+            return "one of " + ", ".join(values), values
+        return "one of " + ", ".join(values), ()
+    if origin in (typing.Union, types.UnionType):
+        parts = [_describe(arg)[0] for arg in typing.get_args(annotation) if arg is not type(None)]
+        nullable = type(None) in typing.get_args(annotation)
+        return " or ".join(parts + (["null"] if nullable else [])), ()
+    words = {int: "integer", float: "number", str: "string"}
+    if annotation in words:
+        return words[annotation], ()
+    return getattr(annotation, "__name__", None) or str(annotation), ()

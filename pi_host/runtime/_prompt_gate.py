@@ -1,4 +1,4 @@
-"""Holding prompts back while a plugin rewrites the history (a compaction, a rebuild).
+"""Holding prompts back while a plugin rewrites the history (a summary replacing old turns, a rebuild).
 
 A prompt that arrives while the agent is idle but a plugin is replacing the transcript waits
 until the plugin is done, instead of racing it for the messages (the terminal UI shows such a

@@ -115,7 +115,7 @@ class AgentEventRelay:
             messages = cast("AgentEndEvent", event).messages
             will_retry = False
             if self._last_assistant is not None and self._last_assistant.stop_reason == "error":
-                will_retry = await session.host.dispatcher.will_retry(
+                will_retry = await session.host.dispatcher.will_continue_run(
                     message=self._last_assistant, ctx=session.ctx
                 )
             await self._emit(SessionAgentEndEvent(messages=messages, will_retry=will_retry))

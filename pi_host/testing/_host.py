@@ -356,7 +356,7 @@ class IsolatedHost:
 
         Runs continue one conversation. Slash commands, ``pi_input`` and templates apply as in
         the terminal. Work plugins start in the background (a message sent with
-        ``ctx.send_message(..., trigger_turn=True)``, a compaction) is finished and part of
+        ``ctx.send_message(..., trigger_turn=True)``, ``ctx.compact()``) is finished and part of
         the outcome when this returns.
 
         :param replies: more scripted steps to queue first.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pi_host.plugin import Dispatcher, ExtensionError, PluginManager
 
 if TYPE_CHECKING:
-    from pi_host.plugin._dispatch import _Hook
+    from pi_host.plugin._loop import Hook as _Hook
 
 __all__ = ["HookCall", "HookRecorder", "ImplCall", "RecordingDispatcher"]
 

@@ -111,6 +111,8 @@ class FakeInteractiveSession:
         # settings.json as pi-shaped data; save_setting changes it (and records the change)
         self.settings: dict[str, Any] = dict(settings or {})
         self.saved_settings: list[tuple[str, Any]] = []
+        # The plugins' settings values /settings lists after pi's rows (PluginSetting rows).
+        self.plugin_setting_rows: list[Any] = []
         self._script = list(script)
         self._last_reply: dict[str, Any] = {}
         self._listeners: list[Callable[[Any], Awaitable[None] | None]] = []
@@ -546,6 +548,9 @@ class FakeInteractiveSession:
         else:
             node[last] = value
         self.saved_settings.append((key, value))
+
+    def plugin_settings(self) -> list[Any]:
+        return list(self.plugin_setting_rows)
 
     async def import_session(
         self, path: str, *, confirm_missing_cwd: Callable[[str, str], Awaitable[bool]]

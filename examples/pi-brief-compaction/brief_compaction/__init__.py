@@ -1,7 +1,7 @@
 """pi-brief-compaction: compact by keeping the latest prompt and listing what came before.
 
 A third-party replacement for pi-compaction, built on pi-host's public API only. It runs
-pi's compaction sequence itself: ``compaction_start`` → ``pi_compaction_prepare`` →
+pi's compaction sequence itself: ``compaction_start`` → its own cut (:func:`prepare`) →
 ``pi_session_before_compact`` (other plugins may cancel or supply the summary; this plugin's
 own summary answers last) → the ``compaction`` entry → ``pi_session_compact`` →
 ``compaction_end``.
@@ -37,7 +37,7 @@ from pi_host import (
     hookimpl,
 )
 
-__all__ = ["SUMMARY_HEADING", "BriefCompactionSettings", "brief_summary", "compact"]
+__all__ = ["SUMMARY_HEADING", "BriefCompactionSettings", "brief_summary", "compact", "prepare"]
 
 SUMMARY_HEADING = "Brief summary of the earlier conversation:"
 
@@ -84,8 +84,7 @@ def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
     register(SettingsSection("briefCompaction", BriefCompactionSettings, "Brief compactions"))
 
 
-@hookimpl(trylast=True)
-def pi_compaction_prepare(branch_entries: Sequence[EntryView]) -> CompactionPreparation | None:
+def prepare(branch_entries: Sequence[EntryView]) -> CompactionPreparation | None:
     """Keep the latest user message and what follows; summarise what is before it."""
     messages = [(entry, entry_to_message(entry)) for entry in branch_entries]  # type: ignore[arg-type]
     users = [index for index, (_, message) in enumerate(messages) if isinstance(message, UserMessage)]
@@ -126,13 +125,7 @@ async def compact(
     with ctx.hold_prompts(), ctx.abort_scope("compaction", fresh=reason == "manual") as signal:
         ctx.emit(CompactionStartEvent(reason=reason))
         branch = list(ctx.session_manager.get_branch())
-        preparation = await ctx.call_hook(
-            "pi_compaction_prepare",
-            branch_entries=branch,
-            custom_instructions=custom_instructions,
-            reason=reason,
-            ctx=ctx,
-        )
+        preparation = prepare(branch)
         if preparation is None:
             error = "Nothing to compact (session too small)" if reason == "manual" else None
             ctx.emit(CompactionEndEvent(reason=reason, error_message=error))

@@ -66,7 +66,7 @@ def pi_register_abort_scopes(register: Callable[[AbortScope], None]) -> None:
 
 
 @hookimpl
-def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
+def pi_will_continue_run(message: AssistantMessage, ctx: PluginContext) -> bool | None:
     if not _wants_retry(message, ctx):
         return None
     return ctx.stash.get(_ATTEMPT, 0) < ctx.plugin_settings(PatientRetrySettings).attempts

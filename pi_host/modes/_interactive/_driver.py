@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pi_host.providers import Model
     from pi_host.providers._oauth_login import LoginAttempt
 
+    from ._settings_menu import PluginSetting
     from ._ui_bridge import UiBridge
 
 __all__ = [
@@ -410,6 +411,10 @@ class InteractiveSession(Protocol):
         The change applies even when saving fails; the exception then names the file, why it
         was not written (it is never overwritten when it cannot be parsed) and what to do.
         """
+
+    def plugin_settings(self) -> Sequence[PluginSetting]:
+        """The values of the settings sections the loaded plugins declare, in order."""
+        ...
 
     def trust_state(self) -> TrustState: ...
 

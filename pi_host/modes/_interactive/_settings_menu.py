@@ -4,6 +4,10 @@ Each row is one settings.json key under pi's name. Enter moves a setting to its 
 (the thinking level opens a list instead, as in pi); the value applies to the running session
 at once and is saved to the user's settings.json. pi's other rows (images, transport, theme,
 editor padding …) are left out because pi-host does not read those keys.
+
+After pi's rows come the values of the settings sections plugins declare
+(``pi_register_settings``), one row per key: a boolean or a choice of words steps as pi's rows
+do, any other value is shown read-only (settings.json changes it).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._app import InteractiveApp
 
-__all__ = ["SETTING_ITEMS", "SettingItem", "run_settings_menu"]
+__all__ = ["SETTING_ITEMS", "PluginSetting", "SettingItem", "run_settings_menu", "setting_items"]
 
 _BOOL = ("true", "false")
 
@@ -90,12 +94,54 @@ SETTING_ITEMS: tuple[SettingItem, ...] = (
 )
 
 _THINKING_KEY = "defaultThinkingLevel"
-_LABEL_WIDTH = max(len(item.label) for item in SETTING_ITEMS) + 2
+
+
+@dataclass(frozen=True)
+class PluginSetting:
+    """One value of a plugin's settings section, for a row of ``/settings``.
+
+    :param key: the dotted settings.json key (``"myPlugin.enabled"``).
+    :param plugin: the plugin that declared the section.
+    :param description: what the value does (the field's description, else the section's).
+    :param type: the value's type in words (``boolean``, ``integer`` …).
+    :param default: the model's default, as shown (``true``, ``3``, ``null``).
+    :param choices: the values Enter steps through; empty for a read-only row.
+    """
+
+    key: str
+    plugin: str
+    description: str
+    type: str
+    default: str
+    choices: tuple[str, ...] = ()
+
+
+def setting_items(app: InteractiveApp) -> list[SettingItem]:
+    """pi's rows, then a row per plugin setting that none of pi's rows already shows."""
+    builtin = {item.key for item in SETTING_ITEMS}
+    plugin_rows = app._safe(lambda: list(app.session.plugin_settings()), [])
+    extra = [
+        SettingItem(
+            row.key,
+            row.key,
+            f"{row.description + ' — ' if row.description else ''}{row.type}, from plugin {row.plugin}"
+            + ("" if row.choices else " (edit settings.json to change it)"),
+            row.choices,
+            row.default,
+        )
+        for row in plugin_rows
+        if row.key not in builtin
+    ]
+    return [*SETTING_ITEMS, *extra]
 
 
 def _shown(value: Any, default: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, dict | list):
+        import json
+
+        return json.dumps(value)
     return default if value is None else str(value)
 
 
@@ -147,20 +193,25 @@ def apply_setting(app: InteractiveApp, item: SettingItem, shown: str) -> None:
 async def run_settings_menu(app: InteractiveApp) -> None:
     """Show the list until Esc, applying each change as it is made."""
     selected = 0
+    items = setting_items(app)
+    width = max(len(item.label) for item in items) + 2
     while True:
-        rows = [f"{item.label.ljust(_LABEL_WIDTH)}{current_value(app, item)}" for item in SETTING_ITEMS]
+        rows = [f"{item.label.ljust(width)}{current_value(app, item)}" for item in items]
         index = await app.select(
             "Settings",
             rows,
             initial=selected,
             filterable=False,
-            details=[item.description for item in SETTING_ITEMS],
+            details=[item.description for item in items],
         )
         if index is None:
             return
         selected = index
-        item = SETTING_ITEMS[index]
+        item = items[index]
         current = current_value(app, item)
+        if not item.values:
+            app.notice(f"{item.key} is read-only here: change it in settings.json")
+            continue
         if item.key == _THINKING_KEY:
             chosen = await _choose_thinking_level(app, current)
             if chosen is None:

@@ -1,7 +1,8 @@
 """pi-compaction: summarise old history when the context fills up, as pi does.
 
 Installed, it registers through the ``pi_host.plugins`` entry point ``compaction``: it
-prepares compactions (``pi_compaction_prepare``), writes the default summary (a ``trylast``
+prepares compactions (``pi_compaction_prepare``, a hook of its own that other plugins may
+implement: :mod:`pi_compaction.hookspecs`), writes the default summary (a ``trylast``
 ``pi_session_before_compact``) and branch summaries (``pi_summarize_branch``) with the
 session's model, compacts before prompts, between the turns of a long tool loop and after
 runs that overflowed or crossed the threshold, and adds ``/compact [instructions]``.
@@ -18,6 +19,7 @@ from ._plugin import (
     OVERFLOW_RECOVERY_FAILED,
     compact_command,
     compaction_settings,
+    pi_addhooks,
     pi_after_agent_run,
     pi_before_prompt,
     pi_compaction_prepare,
@@ -87,6 +89,7 @@ __all__ = [
     "find_cut_point",
     "find_turn_start",
     "format_file_operations",
+    "pi_addhooks",
     "pi_after_agent_run",
     "pi_before_prompt",
     "pi_compaction_prepare",

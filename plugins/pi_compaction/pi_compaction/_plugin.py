@@ -24,7 +24,7 @@ from ._run import run_compaction
 from ._trigger import entry_ms, should_compact
 
 if TYPE_CHECKING:
-    from pi_host import AbortSignal, AgentMessage, AssistantMessage, Message, ToolResultMessage
+    from pi_host import AbortSignal, AgentMessage, AssistantMessage, Message, PluginManager, ToolResultMessage
     from pi_host.hookspecs import (
         BranchSummary,
         CommandContext,
@@ -47,6 +47,7 @@ __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
     "compact_command",
     "compaction_settings",
+    "pi_addhooks",
     "pi_after_agent_run",
     "pi_before_prompt",
     "pi_compaction_prepare",
@@ -106,6 +107,14 @@ def _summarizer(ctx: PluginContext, signal: AbortSignal) -> Summarize:
 
 
 # -- preparing and summarising --------------------------------------------------------------
+
+
+@hookimpl
+def pi_addhooks(pluginmanager: PluginManager) -> None:
+    """Publish ``pi_compaction_prepare`` (:mod:`pi_compaction.hookspecs`)."""
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl(trylast=True)

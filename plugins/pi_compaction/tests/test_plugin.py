@@ -16,6 +16,7 @@ def test_the_entry_point_names_the_package() -> None:
 
 def test_hooks_match_their_specs_and_the_defaults_come_last() -> None:
     hooks = {
+        "pi_addhooks",
         "pi_after_agent_run",
         "pi_before_prompt",
         "pi_compaction_prepare",
@@ -59,8 +60,33 @@ def test_loading_the_plugin_stays_light() -> None:
     assert {name for name in modules if name.startswith("pi_compaction")} == {
         "pi_compaction",
         "pi_compaction._plugin",
+        "pi_compaction.hookspecs",
         "pi_compaction._run",
         "pi_compaction._trigger",
     }
     assert "pi_host.runtime" not in modules
     assert "pi_host.session" not in modules
+
+
+def test_pi_compaction_prepare_is_the_plugins_own_hook() -> None:
+    # The host declares no compaction hook; registering pi-compaction adds it, and a plugin
+    # registered before it (an optional implementation) is checked against it then.
+    from pi_compaction import hookspecs
+
+    from pi_host import hookimpl
+    from pi_host.plugin import PluginManager
+
+    manager = PluginManager()
+    assert getattr(manager.hook, "pi_compaction_prepare", None) is None
+
+    class EarlyCut:
+        @hookimpl(tryfirst=True, optionalhook=True)
+        def pi_compaction_prepare(self, branch_entries: object) -> None:
+            return None
+
+    manager.register(EarlyCut(), name="early")
+    manager.register(pi_compaction, name="compaction")
+    caller = manager.hook.pi_compaction_prepare
+    assert caller.spec is not None and caller.spec.namespace is hookspecs
+    assert [impl.plugin_name for impl in manager.call_order(caller)] == ["early", "compaction"]
+    manager.check_pending()

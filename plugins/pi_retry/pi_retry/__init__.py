@@ -20,7 +20,7 @@ from ._retry import (
     pi_message_end,
     pi_register_abort_scopes,
     pi_register_settings,
-    pi_will_retry,
+    pi_will_continue_run,
     retry_delay_ms,
 )
 
@@ -38,7 +38,7 @@ __all__ = [
     "pi_message_end",
     "pi_register_abort_scopes",
     "pi_register_settings",
-    "pi_will_retry",
+    "pi_will_continue_run",
     "retry_delay_ms",
 ]
 

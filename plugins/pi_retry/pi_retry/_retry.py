@@ -1,6 +1,6 @@
 """pi's agent-level auto-retry: exponential backoff over transient provider errors.
 
-The session asks ``pi_will_retry`` when a run ends on an error (``agent_end.willRetry``), then
+The session asks ``pi_will_continue_run`` when a run ends on an error (``agent_end.willRetry``), then
 ``pi_after_agent_run``; this plugin answers both for transient errors (overloads, rate limits,
 5xx, network failures: :attr:`AssistantMessage.error_class` ``"transient"``; never context
 overflow, which compaction handles). Attempt *n* waits ``baseDelayMs * 2**(n-1)`` — or longer
@@ -37,7 +37,7 @@ __all__ = [
     "pi_message_end",
     "pi_register_abort_scopes",
     "pi_register_settings",
-    "pi_will_retry",
+    "pi_will_continue_run",
     "retry_delay_ms",
 ]
 
@@ -108,7 +108,7 @@ def pi_register_abort_scopes(register: Callable[[AbortScope], None]) -> None:
 
 
 @hookimpl
-def pi_will_retry(message: AssistantMessage, ctx: PluginContext) -> bool | None:
+def pi_will_continue_run(message: AssistantMessage, ctx: PluginContext) -> bool | None:
     """``True`` for a transient error with attempts left, ``False`` once they are used up."""
     settings = _settings(ctx)
     if not settings.enabled or not _retryable(message, ctx):

@@ -241,7 +241,7 @@ def test_the_entry_point_names_the_package() -> None:
 
 def test_hooks_match_their_specs_and_retry_answers_before_compaction() -> None:
     hooks = {
-        "pi_will_retry",
+        "pi_will_continue_run",
         "pi_after_agent_run",
         "pi_message_end",
         "pi_register_settings",

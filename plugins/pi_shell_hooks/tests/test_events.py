@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pi_compaction
+import pi_compaction.hookspecs
 import pi_shell_hooks
 import pytest
 
@@ -385,6 +386,10 @@ async def test_session_shutdown_hook_runs_with_the_reason(
 
 class Preparer:
     """Prepares a compaction that keeps the last entry (stands in for pi-compaction)."""
+
+    @hookimpl
+    def pi_addhooks(self, pluginmanager: Any) -> None:
+        pluginmanager.add_hookspecs(pi_compaction.hookspecs)  # comes with its sequence
 
     @hookimpl
     def pi_register_commands(self, register: Any) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pi_compaction
+import pi_compaction.hookspecs
 import pi_shell_hooks
 import pytest
 
@@ -32,6 +33,10 @@ FAILURE_TEXT = {"hang": "timed out after 0.5 s", "garbage": "printed invalid JSO
 
 
 class Preparer:
+    @hookimpl
+    def pi_addhooks(self, pluginmanager: Any) -> None:
+        pluginmanager.add_hookspecs(pi_compaction.hookspecs)  # comes with its sequence
+
     @hookimpl
     def pi_register_commands(self, register: Any) -> None:
         register(pi_compaction.compact_command())  # pi's compaction sequence, this class's cut
