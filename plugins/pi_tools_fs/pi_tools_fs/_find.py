@@ -6,16 +6,22 @@ holds a ``/`` (``**/`` is then implied in front); lowercase patterns match case-
 and every backend returns them in the same order (depth first, names in byte order).
 
 Without fd, ripgrep lists the files (it ships with pi-tools-fs) and the glob is matched here,
-against each file and each directory above it. Three differences from fd remain: symbolic
+against each file and each directory above it. When the pattern's name part has plain
+characters, an extra ignore file first keeps ripgrep to the files whose name, or whose
+directory's name, could match (a superset: the glob still decides here), so ripgrep does the
+filtering and the ignore rules stay ripgrep's. Three differences from fd remain: symbolic
 links are not listed, a directory holding no listed file (an empty one, or one whose files are
 all ignored) is not found, and ripgrep reads ``.rgignore`` files where fd reads ``.fdignore``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import operator
 import os
 import stat
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -26,14 +32,14 @@ from pi_host import ToolCallContext, ToolResult
 from ._definitions import FIND_DEFAULT_LIMIT, FindBackend, FindParams
 from ._errors import ToolError, raise_if_aborted
 from ._external import FdBinary, find_fd, find_rg, inside_git_repository, spawn
-from ._glob import GlobError, compile_glob
+from ._glob import GlobError, compile_glob, name_superset
 from ._ignore import Override
 from ._paths import resolve_to_cwd
 from ._text import int_argument
 from ._truncate import capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
 
-__all__ = ["find"]
+__all__ = ["find", "rg_files_command"]
 
 
 def _fd_global_ignore() -> str:
@@ -116,13 +122,41 @@ def _walk_order(relative: str) -> bytes:
     return relative.rstrip("/").encode("utf-8", "surrogateescape").replace(b"/", b"\0")
 
 
+# Stands for "/" in the fast path of _match_listed: it sorts below every character of a name,
+# so plain string order is fd's walk order (see _walk_order).
+_LOW = "\x01"
+
+
+def _name_filter(pattern: str, full_path: bool, case_insensitive: bool) -> str | None:
+    """A glob that every listed name matching ``pattern`` (a path's last segment, when that
+    segment is one whole name) also matches, or ``None`` when no name filter applies."""
+    last = pattern.rpartition("/")[2]
+    if full_path and (not last or "**" in last or "{" in pattern):
+        return None
+    return name_superset(last, case_insensitive=case_insensitive)
+
+
 def _match_listed(
-    names: list[str], search_path: str, pattern: str, full_path: bool, case_insensitive: bool, limit: int
+    listing: bytes, search_path: str, pattern: str, full_path: bool, case_insensitive: bool, limit: int
 ) -> list[str]:
-    """The files in ripgrep's list ``names``, and the directories above them, that ``pattern``
-    matches as fd matches its walk, in fd's order. Written as bulk comprehensions: a per-name
-    loop would cost more than ripgrep's whole walk."""
+    """The files in ripgrep's NUL-separated ``listing``, and the directories above them, that
+    ``pattern`` matches as fd matches its walk, in fd's order.
+
+    Written as bulk operations: a loop in Python over every name would cost more than
+    ripgrep's whole walk.
+    """
     match = compile_glob(pattern, literal_separator=True, case_insensitive=case_insensitive).match
+    try:
+        text = listing.decode("utf-8")
+        # Code point order is byte order for valid UTF-8: the names sort as they are.
+        sep = "/" if _LOW in text else _LOW
+    except UnicodeDecodeError:
+        text = listing.decode("utf-8", "surrogateescape")
+        sep = "/"
+    if sep != "/":
+        text = text.replace("/", sep)
+    names = text.split("\0")
+    names.pop()  # the listing ends with a separator (or is empty)
     root = search_path.rstrip("/") + "/"
     last = pattern.rpartition("/")[2]
     # A path matches only if its name matches the pattern's last segment (when that segment
@@ -134,55 +168,82 @@ def _match_listed(
         if full_path and by_name
         else match
     )
-    subjects = [name.rpartition("/")[2] for name in names]
+    split = list(map(str.rpartition, names, itertools.repeat(sep)))
     if by_name:
+        subjects = list(map(operator.itemgetter(2), split))
         passing = {subject for subject in set(subjects) if name_match(subject)}
         results = list(itertools.compress(names, map(passing.__contains__, subjects)))
     else:
         results = names
     if full_path:
-        results = [name for name in results if match(root + name)]
+        results = [name for name in results if match(root + name.replace(sep, "/"))]
     directories: set[str] = set()
-    for parent in {name.rpartition("/")[0] for name in names}:
+    for parent in set(map(operator.itemgetter(0), split)):
         while parent and parent not in directories:
             directories.add(parent)
-            parent = parent.rpartition("/")[0]
+            parent = parent.rpartition(sep)[0]
     for directory in directories:
-        if match(root + directory if full_path else directory.rpartition("/")[2]):
-            results.append(directory + "/")
-    results.sort(key=_walk_order)
-    return results[:limit]
+        if match(root + directory.replace(sep, "/") if full_path else directory.rpartition(sep)[2]):
+            results.append(directory + sep)
+    if sep == "/":
+        results.sort(key=_walk_order)
+        return results[:limit]
+    results.sort()
+    return [result.replace(sep, "/") for result in results[:limit]]
 
 
-async def _rg_files(rg: str, search_path: str) -> list[str]:
-    """Every file ``rg --files`` lists below ``search_path``, relative to it."""
+def _filter_rules(name_filter: str) -> str:
+    """Ignore rules that keep only the files whose name matches ``name_filter`` and the files
+    below a directory whose name does (they show which directories hold listed files)."""
+    return f"*\n!*/\n!{name_filter}\n!**/{name_filter}/**\n"
+
+
+def rg_files_command(rg: str, search_path: str, rules: str | None) -> list[str]:
+    """The ``rg --files`` command line that lists ``search_path``'s files as fd would walk
+    them, narrowed by the ignore file ``rules`` (a path) when given."""
     args = [rg, "--files", "--hidden", "--no-config", "--glob", "!.git", "--null"]
     if not inside_git_repository(search_path):
         args.append("--no-require-git")
+    # Of several --ignore-file, the later wins: fd's own global ignore file outranks the name
+    # filter, whose rules only ever leave out names that cannot match.
+    if rules is not None:
+        args += ["--ignore-file", rules]
     global_ignore = _fd_global_ignore()
     if os.path.isfile(global_ignore):
         args += ["--ignore-file", global_ignore]
-    stdout = bytearray()
-    stderr = bytearray()
-    async with spawn(args, cwd=search_path) as process:
-        assert process.stdout is not None and process.stderr is not None
-        out_stream, err_stream = process.stdout, process.stderr
+    return args
 
-        async def drain(stream: Any, sink: bytearray) -> None:
-            async for chunk in stream:
-                sink.extend(chunk)
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(drain, out_stream, stdout)
-            group.start_soon(drain, err_stream, stderr)
-        await process.wait()
+async def _rg_files(rg: str, search_path: str, name_filter: str | None) -> bytes:
+    """What ``rg --files`` lists below ``search_path`` (NUL-separated, relative to it): every
+    file, or with ``name_filter`` those that can match it by name or by a directory's name."""
+    with contextlib.ExitStack() as stack:
+        rules = None
+        if name_filter is not None:
+            # Closed before ripgrep opens it (Windows refuses a file open elsewhere).
+            descriptor, rules = tempfile.mkstemp(prefix="pi-find-", suffix=".ignore")
+            stack.callback(os.unlink, rules)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(_filter_rules(name_filter))
+        stdout = bytearray()
+        stderr = bytearray()
+        async with spawn(rg_files_command(rg, search_path, rules), cwd=search_path) as process:
+            assert process.stdout is not None and process.stderr is not None
+            out_stream, err_stream = process.stdout, process.stderr
+
+            async def drain(stream: Any, sink: bytearray) -> None:
+                async for chunk in stream:
+                    sink.extend(chunk)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(drain, out_stream, stdout)
+                group.start_soon(drain, err_stream, stderr)
+            await process.wait()
     # ripgrep exits 1 when it lists nothing, and 2 when some directory was unreadable.
     if process.returncode not in (0, 1) and not stdout:
         message = stderr.decode("utf-8", "replace").strip()
         raise ToolError(message or f"ripgrep exited with code {process.returncode}")
-    names = stdout.decode("utf-8", "surrogateescape").split("\0")
-    names.pop()  # the text ends with a separator (or is empty)
-    return names
+    return bytes(stdout)
 
 
 async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend) -> ToolResult:
@@ -227,9 +288,9 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
         if fd is not None:
             found = await _fd_find(fd, search_path, pattern, full_path, ctx.cwd)
         elif rg is not None:
-            names = await _rg_files(rg, search_path)
+            listing = await _rg_files(rg, search_path, _name_filter(pattern, full_path, case_insensitive))
             found = await anyio.to_thread.run_sync(
-                _match_listed, names, search_path, pattern, full_path, case_insensitive, limit
+                _match_listed, listing, search_path, pattern, full_path, case_insensitive, limit
             )
         else:
             try:
