@@ -17,6 +17,7 @@ all ignored) is not found, and ripgrep reads ``.rgignore`` files where fd reads 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import itertools
 import operator
 import os
@@ -136,60 +137,107 @@ def _name_filter(pattern: str, full_path: bool, case_insensitive: bool) -> str |
     return name_superset(last, case_insensitive=case_insensitive)
 
 
+class _Listing:
+    """Matches ripgrep's NUL-separated file list as it arrives, as fd matches its walk: the
+    files and the directories above them that ``pattern`` matches, in fd's order.
+
+    Fed chunk by chunk while ripgrep still lists, so little is left once it exits. Written as
+    bulk operations: a loop in Python over every name would cost more than ripgrep's walk.
+    """
+
+    def __init__(self, search_path: str, pattern: str, full_path: bool, case_insensitive: bool) -> None:
+        self.match = compile_glob(pattern, literal_separator=True, case_insensitive=case_insensitive).match
+        self.full_path = full_path
+        self.root = search_path.rstrip("/") + "/"
+        last = pattern.rpartition("/")[2]
+        # A path matches only if its name matches the pattern's last segment (when that
+        # segment is one whole name): names repeat (index.ts, __init__.py …), so each
+        # distinct one is tried once, and only the paths whose name passes are tried whole.
+        self.by_name = not full_path or bool(last and "**" not in last and "{" not in pattern)
+        self.name_match = (
+            compile_glob(last, literal_separator=True, case_insensitive=case_insensitive).match
+            if full_path and self.by_name
+            else self.match
+        )
+        self.raw = bytearray()
+        self.pending = b""
+        # _LOW while every name so far is valid UTF-8 without it (code point order is then
+        # byte order, and names sort as they are); "/" once one is not: then all is redone
+        # at the end with _walk_order's key.
+        self.sep = _LOW
+        self.results: list[str] = []
+        self.parents: set[str] = set()
+        self.verdicts: dict[str, bool] = {}
+
+    def feed(self, chunk: bytes) -> None:
+        self.raw += chunk
+        if self.sep != _LOW:
+            return
+        data = self.pending + chunk
+        cut = data.rfind(b"\0") + 1
+        self.pending = data[cut:]
+        if not cut:
+            return
+        try:
+            text = data[:cut].decode("utf-8")
+        except UnicodeDecodeError:
+            self.sep = "/"
+            return
+        if _LOW in text:
+            self.sep = "/"
+            return
+        names = text.replace("/", _LOW).split("\0")
+        names.pop()  # the text ends with a separator
+        self._add(names)
+
+    def _add(self, names: list[str]) -> None:
+        sep = self.sep
+        split = list(map(str.rpartition, names, itertools.repeat(sep)))
+        if self.by_name:
+            subjects = list(map(operator.itemgetter(2), split))
+            verdicts = self.verdicts
+            for subject in set(subjects).difference(verdicts):
+                verdicts[subject] = self.name_match(subject) is not None
+            results = list(itertools.compress(names, map(verdicts.__getitem__, subjects)))
+        else:
+            results = names
+        if self.full_path:
+            results = [name for name in results if self.match(self.root + name.replace(sep, "/"))]
+        self.results += results
+        self.parents.update(map(operator.itemgetter(0), split))
+
+    def finish(self, limit: int) -> list[str]:
+        """The first ``limit`` matches, in fd's order."""
+        if self.sep == "/":
+            self.results, self.parents = [], set()
+            names = bytes(self.raw).decode("utf-8", "surrogateescape").split("\0")
+            names.pop()  # the listing ends with a separator (or is empty)
+            self._add(names)
+        sep = self.sep
+        directories: set[str] = set()
+        for parent in self.parents:
+            while parent and parent not in directories:
+                directories.add(parent)
+                parent = parent.rpartition(sep)[0]
+        results = self.results
+        for directory in directories:
+            if self.match(
+                self.root + directory.replace(sep, "/") if self.full_path else directory.rpartition(sep)[2]
+            ):
+                results.append(directory + sep)
+        if sep == "/":
+            results.sort(key=_walk_order)
+            return results[:limit]
+        return [result.replace(sep, "/") for result in heapq.nsmallest(limit, results)]
+
+
 def _match_listed(
     listing: bytes, search_path: str, pattern: str, full_path: bool, case_insensitive: bool, limit: int
 ) -> list[str]:
-    """The files in ripgrep's NUL-separated ``listing``, and the directories above them, that
-    ``pattern`` matches as fd matches its walk, in fd's order.
-
-    Written as bulk operations: a loop in Python over every name would cost more than
-    ripgrep's whole walk.
-    """
-    match = compile_glob(pattern, literal_separator=True, case_insensitive=case_insensitive).match
-    try:
-        text = listing.decode("utf-8")
-        # Code point order is byte order for valid UTF-8: the names sort as they are.
-        sep = "/" if _LOW in text else _LOW
-    except UnicodeDecodeError:
-        text = listing.decode("utf-8", "surrogateescape")
-        sep = "/"
-    if sep != "/":
-        text = text.replace("/", sep)
-    names = text.split("\0")
-    names.pop()  # the listing ends with a separator (or is empty)
-    root = search_path.rstrip("/") + "/"
-    last = pattern.rpartition("/")[2]
-    # A path matches only if its name matches the pattern's last segment (when that segment
-    # is one whole name): names repeat (index.ts, __init__.py …), so each distinct one is
-    # tried once, and only the paths whose name passes are tried whole.
-    by_name = not full_path or (last and "**" not in last and "{" not in pattern)
-    name_match = (
-        compile_glob(last, literal_separator=True, case_insensitive=case_insensitive).match
-        if full_path and by_name
-        else match
-    )
-    split = list(map(str.rpartition, names, itertools.repeat(sep)))
-    if by_name:
-        subjects = list(map(operator.itemgetter(2), split))
-        passing = {subject for subject in set(subjects) if name_match(subject)}
-        results = list(itertools.compress(names, map(passing.__contains__, subjects)))
-    else:
-        results = names
-    if full_path:
-        results = [name for name in results if match(root + name.replace(sep, "/"))]
-    directories: set[str] = set()
-    for parent in set(map(operator.itemgetter(0), split)):
-        while parent and parent not in directories:
-            directories.add(parent)
-            parent = parent.rpartition(sep)[0]
-    for directory in directories:
-        if match(root + directory.replace(sep, "/") if full_path else directory.rpartition(sep)[2]):
-            results.append(directory + sep)
-    if sep == "/":
-        results.sort(key=_walk_order)
-        return results[:limit]
-    results.sort()
-    return [result.replace(sep, "/") for result in results[:limit]]
+    """:class:`_Listing` over a whole listing at once."""
+    matcher = _Listing(search_path, pattern, full_path, case_insensitive)
+    matcher.feed(listing)
+    return matcher.finish(limit)
 
 
 def _filter_rules(name_filter: str) -> str:
@@ -214,9 +262,12 @@ def rg_files_command(rg: str, search_path: str, rules: str | None) -> list[str]:
     return args
 
 
-async def _rg_files(rg: str, search_path: str, name_filter: str | None) -> bytes:
-    """What ``rg --files`` lists below ``search_path`` (NUL-separated, relative to it): every
-    file, or with ``name_filter`` those that can match it by name or by a directory's name."""
+async def _rg_files(
+    rg: str, search_path: str, name_filter: str | None, sink: Callable[[bytes], None]
+) -> None:
+    """Feed ``sink`` what ``rg --files`` lists below ``search_path`` (NUL-separated, relative
+    to it) as it comes: every file, or with ``name_filter`` those that can match it by name or
+    by a directory's name."""
     with contextlib.ExitStack() as stack:
         rules = None
         if name_filter is not None:
@@ -225,25 +276,26 @@ async def _rg_files(rg: str, search_path: str, name_filter: str | None) -> bytes
             stack.callback(os.unlink, rules)
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(_filter_rules(name_filter))
-        stdout = bytearray()
+        listed = False
         stderr = bytearray()
         async with spawn(rg_files_command(rg, search_path, rules), cwd=search_path) as process:
             assert process.stdout is not None and process.stderr is not None
             out_stream, err_stream = process.stdout, process.stderr
 
-            async def drain(stream: Any, sink: bytearray) -> None:
-                async for chunk in stream:
-                    sink.extend(chunk)
+            async def drain_stderr() -> None:
+                async for chunk in err_stream:
+                    stderr.extend(chunk)
 
             async with anyio.create_task_group() as group:
-                group.start_soon(drain, out_stream, stdout)
-                group.start_soon(drain, err_stream, stderr)
+                group.start_soon(drain_stderr)
+                async for chunk in out_stream:
+                    listed = True
+                    sink(chunk)
             await process.wait()
     # ripgrep exits 1 when it lists nothing, and 2 when some directory was unreadable.
-    if process.returncode not in (0, 1) and not stdout:
+    if process.returncode not in (0, 1) and not listed:
         message = stderr.decode("utf-8", "replace").strip()
         raise ToolError(message or f"ripgrep exited with code {process.returncode}")
-    return bytes(stdout)
 
 
 async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend) -> ToolResult:
@@ -288,10 +340,10 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
         if fd is not None:
             found = await _fd_find(fd, search_path, pattern, full_path, ctx.cwd)
         elif rg is not None:
-            listing = await _rg_files(rg, search_path, _name_filter(pattern, full_path, case_insensitive))
-            found = await anyio.to_thread.run_sync(
-                _match_listed, listing, search_path, pattern, full_path, case_insensitive, limit
-            )
+            matcher = _Listing(search_path, pattern, full_path, case_insensitive)
+            name_filter = _name_filter(pattern, full_path, case_insensitive)
+            await _rg_files(rg, search_path, name_filter, matcher.feed)
+            found = await anyio.to_thread.run_sync(matcher.finish, limit)
         else:
             try:
                 found = await anyio.to_thread.run_sync(

@@ -3,6 +3,7 @@ match, and the result is exactly what matching ripgrep's whole listing gives."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from pi_tools_fs import create_find_tool
 from pi_tools_fs._external import find_rg
-from pi_tools_fs._find import _match_listed, _name_filter, _rg_files
+from pi_tools_fs._find import _Listing, _match_listed, _name_filter, _rg_files
 from pi_tools_fs._glob import _WIDE_CASE, compile_glob, name_superset
 
 if TYPE_CHECKING:
@@ -108,6 +109,14 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.fixture
+def odd_names(tree: Path) -> Path:
+    """Names that are not UTF-8, or hold the byte the fast path stands "/" in with."""
+    for name in (b"bad\xff.md", b"odd\x01.md", b"sub/\xe9t\xe9.md"):
+        (tree / os.fsdecode(name)).write_text("")
+    return tree
+
+
 async def unfiltered(root: Path, pattern: str) -> list[str]:
     """What matching ripgrep's whole listing gives (the tool's result before the filter)."""
     assert RG is not None
@@ -115,8 +124,9 @@ async def unfiltered(root: Path, pattern: str) -> list[str]:
     if full_path and not pattern.startswith(("/", "**/")):
         pattern = "**/" + pattern
     case_insensitive = not any(ch.isupper() for ch in pattern)
-    listing = await _rg_files(RG, str(root), None)
-    return _match_listed(listing, str(root), pattern, full_path, case_insensitive, 10**6)
+    listing = bytearray()
+    await _rg_files(RG, str(root), None, listing.extend)
+    return _match_listed(bytes(listing), str(root), pattern, full_path, case_insensitive, 10**6)
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -138,6 +148,28 @@ async def test_the_filter_keeps_the_ignore_rules(call: Caller, tree: Path) -> No
     assert "src/build/inner.md" in listed
     logs = await call.text(create_find_tool(backend="ripgrep"), {"pattern": "*.log"}, cwd=tree)
     assert logs.split("\n") == ["keep.log", "sub/debug2.log"]
+
+
+@pytest.mark.parametrize("pattern", ["*.md", "*", "sub/*", "bad*"])
+async def test_odd_names_sort_in_walk_order(call: Caller, odd_names: Path, pattern: str) -> None:
+    expected = await unfiltered(odd_names, pattern)
+    output = await call.text(create_find_tool(backend="ripgrep"), {"pattern": pattern}, cwd=odd_names)
+    assert output.split("\n") == expected
+    assert expected == sorted(
+        expected, key=lambda p: p.rstrip("/").encode("utf-8", "surrogateescape").split(b"/")
+    )
+
+
+@pytest.mark.parametrize("size", [1, 7, 4096])
+async def test_a_listing_fed_in_chunks_matches_it_whole(tree: Path, size: int) -> None:
+    assert RG is not None
+    listing = bytearray()
+    await _rg_files(RG, str(tree), None, listing.extend)
+    whole = _match_listed(bytes(listing), str(tree), "*", False, True, 10**6)
+    chunked = _Listing(str(tree), "*", False, True)
+    for start in range(0, len(listing), size):
+        chunked.feed(bytes(listing[start : start + size]))
+    assert chunked.finish(10**6) == whole and len(whole) > 30
 
 
 def test_filters_are_plain_names() -> None:
