@@ -172,10 +172,21 @@ def path_without_search_tools() -> str:
     return os.pathsep.join(kept)
 
 
-def rg_command(kind: str, args: dict[str, Any], rg: str) -> list[str]:
-    """The ripgrep command line the default tool runs for ``args`` (see _grep.py, _find.py)."""
+def rg_command(kind: str, args: dict[str, Any], rg: str, cwd: Path, rules: Path) -> list[str]:
+    """The ripgrep command line the default tool runs for ``args`` (see _grep.py, _find.py);
+    for find, with its name filter written to ``rules``."""
     if kind == "find":
-        return [rg, "--files", "--hidden", "--no-config", "--glob", "!.git", "--null"]
+        from pi_tools_fs._find import _filter_rules, _name_filter, rg_files_command
+
+        pattern = args["pattern"]
+        full_path = "/" in pattern
+        if full_path and not pattern.startswith(("/", "**/")):
+            pattern = "**/" + pattern
+        name_filter = _name_filter(pattern, full_path, not any(ch.isupper() for ch in pattern))
+        if name_filter is None:
+            return rg_files_command(rg, str(cwd), None)
+        rules.write_text(_filter_rules(name_filter))
+        return rg_files_command(rg, str(cwd), str(rules))
     command = [rg, "--json", "--line-number", "--color=never", "--hidden", "--no-config"]
     command += ["--sort", "path", "--glob", "!.git"]
     if args.get("glob"):
@@ -230,6 +241,7 @@ async def main() -> None:
         default_grep, default_find = create_grep_tool(), create_find_tool()
         stripped_path = path_without_search_tools()
         bundled_rg = find_rg()
+        rules = Path(directory) / "find-filter.ignore"
 
         async def paired(kind: str, args: dict[str, Any]) -> tuple[float, str, float | None]:
             """The default tool off PATH and ripgrep's own command, alternated run by run
@@ -245,7 +257,11 @@ async def main() -> None:
                     elapsed, text = await time_tool(tool, args, root, 1)
                 finally:
                     os.environ["PATH"] = saved_path
-                cli = time_command(rg_command(kind, args, bundled_rg), root, 1) if bundled_rg else None
+                cli = (
+                    time_command(rg_command(kind, args, bundled_rg, root, rules), root, 1)
+                    if bundled_rg
+                    else None
+                )
                 if round_:  # the first round warms the caches
                     tool_times.append(elapsed)
                     if cli is not None:

@@ -106,3 +106,17 @@ async def test_the_transport_never_retries_a_url_without_a_scheme() -> None:
     with pytest.raises(ProviderFailure, match="needs http:// or https://"):
         await open_with_retries(Counting(), request, signal=AbortSignal(), max_retries=2)  # type: ignore[arg-type]
     assert Counting.calls == 0
+
+
+def test_a_broken_settings_json_is_reported_once_with_pi_guard_installed(tmp_path: Path) -> None:
+    from importlib.metadata import entry_points
+
+    assert any(ep.name == "guard" for ep in entry_points(group="pi_host.plugins")), "no pi-guard"
+    settings = agent(tmp_path) / "settings.json"
+    settings.write_text('{"theme": "dark",')
+    result = run(["--provider", "faux", "-p", "hi"], tmp_path, [{"text": "fine"}])
+    assert result.returncode == 0 and result.stdout == "fine\n", result.stderr
+    # pi-guard reads settings.json for its permissions; the file's problem is pi-host's to say.
+    naming = [line for line in result.stderr.splitlines() if str(settings) in line]
+    assert naming == warnings(result.stderr) and len(naming) == 1, result.stderr
+    assert "is not valid JSON" in naming[0]

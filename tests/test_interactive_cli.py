@@ -496,3 +496,32 @@ def test_two_overloaded_replies_then_an_answer_leave_no_error_on_screen(
             assert term.wait_exit() == 0
         finally:
             term.close()
+
+
+def test_a_broken_settings_json_is_shown_once_in_the_terminal_ui(tmp_path: Path) -> None:
+    # pi-host says what the other modes print before the run; pi-guard (installed here) reads
+    # the same file for its permissions and leaves the file's problem to pi-host.
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "settings.json").write_text('{"theme": "dark",')
+    script_file = tmp_path / "faux.json"
+    script_file.write_text(json.dumps([{"text": "fine"}]))
+    environment = {
+        "PI_HOST_DIR": str(agent_dir),
+        "PI_HOST_FAUX_SCRIPT": str(script_file),
+        "ANTHROPIC_API_KEY": "",
+        "OPENAI_API_KEY": "",
+    }
+    term = Terminal([PI_HOST, "--provider", "faux"], cwd=tmp_path, env=environment)
+    try:
+
+        def mentions() -> int:  # the notice wraps: compare with the line breaks taken out
+            return " ".join(term.screen.text().split()).count("settings.json: is not valid JSON")
+
+        term.wait_for("(auto)", timeout=60)
+        term.wait_for(lambda: mentions() > 0)
+        term.submit("hi")
+        term.wait_for("fine")
+        assert mentions() == 1, term.dump()
+    finally:
+        term.close()

@@ -303,7 +303,7 @@ async def _start(
     except SessionError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
-    if run_mode != "tui":  # the terminal UI shows these itself
+    if run_mode != "tui":  # the terminal UI shows these itself, as notices (_interactive_session)
         _report_configuration_problems(session)
     return run_mode, session, host, messages, images
 

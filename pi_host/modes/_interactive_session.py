@@ -109,6 +109,14 @@ class InteractiveSessionAdapter:
             await self._session.start("startup")
         finally:
             self._started.set()
+        # What the other modes print before the run (models.json, settings.json problems).
+        resolver = self._session.model_resolver
+        if resolver is not None and resolver.registry.error_line:
+            self._deferred_ui.notify(resolver.registry.error_line, "warning")
+        if self._session.settings_manager is not None:
+            for issue in self._session.settings_manager.drain_issues():
+                if issue.message:
+                    self._deferred_ui.notify(str(issue), "warning")
 
     # -- state --------------------------------------------------------------------------------
 

@@ -99,8 +99,9 @@ def load_settings(cwd: str, *, trusted: bool, root: str | os.PathLike[str] | Non
     root_path = Path(root) if root is not None else agent_dir()
     manager = SettingsManager.load(cwd, root_path, project_trusted=trusted)
     result = GuardSettings()
+    # Unreadable files and bad pi-host values are pi-host's to report (once, in every mode);
+    # the guard reports only its own section's problems.
     problems = result.problems
-    problems.extend(str(issue) for issue in manager.issues if issue.message)
     scopes: list[tuple[RuleScope, str]] = [("global", str(manager.global_path))]
     if trusted:
         scopes.append(("project", str(manager.project_path)))

@@ -89,13 +89,17 @@ def inside_git_repository(path: str) -> bool:
 @asynccontextmanager
 async def spawn(args: Sequence[str], cwd: str | None) -> AsyncIterator[anyio.abc.Process]:
     """Start ``args`` with piped stdout/stderr; killed and reaped when the block exits."""
-    process = await anyio.open_process(
-        list(args),
-        cwd=cwd if cwd is not None and os.path.isdir(cwd) else None,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    # Shielded: cancelled while asyncio connects the pipes, the child already exists and
+    # asyncio's own clean-up (kill, then wait) would be cancelled too, leaving it unreaped
+    # after the tool returned. Starting takes milliseconds; the abort lands just after.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            list(args),
+            cwd=cwd if cwd is not None and os.path.isdir(cwd) else None,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
     try:
         yield process
     finally:

@@ -6,16 +6,23 @@ holds a ``/`` (``**/`` is then implied in front); lowercase patterns match case-
 and every backend returns them in the same order (depth first, names in byte order).
 
 Without fd, ripgrep lists the files (it ships with pi-tools-fs) and the glob is matched here,
-against each file and each directory above it. Three differences from fd remain: symbolic
+against each file and each directory above it. When the pattern's name part has plain
+characters, an extra ignore file first keeps ripgrep to the files whose name, or whose
+directory's name, could match (a superset: the glob still decides here), so ripgrep does the
+filtering and the ignore rules stay ripgrep's. Three differences from fd remain: symbolic
 links are not listed, a directory holding no listed file (an empty one, or one whose files are
 all ignored) is not found, and ripgrep reads ``.rgignore`` files where fd reads ``.fdignore``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import heapq
 import itertools
+import operator
 import os
 import stat
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -26,14 +33,14 @@ from pi_host import ToolCallContext, ToolResult
 from ._definitions import FIND_DEFAULT_LIMIT, FindBackend, FindParams
 from ._errors import ToolError, raise_if_aborted
 from ._external import FdBinary, find_fd, find_rg, inside_git_repository, spawn
-from ._glob import GlobError, compile_glob
+from ._glob import GlobError, compile_glob, name_superset
 from ._ignore import Override
 from ._paths import resolve_to_cwd
 from ._text import int_argument
 from ._truncate import capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
 
-__all__ = ["find"]
+__all__ = ["find", "rg_files_command"]
 
 
 def _fd_global_ignore() -> str:
@@ -116,73 +123,179 @@ def _walk_order(relative: str) -> bytes:
     return relative.rstrip("/").encode("utf-8", "surrogateescape").replace(b"/", b"\0")
 
 
-def _match_listed(
-    names: list[str], search_path: str, pattern: str, full_path: bool, case_insensitive: bool, limit: int
-) -> list[str]:
-    """The files in ripgrep's list ``names``, and the directories above them, that ``pattern``
-    matches as fd matches its walk, in fd's order. Written as bulk comprehensions: a per-name
-    loop would cost more than ripgrep's whole walk."""
-    match = compile_glob(pattern, literal_separator=True, case_insensitive=case_insensitive).match
-    root = search_path.rstrip("/") + "/"
+# Stands for "/" in the fast path of _match_listed: it sorts below every character of a name,
+# so plain string order is fd's walk order (see _walk_order).
+_LOW = "\x01"
+
+
+def _name_filter(pattern: str, full_path: bool, case_insensitive: bool) -> str | None:
+    """A glob that every listed name matching ``pattern`` (a path's last segment, when that
+    segment is one whole name) also matches, or ``None`` when no name filter applies."""
     last = pattern.rpartition("/")[2]
-    # A path matches only if its name matches the pattern's last segment (when that segment
-    # is one whole name): names repeat (index.ts, __init__.py …), so each distinct one is
-    # tried once, and only the paths whose name passes are tried whole.
-    by_name = not full_path or (last and "**" not in last and "{" not in pattern)
-    name_match = (
-        compile_glob(last, literal_separator=True, case_insensitive=case_insensitive).match
-        if full_path and by_name
-        else match
-    )
-    subjects = [name.rpartition("/")[2] for name in names]
-    if by_name:
-        passing = {subject for subject in set(subjects) if name_match(subject)}
-        results = list(itertools.compress(names, map(passing.__contains__, subjects)))
-    else:
-        results = names
-    if full_path:
-        results = [name for name in results if match(root + name)]
-    directories: set[str] = set()
-    for parent in {name.rpartition("/")[0] for name in names}:
-        while parent and parent not in directories:
-            directories.add(parent)
-            parent = parent.rpartition("/")[0]
-    for directory in directories:
-        if match(root + directory if full_path else directory.rpartition("/")[2]):
-            results.append(directory + "/")
-    results.sort(key=_walk_order)
-    return results[:limit]
+    if full_path and (not last or "**" in last or "{" in pattern):
+        return None
+    return name_superset(last, case_insensitive=case_insensitive)
 
 
-async def _rg_files(rg: str, search_path: str) -> list[str]:
-    """Every file ``rg --files`` lists below ``search_path``, relative to it."""
+class _Listing:
+    """Matches ripgrep's NUL-separated file list as it arrives, as fd matches its walk: the
+    files and the directories above them that ``pattern`` matches, in fd's order.
+
+    Fed chunk by chunk while ripgrep still lists, so little is left once it exits. Written as
+    bulk operations: a loop in Python over every name would cost more than ripgrep's walk.
+    """
+
+    def __init__(self, search_path: str, pattern: str, full_path: bool, case_insensitive: bool) -> None:
+        self.match = compile_glob(pattern, literal_separator=True, case_insensitive=case_insensitive).match
+        self.full_path = full_path
+        self.root = search_path.rstrip("/") + "/"
+        last = pattern.rpartition("/")[2]
+        # A path matches only if its name matches the pattern's last segment (when that
+        # segment is one whole name): names repeat (index.ts, __init__.py …), so each
+        # distinct one is tried once, and only the paths whose name passes are tried whole.
+        self.by_name = not full_path or bool(last and "**" not in last and "{" not in pattern)
+        self.name_match = (
+            compile_glob(last, literal_separator=True, case_insensitive=case_insensitive).match
+            if full_path and self.by_name
+            else self.match
+        )
+        self.raw = bytearray()
+        self.pending = b""
+        # _LOW while every name so far is valid UTF-8 without it (code point order is then
+        # byte order, and names sort as they are); "/" once one is not: then all is redone
+        # at the end with _walk_order's key.
+        self.sep = _LOW
+        self.results: list[str] = []
+        self.parents: set[str] = set()
+        self.verdicts: dict[str, bool] = {}
+
+    def feed(self, chunk: bytes) -> None:
+        self.raw += chunk
+        if self.sep != _LOW:
+            return
+        data = self.pending + chunk
+        cut = data.rfind(b"\0") + 1
+        self.pending = data[cut:]
+        if not cut:
+            return
+        try:
+            text = data[:cut].decode("utf-8")
+        except UnicodeDecodeError:
+            self.sep = "/"
+            return
+        if _LOW in text:
+            self.sep = "/"
+            return
+        names = text.replace("/", _LOW).split("\0")
+        names.pop()  # the text ends with a separator
+        self._add(names)
+
+    def _add(self, names: list[str]) -> None:
+        sep = self.sep
+        split = list(map(str.rpartition, names, itertools.repeat(sep)))
+        if self.by_name:
+            subjects = list(map(operator.itemgetter(2), split))
+            verdicts = self.verdicts
+            for subject in set(subjects).difference(verdicts):
+                verdicts[subject] = self.name_match(subject) is not None
+            results = list(itertools.compress(names, map(verdicts.__getitem__, subjects)))
+        else:
+            results = names
+        if self.full_path:
+            results = [name for name in results if self.match(self.root + name.replace(sep, "/"))]
+        self.results += results
+        self.parents.update(map(operator.itemgetter(0), split))
+
+    def finish(self, limit: int) -> list[str]:
+        """The first ``limit`` matches, in fd's order."""
+        if self.sep == "/":
+            self.results, self.parents = [], set()
+            names = bytes(self.raw).decode("utf-8", "surrogateescape").split("\0")
+            names.pop()  # the listing ends with a separator (or is empty)
+            self._add(names)
+        sep = self.sep
+        directories: set[str] = set()
+        for parent in self.parents:
+            while parent and parent not in directories:
+                directories.add(parent)
+                parent = parent.rpartition(sep)[0]
+        results = self.results
+        for directory in directories:
+            if self.match(
+                self.root + directory.replace(sep, "/") if self.full_path else directory.rpartition(sep)[2]
+            ):
+                results.append(directory + sep)
+        if sep == "/":
+            results.sort(key=_walk_order)
+            return results[:limit]
+        return [result.replace(sep, "/") for result in heapq.nsmallest(limit, results)]
+
+
+def _match_listed(
+    listing: bytes, search_path: str, pattern: str, full_path: bool, case_insensitive: bool, limit: int
+) -> list[str]:
+    """:class:`_Listing` over a whole listing at once."""
+    matcher = _Listing(search_path, pattern, full_path, case_insensitive)
+    matcher.feed(listing)
+    return matcher.finish(limit)
+
+
+def _filter_rules(name_filter: str) -> str:
+    """Ignore rules that keep only the files whose name matches ``name_filter`` and the files
+    below a directory whose name does (they show which directories hold listed files)."""
+    return f"*\n!*/\n!{name_filter}\n!**/{name_filter}/**\n"
+
+
+def rg_files_command(rg: str, search_path: str, rules: str | None) -> list[str]:
+    """The ``rg --files`` command line that lists ``search_path``'s files as fd would walk
+    them, narrowed by the ignore file ``rules`` (a path) when given."""
     args = [rg, "--files", "--hidden", "--no-config", "--glob", "!.git", "--null"]
     if not inside_git_repository(search_path):
         args.append("--no-require-git")
+    # Of several --ignore-file, the later wins: fd's own global ignore file outranks the name
+    # filter, whose rules only ever leave out names that cannot match.
+    if rules is not None:
+        args += ["--ignore-file", rules]
     global_ignore = _fd_global_ignore()
     if os.path.isfile(global_ignore):
         args += ["--ignore-file", global_ignore]
-    stdout = bytearray()
-    stderr = bytearray()
-    async with spawn(args, cwd=search_path) as process:
-        assert process.stdout is not None and process.stderr is not None
-        out_stream, err_stream = process.stdout, process.stderr
+    return args
 
-        async def drain(stream: Any, sink: bytearray) -> None:
-            async for chunk in stream:
-                sink.extend(chunk)
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(drain, out_stream, stdout)
-            group.start_soon(drain, err_stream, stderr)
-        await process.wait()
+async def _rg_files(
+    rg: str, search_path: str, name_filter: str | None, sink: Callable[[bytes], None]
+) -> None:
+    """Feed ``sink`` what ``rg --files`` lists below ``search_path`` (NUL-separated, relative
+    to it) as it comes: every file, or with ``name_filter`` those that can match it by name or
+    by a directory's name."""
+    with contextlib.ExitStack() as stack:
+        rules = None
+        if name_filter is not None:
+            # Closed before ripgrep opens it (Windows refuses a file open elsewhere).
+            descriptor, rules = tempfile.mkstemp(prefix="pi-find-", suffix=".ignore")
+            stack.callback(os.unlink, rules)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(_filter_rules(name_filter))
+        listed = False
+        stderr = bytearray()
+        async with spawn(rg_files_command(rg, search_path, rules), cwd=search_path) as process:
+            assert process.stdout is not None and process.stderr is not None
+            out_stream, err_stream = process.stdout, process.stderr
+
+            async def drain_stderr() -> None:
+                async for chunk in err_stream:
+                    stderr.extend(chunk)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(drain_stderr)
+                async for chunk in out_stream:
+                    listed = True
+                    sink(chunk)
+            await process.wait()
     # ripgrep exits 1 when it lists nothing, and 2 when some directory was unreadable.
-    if process.returncode not in (0, 1) and not stdout:
+    if process.returncode not in (0, 1) and not listed:
         message = stderr.decode("utf-8", "replace").strip()
         raise ToolError(message or f"ripgrep exited with code {process.returncode}")
-    names = stdout.decode("utf-8", "surrogateescape").split("\0")
-    names.pop()  # the text ends with a separator (or is empty)
-    return names
 
 
 async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend) -> ToolResult:
@@ -227,10 +340,10 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
         if fd is not None:
             found = await _fd_find(fd, search_path, pattern, full_path, ctx.cwd)
         elif rg is not None:
-            names = await _rg_files(rg, search_path)
-            found = await anyio.to_thread.run_sync(
-                _match_listed, names, search_path, pattern, full_path, case_insensitive, limit
-            )
+            matcher = _Listing(search_path, pattern, full_path, case_insensitive)
+            name_filter = _name_filter(pattern, full_path, case_insensitive)
+            await _rg_files(rg, search_path, name_filter, matcher.feed)
+            found = await anyio.to_thread.run_sync(matcher.finish, limit)
         else:
             try:
                 found = await anyio.to_thread.run_sync(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["GlobError", "compile_glob", "glob_to_regex"]
+__all__ = ["GlobError", "compile_glob", "glob_to_regex", "name_superset"]
 
 
 class GlobError(ValueError):
@@ -270,3 +270,38 @@ def compile_glob(
     """:func:`glob_to_regex`, compiled (``re.DOTALL``; ``re.IGNORECASE`` on request)."""
     flags = re.DOTALL | (re.IGNORECASE if case_insensitive else 0)
     return re.compile(glob_to_regex(glob, literal_separator=literal_separator), flags)
+
+
+# Characters a name filter keeps as they are: the same byte in every glob dialect (globset,
+# gitignore lines), never special, never the start of a comment or a negation.
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+=@%~")
+# ASCII letters that ``re.IGNORECASE`` also equates with a non-ASCII character (U+0130,
+# U+0131, U+017F, U+212A): a byte class cannot name those, so a wildcard stands in.
+_WIDE_CASE = frozenset("iIsSkK")
+
+
+def name_superset(glob: str, *, case_insensitive: bool) -> str | None:
+    """A plain glob that matches at least every name ``glob`` matches, for a fast filter
+    (ripgrep's ignore rules) whose results :func:`compile_glob` then decides exactly.
+
+    Only plain characters survive; every other token becomes ``*`` (a wildcard, class or
+    alternation matches some run of characters), and with ``case_insensitive`` a letter
+    becomes the class of its two cases. ``None`` when nothing but ``*`` would be left, or
+    when ``glob`` holds a ``/`` (a name never does).
+
+    :raises GlobError: when ``glob`` is malformed.
+    """
+    pieces: list[str] = []
+    for token in _parse(glob, backslash_escape=True):
+        if isinstance(token, str) and token == "/":
+            return None
+        if isinstance(token, str) and token in _PLAIN and not (case_insensitive and token in _WIDE_CASE):
+            if case_insensitive and token.isalpha():
+                pieces.append(f"[{token.lower()}{token.upper()}]")
+            else:
+                pieces.append(token)
+        elif not pieces or pieces[-1] != "*":
+            pieces.append("*")
+    if all(piece == "*" for piece in pieces):
+        return None
+    return "".join(pieces)

@@ -118,20 +118,9 @@ async def test_abort_during_ripgrep_ends_it_within_a_second(call: Caller, tmp_pa
             await done.wait()
         assert time.monotonic() - aborted_at < 1.0
     assert len(outcome) == 1 and isinstance(outcome[0], AbortedError)
-    # The killed rg is reaped by the event loop's child watcher, which may lag the tool's
-    # return by a moment: wait for that, not for a fixed time.
-    deadline = time.monotonic() + 10
-    while (left := _rg_children()) and time.monotonic() < deadline:
-        await anyio.sleep(0.01)
-    assert left == [], [_state(pid) for pid in left]
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read()[:200]
-    except OSError:
-        return f"{pid} gone"
+    # The tool reaps the rg it killed before it returns (test_spawn.py: however early the
+    # abort came).
+    assert _rg_children() == []
 
 
 @pytest.mark.timeout(60)
