@@ -46,11 +46,11 @@ def test_the_jsonl_store_writes_the_files_the_session_manager_writes(tmp_path: P
     """A session kept through the JSONL store is the file SessionManager.create writes,
     in the same directory, and opens as a file."""
     store = JsonlStore(tmp_path / "sessions")
-    manager = SessionManager.create("/work/project", store=store)
+    manager = SessionManager.create("/home/user/project", store=store)
     manager.append_message(UserMessage(content="hi", timestamp=1))
     manager.append_message(reply("hello"))
     (file,) = (tmp_path / "sessions").glob("*/*.jsonl")
-    assert file.parent.name == "--work-project--"
+    assert file.parent.name == "--home-user-project--"
     assert file.name.endswith(f"_{manager.session_id}.jsonl")
     assert file.read_text().splitlines() == store.load(manager.session_id)
     opened = SessionManager.open(file)

@@ -49,7 +49,7 @@ StoreFactory = Callable[[], SessionStore]
 _AWKWARD_TEXTS = ["plain", "é ☃ 😀", 'quotes " and \\ backslash', "line\u2028separator", "tab\tand\u0001"]
 
 
-def sample_session(cwd: str = "/work/project", session_id: str | None = None) -> tuple[str, list[str]]:
+def sample_session(cwd: str = "/home/user/project", session_id: str | None = None) -> tuple[str, list[str]]:
     """A session id and its lines (header first), as pi writes them, with awkward text."""
     session_id = session_id or str(uuid.uuid4())
     header = (
@@ -132,14 +132,14 @@ def check_list_and_delete(factory: StoreFactory) -> None:
     removes one session and nothing else."""
     store = _opened(factory)
     try:
-        first, first_lines = sample_session("/work/one")
-        second, second_lines = sample_session("/work/two")
+        first, first_lines = sample_session("/home/user/one")
+        second, second_lines = sample_session("/home/user/two")
         store.append(first, first_lines)
         store.append(second, second_lines)
         listed = {info.id: info for info in store.list()}
         for session_id, cwd, lines in (
-            (first, "/work/one", first_lines),
-            (second, "/work/two", second_lines),
+            (first, "/home/user/one", first_lines),
+            (second, "/home/user/two", second_lines),
         ):
             info = listed.get(session_id)
             if info is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pi_host.resources import SettingsManager, agent_dir
+from pi_host import SettingsManager, agent_dir
 
 from ._policy import Mode, Policy, normalize_mode, project_root
 from ._rules import Decision, Rule, RuleError, RuleScope, parse_rule

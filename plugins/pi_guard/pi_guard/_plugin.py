@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from pi_host import hookimpl
+from pi_host import agent_dir, hookimpl
 from pi_host.hookspecs import Command, Flag, StashKey, ToolCallBlock
-from pi_host.resources import agent_dir
 
 from ._audit import AUDIT_ENTRY_TYPE, audit_target, redact
 from ._config import GRANTS_FILE_NAME, GrantStore, GuardSettings, load_settings

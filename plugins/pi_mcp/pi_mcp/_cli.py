@@ -20,7 +20,7 @@ _USAGE = "Usage: pi-host mcp list [--json]   (start each configured MCP server o
 
 
 def _trusted(cwd: str, agent: str) -> bool:
-    from pi_host.resources import ProjectTrustStore, TrustStoreError, has_trust_requiring_resources
+    from pi_host import ProjectTrustStore, TrustStoreError, has_trust_requiring_resources
 
     if not has_trust_requiring_resources(cwd):
         return True
@@ -40,8 +40,7 @@ def main(argv: list[str]) -> int:
     # Imported here: the command is the only user, and the plugin's import stays light.
     from pydantic import ValidationError
 
-    from pi_host import SettingsManager
-    from pi_host.resources import agent_dir
+    from pi_host import SettingsManager, agent_dir
 
     cwd, agent = os.getcwd(), str(agent_dir())
     trusted = _trusted(cwd, agent)

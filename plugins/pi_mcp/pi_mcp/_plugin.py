@@ -12,9 +12,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pi_host import SettingsSection, hookimpl
+from pi_host import SettingsSection, agent_dir, hookimpl
 from pi_host.hookspecs import Command, StashKey
-from pi_host.resources import agent_dir
 
 from ._config import load_config
 from ._settings import McpSettings

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from pi_host.resources import SettingsManager, agent_dir
+from pi_host import SettingsManager, agent_dir
 
 from ._runner import DEFAULT_TIMEOUT, shell_argv
 
