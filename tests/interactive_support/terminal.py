@@ -24,6 +24,7 @@ UP = "\x1b[A"
 DOWN = "\x1b[B"
 CTRL_C = "\x03"
 CTRL_D = "\x04"
+CTRL_U = "\x15"
 TAB = "\t"
 
 
