@@ -333,3 +333,35 @@ def test_a_torn_last_result_line_is_skipped_and_closed_off(tmp_path: Path) -> No
     again = ResultsLog.open(path)
     again.close()
     assert again.skipped_lines == [2] and again.finished("b") and again.attempts["b"] == 3
+
+
+def test_a_timeout_is_retried_and_sessions_can_go_to_a_store(
+    tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    from pi_host.session import SqliteStore
+
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["fine", "slow"])
+    out = tmp_path / "out"
+    script.hang.add("slow")
+    store = f"sqlite:///{tmp_path / 'sessions.db'}"
+    command = [PI_HOST, "--session-store", store, "batch", str(tasks), "--out", str(out)]
+    command += ["--model", "local/claude-local", "--timeout", "1.5", "--retries", "1"]
+
+    finished = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)
+
+    assert finished.returncode == 1, finished.stderr
+    lines = results(out)
+    slow = [(r.attempt, r.status, r.infrastructure, r.error) for r in lines if r.id == "slow"]
+    timed_out = "timed out after 1.5 s"
+    assert slow == [(1, "failed", True, timed_out), (2, "failed", True, timed_out)]
+    fine = next(r for r in lines if r.id == "fine")
+    assert fine.status == "ok" and fine.session is not None
+    uri, _, session_id = fine.session.partition("#")
+    assert uri == store
+    stored = SqliteStore(tmp_path / "sessions.db")
+    try:
+        assert session_id in {info.id for info in stored.list()}
+    finally:
+        stored.close()
+    assert not (out / "sessions").exists()
+    assert _processes_mentioning(store) == []
