@@ -415,3 +415,24 @@ def test_a_timeout_is_retried_and_sessions_can_go_to_a_store(
         stored.close()
     assert not (out / "sessions").exists()
     assert _processes_mentioning(store) == []
+
+
+def test_a_terminal_gets_a_progress_bar_with_the_counts_and_the_cost(
+    tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    from tests.interactive_support.terminal import Terminal
+
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["p0", "p1", "p2"])
+    script.refused.add("p2")
+    argv = [PI_HOST, "batch", str(tasks), "--out", str(tmp_path / "out"), "--model", "local/claude-local"]
+    term = Terminal(argv, cwd=tmp_path, env=environment, columns=120)
+    try:
+        term.wait_for("3/3", timeout=60)
+        assert term.wait_exit(timeout=60) == 1
+        text = term.screen.text()
+        assert "2 ok, 1 failed, 0 running · $0.0400" in text, term.dump()
+        assert re.search(r"failed p2: 400 .*prompt of p2 is refused", text), term.dump()
+        assert "━" in text  # the bar itself, not plain lines
+        assert "[3/3]" not in text
+    finally:
+        term.close()
