@@ -436,3 +436,10 @@ def test_a_terminal_gets_a_progress_bar_with_the_counts_and_the_cost(
         assert "[3/3]" not in text
     finally:
         term.close()
+
+
+def test_the_local_executor_passes_the_executor_checks(tmp_path: Path) -> None:
+    from pi_host import LocalExecutor
+    from pi_host.testing import check_batch_executor
+
+    check_batch_executor(LocalExecutor(), tmp_path, concurrency=2)
