@@ -443,3 +443,34 @@ def test_the_local_executor_passes_the_executor_checks(tmp_path: Path) -> None:
     from pi_host.testing import check_batch_executor
 
     check_batch_executor(LocalExecutor(), tmp_path, concurrency=2)
+
+
+def test_a_second_batch_on_the_same_out_dir_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["a"])
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / "batch.lock", "wb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the running batch holds it
+
+        assert main(["batch", str(tasks), "--out", str(out)]) == 1
+
+    assert "another pi-host batch is running on" in capsys.readouterr().err
+    assert not (out / "results.jsonl").exists()
+
+
+def test_relative_store_paths_are_made_absolute_for_the_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_host.modes._batch_cmd import absolute_store_uri
+
+    monkeypatch.chdir(tmp_path)
+    assert absolute_store_uri("sqlite:///s.db") == f"sqlite:///{tmp_path}/s.db"
+    assert absolute_store_uri("jsonl:sessions") == f"jsonl:{tmp_path}/sessions"
+    assert absolute_store_uri("sessions") == str(tmp_path / "sessions")
+    for unchanged in ("jsonl:", "sqlite:////abs/s.db", "file:///abs", "postgresql://u@db/agents"):
+        assert absolute_store_uri(unchanged) == unchanged
