@@ -95,6 +95,7 @@ def _batch_command(argv: list[str], store_uri: str | None) -> int:
         return 1
     lock = _lock(Path(run.out_dir))
     if lock is None:
+        _close(executor)
         print(
             f"Error: another pi-host batch is running on {run.out_dir}; wait for it, or give another --out",
             file=sys.stderr,
@@ -110,6 +111,7 @@ def _batch_command(argv: list[str], store_uri: str | None) -> int:
         todo = tasks if options.redo else [task for task in tasks if not log.finished(task.id)]
         already = len(tasks) - len(todo)
         if not todo:
+            _close(executor)
             print(
                 f"Nothing to do: all {len(tasks)} tasks are ok in {log.path} (--redo runs them again)",
                 file=sys.stderr,
@@ -125,6 +127,13 @@ def _batch_command(argv: list[str], store_uri: str | None) -> int:
     finally:
         log.close()
         lock.close()
+
+
+def _close(executor: BatchExecutor) -> None:
+    """Close an executor no task was given to (it may have connected to a cluster)."""
+    import anyio
+
+    anyio.run(executor.aclose)
 
 
 def _lock(out: Path) -> IO[bytes] | None:
