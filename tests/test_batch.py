@@ -204,8 +204,13 @@ def _wait(condition: Callable[[], bool], what: str, timeout: float = 60) -> None
         time.sleep(0.05)
 
 
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message["content"]
+    return content if isinstance(content, list) else []
+
+
 def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
-    tmp_path: Path, script: Script, environment: dict[str, str]
+    tmp_path: Path, script: Script, server: AnthropicServer, environment: dict[str, str]
 ) -> None:
     # Three at once: h0's reply never ends, h1 runs `sleep 600` in its bash tool, the third
     # slot runs q0..q3 one after another.
@@ -249,6 +254,19 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
 
     script.hang.clear()
     script.sleep.clear()
+    # h1 was stopped in its tool call: its session resumes with the dangling call answered.
+    (stopped,) = [path for path in (out / "sessions").glob("*.jsonl") if "toolu_h1" in path.read_text()]
+    resumed = subprocess.run(
+        [PI_HOST, "--session", str(stopped), "--model", "local/claude-local", "-p", "task h1: go on"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert resumed.returncode == 0 and resumed.stdout.strip() == "done h1", resumed.stderr
+    sent = [block for message in server.requests[-1].json()["messages"] for block in _blocks(message)]
+    assert [block["tool_use_id"] for block in sent if block.get("type") == "tool_result"] == ["toolu_h1"]
+
     rerun = batch(tasks, out, environment, "--concurrency", "3")
 
     assert rerun.returncode == 0, rerun.stderr
@@ -256,46 +274,6 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
     assert sorted((r.id, r.attempt) for r in new) == [("h0", 2), ("h1", 2)]  # the stopped logs are kept
     assert (out / "events" / "h0.1.jsonl").is_file()
     assert {r.id: r.text for r in new} == {"h0": "done h0", "h1": "done h1"}
-
-
-def test_the_session_of_a_task_stopped_mid_tool_is_repaired_when_resumed(
-    tmp_path: Path, script: Script, server: AnthropicServer, environment: dict[str, str]
-) -> None:
-    tasks = write_tasks(tmp_path / "tasks.jsonl", ["h1"])
-    out = tmp_path / "out"
-    script.sleep.add("h1")
-    command = [PI_HOST, "batch", str(tasks), "--out", str(out), "--model", "local/claude-local"]
-    coordinator = subprocess.Popen(
-        command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        _wait(lambda: len(_processes_mentioning("h1-slept")) > 0, "the sleeping tool")
-        coordinator.send_signal(signal.SIGINT)
-        assert coordinator.wait(timeout=60) == 130
-    finally:
-        if coordinator.poll() is None:
-            coordinator.kill()
-    (session,) = (out / "sessions").glob("*.jsonl")
-    script.sleep.clear()
-
-    resumed = subprocess.run(
-        [PI_HOST, "--session", str(session), "--model", "local/claude-local", "-p", "task h1: go on"],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-    assert resumed.returncode == 0, resumed.stderr
-    assert resumed.stdout.strip() == "done h1"
-    messages = server.requests[-1].json()["messages"]
-    results_sent = [
-        block
-        for message in messages
-        for block in (message["content"] if isinstance(message["content"], list) else [])
-        if block.get("type") == "tool_result"
-    ]
-    assert [block["tool_use_id"] for block in results_sent] == ["toolu_h1"]  # the dangling call, answered
 
 
 def test_a_malformed_tasks_file_names_every_bad_line_and_runs_nothing(

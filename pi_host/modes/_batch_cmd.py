@@ -88,6 +88,15 @@ def _batch_command(argv: list[str], store_uri: str | None) -> int:
             print(f"Error: {problem}", file=sys.stderr)
         print(f"Nothing was run; fix {options.tasks} and run the command again.", file=sys.stderr)
         return 2
+    if not options.redo:
+        # A rerun of a finished batch answers at once, without loading the plugins.
+        earlier = ResultsLog.read(options.out / "results.jsonl")
+        if all(earlier.finished(task.id) for task in tasks):
+            print(
+                f"Nothing to do: all {len(tasks)} tasks are ok in {earlier.path} (--redo runs them again)",
+                file=sys.stderr,
+            )
+            return 0
     try:
         run, executor = _prepare(options)
     except (BatchExecutorError, SessionStoreError, OSError) as exc:
@@ -110,12 +119,9 @@ def _batch_command(argv: list[str], store_uri: str | None) -> int:
             )
         todo = tasks if options.redo else [task for task in tasks if not log.finished(task.id)]
         already = len(tasks) - len(todo)
-        if not todo:
+        if not todo:  # another batch finished them meanwhile
             _close(executor)
-            print(
-                f"Nothing to do: all {len(tasks)} tasks are ok in {log.path} (--redo runs them again)",
-                file=sys.stderr,
-            )
+            print(f"Nothing to do: all {len(tasks)} tasks are ok in {log.path}", file=sys.stderr)
             return 0
         skipped = f", {already} already ok" if already else ""
         print(
