@@ -166,6 +166,9 @@ def test_fifty_tasks_with_overloads_and_one_failure_then_a_rerun_of_the_failed_o
     assert Path(last["t10"].events or "").name == "t10.2.jsonl"
     assert (out / "events" / "t10.1.jsonl").is_file()
     assert "Failed: t20" in first.stderr and "50 tasks: 49 ok, 1 failed" in first.stderr
+    # Not a terminal: a plain line per attempt, the last one with the totals.
+    assert "failed t10 (attempt 1): " in first.stderr and "; retrying" in first.stderr
+    assert "[50/50] " in first.stderr and "49 ok, 1 failed, 0 running · $0.9800" in first.stderr
 
     asked_before = Counter(script.asked)
     script.refused.clear()
