@@ -366,36 +366,53 @@ def test_a_torn_last_result_line_is_skipped_and_closed_off(tmp_path: Path) -> No
     assert again.skipped_lines == [2] and again.finished("b") and again.attempts["b"] == 3
 
 
-def test_a_timeout_is_retried_and_sessions_can_go_to_a_store(
+def test_an_attempt_past_the_timeout_is_killed_and_retried(
     tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["slow"])
+    out = tmp_path / "out"
+    script.hang.add("slow")
+
+    finished = batch(tasks, out, environment, "--timeout", "1.5", "--retries", "1")
+
+    assert finished.returncode == 1, finished.stderr
+    timed_out = "timed out after 1.5 s"
+    expected = [(1, "failed", True, timed_out), (2, "failed", True, timed_out)]
+    assert [(r.attempt, r.status, r.infrastructure, r.error) for r in results(out)] == expected
+    assert _processes_mentioning(str(out / "sessions")) == []
+
+
+def test_sessions_can_go_to_a_store_and_redo_runs_ok_tasks_again(
+    tmp_path: Path, environment: dict[str, str]
 ) -> None:
     from pi_host.session import SqliteStore
 
-    tasks = write_tasks(tmp_path / "tasks.jsonl", ["fine", "slow"])
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["s0", "s1"])
     out = tmp_path / "out"
-    script.hang.add("slow")
     store = f"sqlite:///{tmp_path / 'sessions.db'}"
     command = [PI_HOST, "--session-store", store, "batch", str(tasks), "--out", str(out)]
-    command += ["--model", "local/claude-local", "--timeout", "1.5", "--retries", "1"]
+    command += ["--model", "local/claude-local"]
 
     finished = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)
 
-    assert finished.returncode == 1, finished.stderr
-    lines = results(out)
-    slow = [(r.attempt, r.status, r.infrastructure, r.error) for r in lines if r.id == "slow"]
-    timed_out = "timed out after 1.5 s"
-    assert slow == [(1, "failed", True, timed_out), (2, "failed", True, timed_out)]
-    fine = next(r for r in lines if r.id == "fine")
-    assert fine.status == "ok" and fine.session is not None
-    uri, _, session_id = fine.session.partition("#")
-    assert uri == store
+    assert finished.returncode == 0, finished.stderr
+    first = results(out)
+    assert sorted(r.id for r in first if r.status == "ok") == ["s0", "s1"]
     stored = SqliteStore(tmp_path / "sessions.db")
     try:
-        assert session_id in {info.id for info in stored.list()}
+        in_store = {info.id for info in stored.list()}
     finally:
         stored.close()
+    for result in first:
+        uri, _, session_id = (result.session or "").partition("#")
+        assert uri == store and session_id in in_store
     assert not (out / "sessions").exists()
-    assert _processes_mentioning(store) == []
+
+    redo = subprocess.run([*command, "--redo"], env=environment, capture_output=True, text=True, timeout=120)
+
+    assert redo.returncode == 0, redo.stderr
+    again = sorted((r.id, r.attempt, r.status) for r in results(out)[len(first) :])
+    assert again == [("s0", 2, "ok"), ("s1", 2, "ok")]
 
 
 def test_a_terminal_gets_a_progress_bar_with_the_counts_and_the_cost(
