@@ -526,5 +526,7 @@ def test_a_tasks_file_saved_with_a_byte_order_mark_reads(tmp_path: Path) -> None
     from pi_host.batch._files import read_tasks
 
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_bytes(b'\xef\xbb\xbf{"id": "a", "prompt": "one"}\r\n{"id": "b", "prompt": "two", "cwd": "x"}\r\n')
-    assert [(task.id, task.prompt, task.cwd) for task in read_tasks(tasks)] == [("a", "one", None), ("b", "two", "x")]
+    lines = b'{"id": "a", "prompt": "one"}\r\n{"id": "b", "prompt": "two", "cwd": "x"}\r\n'
+    tasks.write_bytes(b"\xef\xbb\xbf" + lines)
+    read = [(task.id, task.prompt, task.cwd) for task in read_tasks(tasks)]
+    assert read == [("a", "one", None), ("b", "two", "x")]
