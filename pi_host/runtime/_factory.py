@@ -268,7 +268,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         registry, host.providers, api_key=options.api_key, max_retries=_client_retries(settings_manager)
     )
 
-    # Sessions and their resume checkpoints live under the agent directory in use (pi's SDK
+    # Sessions and their resume cache live under the agent directory in use (pi's SDK
     # derives the default session directory from its agentDir option, not the environment).
     session_dir = (
         options.session_dir
