@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final, TypeAlias
 
-from ._resume_cache import ResumeCache
 from ._entries import ENTRY_TYPES, SessionEntry, SessionHeader, UnknownEntry, parse_entry, parse_header
+from ._resume_cache import ResumeCache
 
 __all__ = ["ID", "PARENT", "ROLE", "TYPE", "FileIndex", "SessionWarning", "Slot", "read_header"]
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pi_host.messages import AgentMessage, AssistantMessage, UserContent
 
-from ._resume_cache import ResolvedSettings, ResumeCache
 from ._context import ModelRef, SessionContext, messages_from_path, path_to_root
 from ._entries import (
     BranchSummaryEntry,
@@ -37,6 +36,7 @@ from ._entries import (
 )
 from ._jsjson import js_dumps
 from ._migrate import migrate_entries, new_entry_id
+from ._resume_cache import ResolvedSettings, ResumeCache
 
 if TYPE_CHECKING:
     from ._backend import SessionStore
