@@ -14,7 +14,7 @@ import pluggy
 
 from pi_host.errors import HookError, PluginLoadError, PluginValidationError
 from pi_host.hookspecs._markers import PROJECT_NAME
-from pi_host.hookspecs._strategy import get_contract
+from pi_host.hookspecs._strategy import Strategy, get_contract
 
 if TYPE_CHECKING:
     from ._info import Conflict, PluginInfo
@@ -340,9 +340,11 @@ class PluginManager(pluggy.PluginManager):
         """
         caller: pluggy.HookCaller | None = getattr(self.hook, hook_name, None)
         contract = get_contract(caller.spec.function) if caller and caller.spec else None
-        if caller is None or contract is None or not contract.sync:
+        if caller is None or contract is None or contract.strategy is not Strategy.SYNC:
             raise HookError(
-                f"{hook_name} is not a synchronous pi hook; await it through the Dispatcher", hook=hook_name
+                f"{hook_name} is not a synchronous setup hook (Strategy.SYNC); await a lifecycle "
+                "hook through the Dispatcher, ask a Strategy.SYNC_FIRST one with call_first()",
+                hook=hook_name,
             )
         if caller.is_historic():
             # Recorded before calling, so a plugin registered by one of these implementations
@@ -350,6 +352,39 @@ class PluginManager(pluggy.PluginManager):
             self._replays.setdefault(hook_name, []).append(dict(kwargs))
         failures = self._call_sync(caller, kwargs, per_plugin=per_plugin, on_success=on_success)
         return [self._failure(name, exc) for name, exc in failures]
+
+    def call_first(self, hook_name: str, /, *, timeout: float | None = None, **kwargs: Any) -> Any:
+        """Ask a synchronous first-result hook (``Strategy.SYNC_FIRST``) and return its answer.
+
+        The same loop as every other hook (:func:`._loop.run_sync`): implementations in call
+        order, each called with the arguments it declares, the spec's reducer folding the
+        results (the first non-``None`` one wins, checked against the spec's ``returns``).
+        ``None`` when no plugin answered.
+
+        :param timeout: seconds one implementation may block (the host's hook timeout); one
+            past it is named in a warning while it blocks and fails the call when it returns.
+        :raises HookError: for the first implementation that raises (``BaseException`` too;
+            the cause is chained), returns a wrong type or runs past ``timeout``; its
+            ``plugin`` names it. The hook's spec says what the caller makes of it.
+        """
+        from ._loop import prepare, run_sync
+        from ._timeouts import HookGuard
+
+        hook = prepare(self, hook_name)
+        if hook.strategy is not Strategy.SYNC_FIRST:
+            raise HookError(f"{hook_name} is not a Strategy.SYNC_FIRST hook", hook=hook_name)
+
+        def failure(impl: Any, exc: BaseException) -> None:
+            if isinstance(exc, HookError) and exc.plugin == impl.plugin:
+                raise exc  # a rejected result: the reducer's message says it all
+            raise HookError(str(exc) or type(exc).__name__, hook=hook_name, plugin=impl.plugin) from exc
+
+        guard = HookGuard(timeout) if timeout is not None else None
+        try:
+            return run_sync(hook, kwargs, on_failure=failure, guard=guard)
+        finally:
+            if guard is not None:
+                guard.close()
 
     def _call_sync(
         self,

@@ -135,7 +135,7 @@ def _open_stored_session(options: SessionOptions, cwd: str, uri: str, host: Host
     from ._stores import open_session_store
 
     try:
-        store = open_session_store(uri, host.plugin_manager)
+        store = open_session_store(uri, host.plugin_manager, timeout=host.dispatcher.hook_timeout)
         if options.fork:
             raise SessionError(
                 "--fork works on session files; with --session-store, export the session "
