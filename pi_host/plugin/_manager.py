@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -20,7 +22,8 @@ if TYPE_CHECKING:
     from ._info import Conflict, PluginInfo
 
 __all__ = [
-    "DEFAULT_PLUGINS",
+    "CORE_DISTRIBUTION",
+    "DEFAULT_EXTRA",
     "ESSENTIAL_PLUGINS",
     "SLOW_IMPORT_ENV",
     "TIER_ORDER",
@@ -28,6 +31,7 @@ __all__ = [
     "PluginSource",
     "PluginStatus",
     "PluginTier",
+    "default_distributions",
     "warn_if_slow",
 ]
 
@@ -40,17 +44,44 @@ Essentials keep pi-host bootable without packaging metadata and cannot be disabl
 registered under its last dotted component (``pi_host.builtins.faux`` is ``faux``).
 """
 
-DEFAULT_PLUGINS: dict[str, str] = {
-    "tools_fs": "pi-tools-fs",
-    "bash": "pi-bash",
-    "compaction": "pi-compaction",
-    "retry": "pi-retry",
-}
-"""The default set (``pi-host[default]``): entry-point name → the first-party distribution.
+CORE_DISTRIBUTION = "pi-host"
+"""The distribution whose ``default`` extra is the default plugin set."""
 
-An entry point is in the *default* tier only when both its name and its distribution match,
-so a third party's plugin called ``bash`` is an installed plugin like any other.
-"""
+DEFAULT_EXTRA = "default"
+"""``pip install "pi-host[default]"``: the extra that names the default set."""
+
+_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;(.*)$")
+_EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+
+
+def _normalise(name: str) -> str:
+    """A distribution name as PEP 503 compares them (``Pi_Tools.FS`` is ``pi-tools-fs``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@functools.cache
+def default_distributions() -> frozenset[str]:
+    """The distributions of the default set: those pi-host's ``default`` extra requires, read
+    from pi-host's installed metadata (normalised names).
+
+    The set is packaging, not core knowledge: which plugins ship by default is decided in
+    ``pyproject.toml`` alone, and a plugin is in the *default* tier when its distribution is
+    one of these, whatever its entry point is called. Empty where pi-host has no metadata
+    (imported from a source tree): every plugin is then an installed one.
+    """
+    import importlib.metadata
+
+    try:
+        requirements = importlib.metadata.requires(CORE_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        return frozenset()
+    found: set[str] = set()
+    for requirement in requirements:
+        match = _REQUIREMENT.match(requirement)
+        if match is not None and DEFAULT_EXTRA in _EXTRA_MARKER.findall(match.group(2)):
+            found.add(_normalise(match.group(1)))
+    return frozenset(found)
+
 
 PluginSource = Literal["essential", "entrypoint", "local", "extension", "direct"]
 PluginStatus = Literal["enabled", "disabled", "failed"]
@@ -59,7 +90,7 @@ PluginTier = Literal["essential", "default", "installed", "direct", "local", "ex
 TIER_ORDER: tuple[PluginTier, ...] = ("essential", "default", "installed", "direct", "local", "extension")
 """The tiers from first to last. Plugins register tier by tier, and a later tier comes first
 in every hook's call order, so it wins a tool, command or provider name whatever the alphabet:
-essentials (``pi_host.builtins``), the default set (:data:`DEFAULT_PLUGINS`), installed
+essentials (``pi_host.builtins``), the default set (:func:`default_distributions`), installed
 third-party plugins, plugins registered by code (the SDK, the testing kit, a distribution),
 trusted project plugins (``.pi/plugins/*.py``), and ``pi-host -e PATH`` for one run."""
 
@@ -86,10 +117,7 @@ def tier_of_source(source: PluginSource, name: str, distribution: str | None) ->
 
 
 def _is_default(name: str, distribution: str | None) -> bool:
-    expected = DEFAULT_PLUGINS.get(name)
-    if expected is None or distribution is None:
-        return False
-    return distribution.lower().replace("_", "-") == expected
+    return distribution is not None and _normalise(distribution) in default_distributions()
 
 
 class PluginManager(pluggy.PluginManager):
