@@ -202,7 +202,9 @@ def test_strategies_match_pi_combination_rules() -> None:
             assert strategies[name] is Strategy.SYNC, name
     historic = {function.__name__ for _, function, contract in SPECS if contract.historic}
     assert historic == {"pi_addhooks", "pi_configure"}
-    sync_first = {function.__name__ for _, function, contract in SPECS if contract.strategy is Strategy.SYNC_FIRST}
+    sync_first = {
+        function.__name__ for _, function, contract in SPECS if contract.strategy is Strategy.SYNC_FIRST
+    }
     assert sync_first == {"pi_session_store"}
 
 

@@ -194,7 +194,9 @@ def test_a_plugin_serves_its_scheme_and_unknown_schemes_name_the_remedy(tmp_path
         open_session_store("sqlite://", pm)
 
 
-def test_the_store_hook_goes_through_the_shared_loop(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_store_hook_goes_through_the_shared_loop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """``pi_session_store`` is a declared first-result hook: a plain pluggy call returns the
     store, a wrong result type is the reducer's rejection naming the plugin, and a plugin
     that blocks past the hook timeout is named while it blocks and fails the open."""
@@ -232,6 +234,8 @@ def test_the_store_hook_goes_through_the_shared_loop(tmp_path: Path, caplog: pyt
         r"returned int; expected SessionStore or None",
     ):
         open_session_store("wrong:x", pm)
-    with pytest.raises(SessionStoreError, match=r"HookTimeout: plugin \"[^\"]+\" did not finish pi_session_store"):
+    with pytest.raises(
+        SessionStoreError, match=r"HookTimeout: plugin \"[^\"]+\" did not finish pi_session_store"
+    ):
         open_session_store("slow:x", pm, timeout=0.2)
     assert any("in pi_session_store" in message for message in caplog.messages)

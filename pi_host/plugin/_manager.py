@@ -123,6 +123,8 @@ def _is_default(name: str, distribution: str | None) -> bool:
 class PluginManager(pluggy.PluginManager):
     """A fresh registry of ``pi`` plugins, one per host (never module-global).
 
+    Provisional public API (what ``pi_addhooks`` receives): it may change before pi-host 1.0.
+
     On top of pluggy it:
 
     - adds every hookspec module of :data:`pi_host.hookspecs.SPEC_MODULES`;

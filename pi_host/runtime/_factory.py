@@ -48,6 +48,8 @@ DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
 class SessionOptions:
     """What the command line (or an embedding program) decides about a session.
 
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+
     Field meanings follow pi's flags of the same names (``pi-host --help``).
     """
 
@@ -239,6 +241,8 @@ async def _ask_trust(trust: ProjectTrust, cwd: str, ui: Any) -> bool:
 
 async def create_session(options: SessionOptions | None = None, *, host: Host | None = None) -> AgentSession:
     """Build an :class:`AgentSession`: settings, trust, plugins, models, session file, prompt.
+
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
 
     :param host: reuse loaded plugins (tests, embedding); loaded from the environment by default.
     :raises SessionError: a session that cannot be opened, a model that does not exist.

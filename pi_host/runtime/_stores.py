@@ -15,7 +15,9 @@ __all__ = ["open_session_store"]
 _KNOWN_PLUGINS = {"postgresql": "pi-store-postgres", "postgres": "pi-store-postgres"}
 
 
-def open_session_store(uri: str, plugin_manager: PluginManager, *, timeout: float | None = None) -> SessionStore:
+def open_session_store(
+    uri: str, plugin_manager: PluginManager, *, timeout: float | None = None
+) -> SessionStore:
     """The store ``uri`` names, from the first plugin (in call order) that serves it.
 
     ``pi_session_store`` is asked like every synchronous first-result hook

@@ -110,7 +110,10 @@ class _Line(WireModel):
 
 
 class SessionHeader(_Line):
-    """The first line of a session file; metadata, not part of the entry tree."""
+    """The first line of a session file; metadata, not part of the entry tree.
+
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+    """
 
     type: Literal["session"] = "session"
     version: int | None = CURRENT_SESSION_VERSION

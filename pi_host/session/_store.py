@@ -264,6 +264,8 @@ class SessionManager:
     """A session: a tree of entries (messages, model and thinking changes, compactions …)
     stored as pi's JSONL version 3 file, one line per entry, with a movable leaf.
 
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+
     Every append creates a child of the current leaf and makes it the new leaf;
     :meth:`branch` moves the leaf back to continue from an earlier entry. The file is only
     ever appended to, one write per entry, so a crash loses at most the entry being written.
