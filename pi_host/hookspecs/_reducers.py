@@ -27,6 +27,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
+from pi_host._frozen import FrozenList
 from pi_host.errors import HookError
 
 from ._results import (
@@ -390,7 +391,8 @@ class ContextReducer(PipelineReducer):
                 raise ResultRejected(
                     f"{self.hook} returned a list whose item {index} is {type(item).__name__}, not a message"
                 )
-        return Step(result)
+        # The next implementation gets it read-only, as the first got the session's messages.
+        return Step(FrozenList(result))
 
     def finish(self, state: Any) -> list[Any]:
         return list(state)

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
+from pi_host._frozen import FrozenList
 from pi_host.errors import HookError
 from pi_host.hookspecs import Strategy
 
@@ -605,7 +606,9 @@ class Dispatcher:
         hook = self._hooks.get("pi_context") or self._prepare("pi_context")
         if not hook.impls:
             return list(messages)
-        return cast("list[AgentMessage]", await self._run(hook, {"messages": messages, "ctx": ctx}))
+        # Read-only, so no implementation changes what the next one (or the session) sees.
+        frozen = FrozenList(messages)
+        return cast("list[AgentMessage]", await self._run(hook, {"messages": frozen, "ctx": ctx}))
 
     async def before_provider_request(self, *, payload: Any, model: Model, ctx: PluginContext) -> Any:
         """``pi_before_provider_request``: the payload to send (``payload`` itself when no plugin

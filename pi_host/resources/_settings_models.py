@@ -11,7 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from pi_host._factories import empty_list
+from pi_host._frozen import empty_frozen_dict, empty_frozen_list
+from pi_host._frozen_fields import FrozenJson, FrozenSeq
 
 from ._paths import expand_home
 from ._settings import DEFAULT_PROJECT_TRUST, DefaultProjectTrust, QueueMode, SettingsScope, ThinkingLevel
@@ -87,9 +88,9 @@ class PluginSettings(_Section):
         limit); ``PI_HOST_HOOK_TIMEOUT`` beats it.
     """
 
-    enable: list[str] = Field(default_factory=empty_list)
-    disable: list[str] = Field(default_factory=empty_list)
-    prefer: dict[str, dict[str, str]] = Field(default_factory=dict)
+    enable: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    disable: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    prefer: FrozenJson[dict[str, dict[str, str]]] = Field(default_factory=empty_frozen_dict)
     hook_timeout: float | None = None
 
 
@@ -109,7 +110,7 @@ class Settings(_Section):
     default_thinking_level: ThinkingLevel | None = None
     hide_thinking_block: bool = False
     thinking_budgets: ThinkingBudgets | None = None
-    enabled_models: list[str] | None = None
+    enabled_models: FrozenSeq[str] | None = None
     # UI
     theme: str | None = None
     quiet_startup: bool = False
@@ -136,16 +137,16 @@ class Settings(_Section):
     # Shell
     shell_path: str | None = None
     shell_command_prefix: str | None = None
-    npm_command: list[str] | None = None
+    npm_command: FrozenSeq[str] | None = None
     # Sessions
     session_dir: str | None = None
     session_store: str | None = None
     # Resources
-    packages: list[str | dict[str, Any]] = Field(default_factory=empty_list)
-    extensions: list[str] = Field(default_factory=empty_list)
-    skills: list[str] = Field(default_factory=empty_list)
-    prompts: list[str] = Field(default_factory=empty_list)
-    themes: list[str] = Field(default_factory=empty_list)
+    packages: FrozenJson[list[str | dict[str, Any]]] = Field(default_factory=empty_frozen_list)
+    extensions: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    skills: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    prompts: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    themes: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
     enable_skill_commands: bool = True
     # pi-host
     plugins: PluginSettings = Field(default_factory=PluginSettings.model_construct)

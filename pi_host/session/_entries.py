@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Protocol, Self, TypeAlias
 
 from pydantic import Discriminator, Field, PrivateAttr, Tag, TypeAdapter, ValidationError
 
+from pi_host._frozen_fields import FrozenJson, FrozenSeq
 from pi_host.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -197,7 +198,7 @@ class CompactionEntry(_Entry):
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    details: Any = None
+    details: FrozenJson[Any] = None
     from_hook: bool | None = None
 
 
@@ -210,7 +211,7 @@ class BranchSummaryEntry(_Entry):
     timestamp: str = Field(default_factory=iso_now)
     from_id: str
     summary: str
-    details: Any = None
+    details: FrozenJson[Any] = None
     from_hook: bool | None = None
 
 
@@ -219,7 +220,7 @@ class CustomEntry(_Entry):
 
     type: Literal["custom"] = "custom"
     custom_type: str
-    data: Any = None
+    data: FrozenJson[Any] = None
     id: str
     parent_id: str | None = None
     timestamp: str = Field(default_factory=iso_now)
@@ -230,9 +231,9 @@ class CustomMessageEntry(_Entry):
 
     type: Literal["custom_message"] = "custom_message"
     custom_type: str
-    content: str | list[UserContent]
+    content: str | FrozenSeq[UserContent]
     display: bool
-    details: Any = None
+    details: FrozenJson[Any] = None
     id: str
     parent_id: str | None = None
     timestamp: str = Field(default_factory=iso_now)
