@@ -39,10 +39,10 @@ class FrozenList(list[T]):
     append = extend = insert = remove = pop = clear = sort = reverse = _refuse
     __setitem__ = __delitem__ = _refuse
 
-    def __iadd__(self, other: object) -> NoReturn:  # type: ignore[misc, override]
+    def __iadd__(self, other: object) -> NoReturn:  # type: ignore[misc]
         _refuse(self)
 
-    def __imul__(self, other: SupportsIndex) -> NoReturn:  # type: ignore[misc, override]
+    def __imul__(self, other: SupportsIndex) -> NoReturn:
         _refuse(self)
 
     # pickle and copy rebuild a list subclass by appending to an empty one; rebuild it whole.
@@ -64,7 +64,7 @@ class FrozenDict(dict[str, Any]):
     __setitem__ = __delitem__ = _refuse
     clear = pop = popitem = setdefault = update = _refuse
 
-    def __ior__(self, other: object) -> NoReturn:  # type: ignore[misc, override]
+    def __ior__(self, other: object) -> NoReturn:  # type: ignore[misc]
         _refuse(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
