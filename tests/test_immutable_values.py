@@ -173,3 +173,14 @@ def test_deep_freeze_reaches_every_level_and_keeps_other_objects() -> None:
     assert frozen["o"] is marker
     assert deep_freeze(frozen) is frozen
     assert frozen == {"a": [1, {"b": [2]}], "o": marker, "t": ({"c": 1},)}
+
+
+def test_pi_configure_gets_read_only_settings() -> None:
+    from pi_host.runtime._config import SessionHostConfig
+
+    config = SessionHostConfig(cwd="/", mode="print", settings={"nag": {"every": [1]}}, flags={"x": True})
+    assert config.settings == {"nag": {"every": [1]}}
+    assert refused(lambda: config.settings.__setitem__("nag", {}))
+    assert refused(lambda: config.settings["nag"]["every"].append(2))
+    assert refused(lambda: config.flags.__setitem__("x", False))
+    assert config.get_flag("x") is True
