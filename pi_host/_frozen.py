@@ -53,7 +53,9 @@ class FrozenList(list[T]):
         return self
 
     def __deepcopy__(self, memo: dict[int, Any]) -> FrozenList[T]:
-        return self  # everything inside is frozen too
+        import copy
+
+        return type(self)(copy.deepcopy(list(self), memo))
 
 
 class FrozenDict(dict[str, Any]):
@@ -74,7 +76,9 @@ class FrozenDict(dict[str, Any]):
         return self
 
     def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
-        return self
+        import copy
+
+        return type(self)(copy.deepcopy(dict(self), memo))
 
 
 def deep_freeze(value: Any) -> Any:

@@ -184,3 +184,16 @@ def test_pi_configure_gets_read_only_settings() -> None:
     assert refused(lambda: config.settings["nag"]["every"].append(2))
     assert refused(lambda: config.flags.__setitem__("x", False))
     assert config.get_flag("x") is True
+
+
+def test_a_deep_copy_is_deep_and_stays_read_only() -> None:
+    class Box:
+        def __init__(self) -> None:
+            self.items: list[int] = []
+
+    box = Box()
+    frozen = deep_freeze({"box": box, "list": [1]})
+    copied = copy.deepcopy(frozen)
+    assert copied == {"box": copied["box"], "list": [1]} and copied["box"] is not box
+    assert isinstance(copied, FrozenDict) and isinstance(copied["list"], FrozenList)
+    assert copy.copy(frozen) is frozen
