@@ -239,3 +239,11 @@ def test_the_store_hook_goes_through_the_shared_loop(
     ):
         open_session_store("slow:x", pm, timeout=0.2)
     assert any("in pi_session_store" in message for message in caplog.messages)
+
+
+async def test_the_store_hook_is_not_awaited_through_the_dispatcher() -> None:
+    from pi_host.errors import HookError
+    from pi_host.plugin import Dispatcher
+
+    with pytest.raises(HookError, match=r"synchronous hook; call it with PluginManager\.call_first\(\)"):
+        await Dispatcher(_manager(), trace=False).call("pi_session_store", uri="x")

@@ -216,9 +216,8 @@ class Dispatcher:
     def _prepare(self, name: str) -> Hook:
         hook = prepare(self._pm, name)
         if hook.sync:
-            raise HookError(
-                f"{name} is a synchronous hook; call it with PluginManager.call_setup()", hook=name
-            )
+            how = "call_first()" if hook.strategy is Strategy.SYNC_FIRST else "call_setup()"
+            raise HookError(f"{name} is a synchronous hook; call it with PluginManager.{how}", hook=name)
         self._hooks[name] = hook
         return hook
 
