@@ -22,9 +22,11 @@ from pi_host.testing import tool_call
 
 
 def refused(change: Callable[[], object]) -> bool:
+    """Whether ``change`` is refused: TypeError from a read-only list or mapping, pydantic's
+    ValidationError (a ValueError) from assigning to a frozen model."""
     try:
         change()
-    except TypeError:
+    except (TypeError, ValueError):
         return True
     return False
 
@@ -85,6 +87,9 @@ class Meddler:
         self.attempt("settings.plugins.disable", lambda: settings.plugins.disable.append("guard"))
         self.attempt("settings.plugins.prefer", lambda: settings.plugins.prefer.__setitem__("tools", {}))
         self.attempt("settings.default_model =", lambda: setattr(settings, "default_model", "x"))
+        section = (settings.model_extra or {})["nag"]
+        self.attempt("a plugin's section in settings", lambda: section.__setitem__("everyTurns", 1))
+        self.attempt("a plugin's section, deeper", lambda: section["words"].append("x"))
 
 
 class Echo:
@@ -112,10 +117,15 @@ async def test_a_plugin_cannot_change_what_it_receives(make_host: Any) -> None:
     host = make_host(
         meddler,
         Echo(),
-        settings={"skills": ["a"], "plugins": {"prefer": {"tools": {"echo": "Echo"}}}},
+        settings={
+            "skills": ["a"],
+            "plugins": {"prefer": {"tools": {"echo": "Echo"}}},
+            "nag": {"everyTurns": 5, "words": ["please"]},
+        },
         replies=[tool_call("echo", path="a.txt", lines=[1, 2], opts={"deep": True}), "done"],
     )
     outcome = await host.run("go")
+    outcome.assert_no_errors()  # every attempt was refused in place, none failed a hook
     assert outcome.text == "done"
     assert meddler.allowed == []
     assert meddler.checked >= {
@@ -130,6 +140,8 @@ async def test_a_plugin_cannot_change_what_it_receives(make_host: Any) -> None:
         "turn_end tool_results",
         "agent_end messages",
         "settings.plugins.prefer",
+        "a plugin's section, deeper",
+        "settings.default_model =",
     }
     # Nothing leaked into the run: the tool got the model's arguments, the session its reply.
     assert outcome.tool_results[0].content[0].text == "a.txt"  # type: ignore[union-attr]
@@ -197,3 +209,13 @@ def test_a_deep_copy_is_deep_and_stays_read_only() -> None:
     assert copied == {"box": copied["box"], "list": [1]} and copied["box"] is not box
     assert isinstance(copied, FrozenDict) and isinstance(copied["list"], FrozenList)
     assert copy.copy(frozen) is frozen
+
+
+def test_a_changed_settings_value_is_read_only_too() -> None:
+    from pi_host.runtime._plugin_settings import with_section_value
+
+    settings = Settings.model_validate({"nag": {"everyTurns": 5}})
+    changed = with_section_value(settings, "nag.everyTurns", 3)
+    assert (changed.model_extra or {})["nag"] == {"everyTurns": 3}
+    assert refused(lambda: (changed.model_extra or {})["nag"].__setitem__("everyTurns", 1))
+    assert (settings.model_extra or {})["nag"] == {"everyTurns": 5}

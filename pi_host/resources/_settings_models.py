@@ -6,12 +6,13 @@ create them: ``pi-host --help`` asks the settings for ``plugins`` alone.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from pi_host._frozen import empty_frozen_dict, empty_frozen_list
+from pi_host._frozen import deep_freeze, empty_frozen_dict, empty_frozen_list
 from pi_host._frozen_fields import FrozenJson, FrozenSeq
 
 from ._paths import expand_home
@@ -40,6 +41,22 @@ class _Section(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow", defer_build=True
     )
+
+    @model_validator(mode="after")
+    def _freeze_unknown_keys(self) -> Self:
+        # The sections plugins own arrive as unknown keys: read-only too, so that no plugin
+        # changes another's section (or its own for everyone) through ctx.settings.
+        extra = self.model_extra
+        if extra:
+            for key, value in extra.items():
+                extra[key] = deep_freeze(value)
+        return self
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy, with the updated values made read-only (``update`` is not validated)."""
+        if update:
+            update = {key: deep_freeze(value) for key, value in update.items()}
+        return super().model_copy(update=update, deep=deep)
 
 
 class TerminalSettings(_Section):
