@@ -4,9 +4,9 @@ Generates session files of 1,000, 10,000 and 100,000 entries (user prompts, assi
 with tool calls, tool results of realistic sizes), each with and without a compaction near the
 end, then measures in a fresh subprocess per measurement:
 
-- ``resume``: ``SessionManager.open`` + ``build_session_context`` (checkpoint cache warm, the
+- ``resume``: ``SessionManager.open`` + ``build_session_context`` (resume cache warm, the
   steady state: any earlier resume or the compaction itself fills it);
-- ``resume-cold``: the same with no checkpoint cache (the first resume of a file pi wrote);
+- ``resume-cold``: the same with no resume cache (the first resume of a file pi wrote);
 - ``full-parse``: parsing every entry and resolving the context from the list (what pi does,
   done in Python);
 - ``first-append``: resume, then one append (the first append checks new ids against the whole
@@ -278,7 +278,7 @@ def measure(mode: str, path: Path, runs: int, cache_dir: Path) -> dict[str, floa
             shutil.rmtree(cache_dir, ignore_errors=True)
             result = _run(mode, path, str(cache_dir), trace)
         elif mode in ("resume", "first-append"):
-            _run("resume", path, str(cache_dir))  # warm the checkpoint cache
+            _run("resume", path, str(cache_dir))  # warm the resume cache
             result = _run(mode, path, str(cache_dir), trace)
         else:
             result = _run(mode, path, "-", trace)

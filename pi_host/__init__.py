@@ -1,6 +1,10 @@
 """pi-host: a plugin-centric Python framework for AI coding agents.
 
-The public API. Plugins import from here only, never from a ``pi_host._private`` module.
+The public API is this module's ``__all__``, :mod:`pi_host.hookspecs` and
+:mod:`pi_host.testing`; every other module is private, whatever its name. Plugins import
+from those three only. A few names are provisional (``_PROVISIONAL``, and their docstrings
+say so); every public name appears or disappears with a line in CHANGELOG.md
+(tests/test_changelog.py).
 
 Names are imported lazily on first access (PEP 562), so ``import pi_host`` and the
 ``pi-host --version`` path cost almost nothing; type checkers see ordinary imports.
@@ -18,7 +22,6 @@ _EXPORTS: dict[str, str] = {
     "AbortScope": "pi_host.hookspecs",
     "AbortSignal": "pi_host.providers",
     "AbortedError": "pi_host.providers",
-    "Agent": "pi_host.agent",
     "AgentMessage": "pi_host.messages",
     "AgentSession": "pi_host.runtime",
     "AssistantMessage": "pi_host.messages",
@@ -42,13 +45,11 @@ _EXPORTS: dict[str, str] = {
     "CompactionResult": "pi_host.hookspecs",
     "CompactionStartEvent": "pi_host.runtime",
     "CompactionSummaryMessage": "pi_host.messages",
-    "ContextFile": "pi_host.resources",
     "ContinueRun": "pi_host.hookspecs",
     "CustomMessage": "pi_host.messages",
     "DEFAULT_MAX_BYTES": "pi_host.agent",
     "DEFAULT_MAX_LINES": "pi_host.agent",
-    "Dispatcher": "pi_host.plugin",
-    "Distribution": "pi_host.modes._distribution",
+    "Distribution": "pi_host.modes",
     "EntryView": "pi_host.hookspecs",
     "ErrorClass": "pi_host.messages",
     "ExtensionError": "pi_host.plugin",
@@ -66,15 +67,12 @@ _EXPORTS: dict[str, str] = {
     "PiError": "pi_host.errors",
     "PluginContext": "pi_host.hookspecs",
     "PluginEvent": "pi_host.runtime",
-    "PluginInfo": "pi_host.plugin",
     "PluginLoadError": "pi_host.errors",
     "PluginManager": "pi_host.plugin",
     "PluginValidationError": "pi_host.errors",
     "ProjectTrustDecision": "pi_host.hookspecs",
     "ProjectTrustStore": "pi_host.resources",
-    "PromptTemplate": "pi_host.resources",
     "Provider": "pi_host.providers",
-    "ResourceDiagnostic": "pi_host.resources",
     "ResourcePaths": "pi_host.hookspecs",
     "SessionBeforeForkResult": "pi_host.hookspecs",
     "SessionContext": "pi_host.session",
@@ -88,7 +86,6 @@ _EXPORTS: dict[str, str] = {
     "Settings": "pi_host.resources",
     "SettingsManager": "pi_host.resources",
     "SettingsSection": "pi_host.hookspecs",
-    "Skill": "pi_host.resources",
     "Stash": "pi_host.hookspecs",
     "StashKey": "pi_host.hookspecs",
     "StoredSession": "pi_host.session",
@@ -142,7 +139,6 @@ __all__ = [  # noqa: RUF022
     "AbortScope",
     "AbortSignal",
     "AbortedError",
-    "Agent",
     "AgentMessage",
     "AgentSession",
     "AssistantMessage",
@@ -166,12 +162,10 @@ __all__ = [  # noqa: RUF022
     "CompactionResult",
     "CompactionStartEvent",
     "CompactionSummaryMessage",
-    "ContextFile",
     "ContinueRun",
     "CustomMessage",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
-    "Dispatcher",
     "Distribution",
     "EntryView",
     "ErrorClass",
@@ -190,15 +184,12 @@ __all__ = [  # noqa: RUF022
     "PiError",
     "PluginContext",
     "PluginEvent",
-    "PluginInfo",
     "PluginLoadError",
     "PluginManager",
     "PluginValidationError",
     "ProjectTrustDecision",
     "ProjectTrustStore",
-    "PromptTemplate",
     "Provider",
-    "ResourceDiagnostic",
     "ResourcePaths",
     "SessionBeforeForkResult",
     "SessionContext",
@@ -212,7 +203,6 @@ __all__ = [  # noqa: RUF022
     "Settings",
     "SettingsManager",
     "SettingsSection",
-    "Skill",
     "Stash",
     "StashKey",
     "StoredSession",
@@ -262,11 +252,29 @@ __all__ = [  # noqa: RUF022
     "truncate_tail",
 ]
 
+
+# Public but provisional: may change before 1.0 (their docstrings say so, and
+# docs/plugins/index.md lists them). The embedding SDK, agent distributions, and the pluggy
+# manager pi_addhooks receives; plugins need none of them.
+_PROVISIONAL = frozenset(
+    {
+        "AgentSession",
+        "Distribution",
+        "PluginManager",
+        "SessionContext",
+        "SessionEntry",
+        "SessionError",
+        "SessionHeader",
+        "SessionManager",
+        "SessionOptions",
+        "create_session",
+    }
+)
+
 if TYPE_CHECKING:
     from pi_host.agent import (
         DEFAULT_MAX_BYTES,
         DEFAULT_MAX_LINES,
-        Agent,
         Tool,
         ToolArgumentsError,
         ToolCallContext,
@@ -355,13 +363,11 @@ if TYPE_CHECKING:
         is_transient_error,
         now_ms,
     )
-    from pi_host.modes._distribution import (
+    from pi_host.modes import (
         Distribution,
     )
     from pi_host.plugin import (
-        Dispatcher,
         ExtensionError,
-        PluginInfo,
         PluginManager,
     )
     from pi_host.providers import (
@@ -373,13 +379,9 @@ if TYPE_CHECKING:
         StreamOptions,
     )
     from pi_host.resources import (
-        ContextFile,
         ProjectTrustStore,
-        PromptTemplate,
-        ResourceDiagnostic,
         Settings,
         SettingsManager,
-        Skill,
         TrustStoreError,
         agent_dir,
         has_trust_requiring_resources,

@@ -47,6 +47,7 @@ _STRATEGY_TEXT = {
     Strategy.FIRST: "first result",
     Strategy.COLLECT: "collect",
     Strategy.SYNC: "setup (plain pluggy call)",
+    Strategy.SYNC_FIRST: "first result, synchronous (plain pluggy call)",
 }
 
 _ROLE = re.compile(r":(?:class|func|meth|attr|data|mod|exc|obj):`(~?)([^`]+)`")
@@ -168,6 +169,9 @@ def badges(contract: HookContract) -> str:
     if contract.strategy is Strategy.SYNC:
         calling = "`def` only (called synchronously)" + (", historic" if contract.historic else "")
         on_error = "the plugin fails to load and is reported"
+    elif contract.strategy is Strategy.SYNC_FIRST:
+        calling = "`def` only (called synchronously)"
+        on_error = "the call fails, naming the plugin (see the hook)"
     else:
         calling = "`def` or `async def`"
         on_error = (
@@ -175,8 +179,9 @@ def badges(contract: HookContract) -> str:
             if contract.strategy is Strategy.VETO
             else "reported and skipped"
         )
-    returns = ", ".join(f"`{t.__name__}`" for t in contract.returns) if contract.returns else "nothing"
-    if contract.sync:
+    types = contract.result_types()
+    returns = ", ".join(f"`{t.__name__}`" for t in types) if types else "nothing"
+    if contract.strategy is Strategy.SYNC:
         timeout = ""
     elif contract.bounded:
         timeout = " · **Timeout:** the hook timeout applies"

@@ -426,7 +426,7 @@ def test_configure_is_historic_and_called_once_per_plugin() -> None:
 def test_setup_calls_refuse_lifecycle_hooks() -> None:
     from pi_host.errors import HookError
 
-    with pytest.raises(HookError, match="not a synchronous pi hook"):
+    with pytest.raises(HookError, match="not a synchronous setup hook"):
         PluginManager().call_setup("pi_agent_start", ctx=None)
 
 

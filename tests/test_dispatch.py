@@ -632,7 +632,7 @@ def test_the_facade_has_a_typed_method_for_every_lifecycle_hook_but_the_events()
     events = _event_hooks()
     assert {"pi_agent_start", "pi_message_update", "pi_tool_execution_end"} <= events
     for _, function, contract in iter_hookspecs():
-        if contract.strategy is Strategy.SYNC or function.__name__ in events:
+        if contract.sync or function.__name__ in events:
             assert not hasattr(Dispatcher, function.__name__.removeprefix("pi_")), function.__name__
             continue
         method = getattr(Dispatcher, function.__name__.removeprefix("pi_"))
@@ -646,7 +646,7 @@ def test_the_facade_has_a_typed_method_for_every_lifecycle_hook_but_the_events()
 async def test_facade_methods_dispatch_to_their_hooks() -> None:
     events = _event_hooks()
     for _, function, contract in iter_hookspecs():
-        if contract.strategy is Strategy.SYNC or function.__name__ in events:
+        if contract.sync or function.__name__ in events:
             continue
         calls: list[dict[str, Any]] = []
         names = list(inspect.signature(function).parameters)

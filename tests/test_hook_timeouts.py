@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import types
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from pi_host.hookspecs import ToolCallBlock, hookimpl
+from pi_host.hookspecs import ToolCallBlock, ToolCallRewrite, hookimpl
 from pi_host.plugin import Dispatcher, ExtensionError, PluginManager
 from pi_host.plugin._timeouts import HookTimeout, parse_timeout
 
@@ -113,25 +115,47 @@ async def test_an_outer_cancellation_still_cancels_a_hook() -> None:
     assert scope.cancelled_caught and errors == []
 
 
-async def test_a_blocking_def_hook_is_stopped_by_the_watchdog_and_named(
+async def test_a_blocking_def_hook_is_named_while_it_blocks_and_fails_when_it_returns(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A def hook cannot be stopped (no thread is killed): the watchdog names it once it is
+    past the limit, and when it returns its outcome is ignored and it is that plugin's failure."""
+    named = threading.Event()
+
+    class Named(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "has blocked pi-host" in record.getMessage():
+                named.set()
+
     class Blocks:
         @hookimpl
-        def pi_agent_start(self, ctx: Any) -> None:
+        def pi_tool_call(self, tool_name: str) -> Any:
+            # Holds the event loop until the watchdog has named it (a safety net of 30 s).
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:  # pure Python: holds the event loop
+            while not named.is_set() and time.monotonic() < deadline:
                 pass
+            return ToolCallRewrite(input={"late": True})
 
-    dispatcher, errors = setup(("blocks", Blocks()), timeout=0.3)
-    started = time.monotonic()
-    await dispatcher.call("pi_agent_start", ctx=CTX)
-    assert time.monotonic() - started < 10
+    handler = Named()
+    logging.getLogger("pi_host.plugin").addHandler(handler)
+    try:
+        dispatcher, errors = setup(("blocks", Blocks()), timeout=0.3)
+        outcome = await dispatcher.tool_call(tool_call_id="1", tool_name="bash", input={}, ctx=CTX)
+    finally:
+        logging.getLogger("pi_host.plugin").removeHandler(handler)
+    assert named.is_set()
+    # Its late rewrite does not count: pi_tool_call fails closed, naming the plugin.
+    assert isinstance(outcome, ToolCallBlock) and "blocks" in outcome.reason
     (error,) = errors
-    assert (error.plugin, error.hook) == ("blocks", "pi_agent_start")
-    assert error.message.startswith('HookTimeout: plugin "blocks" did not finish pi_agent_start within 0.3 s')
+    assert (error.plugin, error.hook) == ("blocks", "pi_tool_call")
+    assert error.message == (
+        'HookTimeout: plugin "blocks" did not finish pi_tool_call within 0.3 s; it blocked '
+        "pi-host until it returned and its result was ignored (a def hook cannot be stopped: do "
+        "blocking work in async def with anyio.to_thread.run_sync) (the limit is "
+        "plugins.hookTimeout in settings.json or PI_HOST_HOOK_TIMEOUT)"
+    )
     assert any(
-        'plugin "blocks" has blocked pi-host for' in message and "in pi_agent_start" in message
+        'plugin "blocks" has blocked pi-host for' in message and "in pi_tool_call" in message
         for message in caplog.messages
     )
     dispatcher.close()

@@ -203,12 +203,16 @@ def test_strategies_match_pi_combination_rules() -> None:
             assert strategies[name] is Strategy.SYNC, name
     historic = {function.__name__ for _, function, contract in SPECS if contract.historic}
     assert historic == {"pi_addhooks", "pi_configure"}
+    sync_first = {
+        function.__name__ for _, function, contract in SPECS if contract.strategy is Strategy.SYNC_FIRST
+    }
+    assert sync_first == {"pi_session_store", "pi_batch_executor"}
 
 
 def test_lifecycle_hooks_take_ctx_and_sync_hooks_do_not() -> None:
     for _, function, contract in SPECS:
         parameters = list(inspect.signature(function).parameters)
-        if contract.strategy is Strategy.SYNC:
+        if contract.sync:
             assert "ctx" not in parameters, function.__name__
         else:
             assert parameters[-1] == "ctx", function.__name__
@@ -288,7 +292,8 @@ def test_command_and_flag_validate_their_names() -> None:
 def test_pluggy_flags_tell_the_truth_for_a_plain_call() -> None:
     for _, function, contract in SPECS:
         spec = function.pi_spec  # type: ignore[attr-defined]
-        assert spec["firstresult"] == (contract.strategy is Strategy.FIRST), function.__name__
+        first = contract.strategy in (Strategy.FIRST, Strategy.SYNC_FIRST)
+        assert spec["firstresult"] == first, function.__name__
         assert spec["historic"] == contract.historic, function.__name__
 
     pm = PluginManager()

@@ -393,3 +393,20 @@ def test_local_plugin_sys_exit_at_import_is_contained(tmp_path: Path) -> None:
     pm = PluginManager()
     (error,) = load_local_plugins(pm, tmp_path, trusted=True)
     assert "KeyboardInterrupt: plugin said stop" in str(error)
+
+
+def test_the_default_tier_is_what_the_default_extra_installs() -> None:
+    """Which plugins are default is packaging (``pi-host[default]`` in pyproject.toml), read
+    from pi-host's metadata: core names no first-party plugin."""
+    import re
+    import tomllib
+
+    from pi_host.plugin._manager import default_distributions, tier_of_source
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    extra = pyproject["project"]["optional-dependencies"]["default"]
+    assert default_distributions() == {re.match(r"[A-Za-z0-9._-]+", r).group(0) for r in extra}  # type: ignore[union-attr]
+    assert tier_of_source("entrypoint", "bash", "pi-bash") == "default"
+    assert tier_of_source("entrypoint", "shell", "Pi_Bash") == "default"  # any entry-point name
+    assert tier_of_source("entrypoint", "bash", "someones-bash") == "installed"
+    assert tier_of_source("entrypoint", "bash", None) == "installed"

@@ -472,11 +472,11 @@ async def test_start_on_bind_and_reload_order(tmp_path: Path) -> None:
 # -- where sessions live -------------------------------------------------------------------------------
 
 
-async def test_sessions_and_checkpoints_live_under_the_given_agent_dir(
+async def test_sessions_and_the_resume_cache_live_under_the_given_agent_dir(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
     # Regression: with SessionOptions.agent_dir set, the default session directory and the
-    # resume-checkpoint cache still came from PI_HOST_DIR (or ~/.pi-host), so embedding
+    # resume cache still came from PI_HOST_DIR (or ~/.pi-host), so embedding
     # programs and tests wrote outside the agent directory they named. pi's SDK derives the
     # session directory from its agentDir option.
     elsewhere = tmp_path / "environment-agent-dir"

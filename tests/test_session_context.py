@@ -184,8 +184,8 @@ def test_a_warm_resume_reads_only_the_branch_since_the_compaction(tmp_path: Path
     assert uncached.warnings
 
 
-def test_the_first_resume_of_a_foreign_file_fills_the_checkpoint_cache(tmp_path: Path) -> None:
-    long_session(tmp_path / "write", 2000, False)  # no checkpoint recorded, as if pi wrote it
+def test_the_first_resume_of_a_foreign_file_fills_the_resume_cache(tmp_path: Path) -> None:
+    long_session(tmp_path / "write", 2000, False)  # nothing cached, as if pi wrote it
     (file,) = (tmp_path / "write").glob("*.jsonl")
     expected = build_session_context(all_entries(file))
     cache = tmp_path / "cache"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,58 @@ def test_a_plugin_serves_its_scheme_and_unknown_schemes_name_the_remedy(tmp_path
         open_session_store("broken:x", pm)
     with pytest.raises(SessionStoreError, match="names no database file"):
         open_session_store("sqlite://", pm)
+
+
+def test_the_store_hook_goes_through_the_shared_loop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``pi_session_store`` is a declared first-result hook: a plain pluggy call returns the
+    store, a wrong result type is the reducer's rejection naming the plugin, and a plugin
+    that blocks past the hook timeout is named while it blocks and fails the open."""
+    store_db = tmp_path / "mem.db"
+
+    class Wrong:
+        @hookimpl
+        def pi_session_store(self, uri: str) -> object:
+            return 42 if uri.startswith("wrong:") else None
+
+    class Slow:
+        @hookimpl
+        def pi_session_store(self, uri: str) -> SessionStore | None:
+            if not uri.startswith("slow:"):
+                return None
+            # Blocks until the watchdog has named it (at most 30 s): a connect that hangs.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not any(
+                "has blocked pi-host" in record.getMessage() for record in caplog.records
+            ):
+                pass
+            return SqliteStore(store_db, uri=uri)
+
+    class Memory:
+        @hookimpl
+        def pi_session_store(self, uri: str) -> SessionStore | None:
+            return SqliteStore(store_db, uri=uri) if uri.startswith("mem:") else None
+
+    pm = _manager(Wrong(), Slow(), Memory())
+    plain = pm.hook.pi_session_store(uri="mem:x")  # pluggy's firstresult: one store, not a list
+    assert isinstance(plain, SqliteStore) and plain.uri == "mem:x"
+    with pytest.raises(
+        SessionStoreError,
+        match=r"plugin \"[^\"]+\" failed to open the session store 'wrong:x': pi_session_store "
+        r"returned int; expected SessionStore or None",
+    ):
+        open_session_store("wrong:x", pm)
+    with pytest.raises(
+        SessionStoreError, match=r"HookTimeout: plugin \"[^\"]+\" did not finish pi_session_store"
+    ):
+        open_session_store("slow:x", pm, timeout=0.2)
+    assert any("in pi_session_store" in message for message in caplog.messages)
+
+
+async def test_the_store_hook_is_not_awaited_through_the_dispatcher() -> None:
+    from pi_host.errors import HookError
+    from pi_host.plugin import Dispatcher
+
+    with pytest.raises(HookError, match=r"synchronous hook; call it with PluginManager\.call_first\(\)"):
+        await Dispatcher(_manager(), trace=False).call("pi_session_store", uri="x")

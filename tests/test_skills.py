@@ -589,7 +589,7 @@ def test_the_diagnostic_models_resolve_lazily_to_one_set_of_classes() -> None:
         model = getattr(_diagnostic_models, name)
         assert getattr(_diagnostics, name) is model
         assert getattr(pi_host.resources, name) is model
-    assert pi_host.ResourceDiagnostic is _diagnostic_models.ResourceDiagnostic
+    assert not hasattr(pi_host, "ResourceDiagnostic")  # a resource-loader internal, not public
     found = _diagnostics.diagnostic("warning", "unreadable", Path("a") / "b.md")
     assert found == _diagnostic_models.ResourceDiagnostic(
         type="warning", message="unreadable", path=str(Path("a") / "b.md")

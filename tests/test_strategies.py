@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pi_host._frozen import FrozenList
 from pi_host.errors import HookError
 from pi_host.hookspecs import (
     BeforeAgentStartOutcome,
@@ -302,7 +303,9 @@ def test_context_pipeline_accepts_lists_and_tuples_and_returns_a_list() -> None:
     one, two = UserMessage(content="1"), UserMessage(content="2")
     result, seen = run(red, {"messages": [one, two]}, [(two,), None, [one]])
     assert result == [one]
-    assert [a["messages"] for a in seen] == [[one, two], (two,), (two,)]
+    # A returned list or tuple reaches the next implementation as a read-only list.
+    assert [a["messages"] for a in seen] == [[one, two], [two], [two]]
+    assert all(type(a["messages"]) is FrozenList for a in seen[1:])
 
 
 def test_context_rejects_a_list_of_non_messages() -> None:

@@ -195,7 +195,7 @@ def _prepare_session(entries: int) -> Callable[[Context], None]:
 def _resume(entries: int, *, cold: bool = False) -> Callable[[Context, Agent], dict[str, float]]:
     """Resume a copy of the generated session and send one prompt.
 
-    :param cold: remove the agent's resume checkpoints first (pi-host keeps them per session in
+    :param cold: remove the agent's resume cache first (pi-host keeps one per session in
         ``<agent dir>/cache/sessions``; pi keeps none), so the run is a first resume. The
         start-up compile cache beside them stays: it is not about the session, and every other
         workload runs with it warm.

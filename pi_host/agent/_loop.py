@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypeVar, 
 import anyio
 from pydantic import BaseModel
 
+from pi_host._frozen import FrozenList
 from pi_host.messages import (
     MESSAGE_KINDS,
     AgentEndEvent,
@@ -475,8 +476,8 @@ class _Run:
             # Already validated messages and specs: skip pydantic's second pass on every turn.
             llm_context = LlmContext.model_construct(
                 system_prompt=context.system_prompt,
-                messages=repair_tool_history(converted),
-                tools=self._tool_specs(),
+                messages=FrozenList(repair_tool_history(converted)),
+                tools=FrozenList(self._tool_specs()),
             )
             request = (llm_context, api_key or config.api_key)
         return None if signal.aborted else request

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         StreamingBehavior,
         TreePreparation,
     )
-    from ._reducers import Reducer, ResultRejected, Step, VetoFailure
+    from ._reducers import Reducer, ResultRejected, Step, VetoFailure, reducer_for
     from ._registration import (
         AbortScope,
         Command,
@@ -155,6 +155,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "iter_hookspecs",
+    "reducer_for",
 ]
 
 _SPEC_MODULE_NAMES = (
@@ -236,6 +237,7 @@ _EXPORTS: dict[str, str] = {
     "get_contract": "_strategy",
     "hookimpl": "_markers",
     "hookspec": "_strategy",
+    "reducer_for": "_reducers",
 }
 
 

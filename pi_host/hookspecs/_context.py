@@ -22,6 +22,7 @@ from ._stash import Stash
 
 if TYPE_CHECKING:
     from pi_host.agent import Tool
+    from pi_host.resources import Settings
 
     from ._registration import Command, Flag
 
@@ -238,9 +239,11 @@ class PluginContext(Protocol):
         ...
 
     @property
-    def settings(self) -> Any:
-        """The merged settings in force (``pi_host.Settings``); a plugin's own section is read
-        typed and validated with :meth:`plugin_settings`."""
+    def settings(self) -> Settings:
+        """The merged settings in force, typed (:class:`pi_host.Settings`) and read-only all the
+        way down (its lists and mappings refuse changes). A plugin's own section is read typed
+        and validated with :meth:`plugin_settings`; other keys pi-host does not know are in
+        ``settings.model_extra``."""
         ...
 
     # -- controlling the agent --

@@ -27,6 +27,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
+from pi_host._frozen import FrozenList
 from pi_host.errors import HookError
 
 from ._results import (
@@ -390,7 +391,8 @@ class ContextReducer(PipelineReducer):
                 raise ResultRejected(
                     f"{self.hook} returned a list whose item {index} is {type(item).__name__}, not a message"
                 )
-        return Step(result)
+        # The next implementation gets it read-only, as the first got the session's messages.
+        return Step(FrozenList(result))
 
     def finish(self, state: Any) -> list[Any]:
         return list(state)
@@ -555,21 +557,22 @@ def reducer_for(hook: str, contract: HookContract) -> Reducer[Any, Any]:
     :raises HookError: for a strategy that has no reducer for this contract.
     """
     if contract.reducer is not None:
-        made: Reducer[Any, Any] = contract.reducer(hook, contract.returns)
+        made: Reducer[Any, Any] = contract.reducer(hook, contract.result_types())
         return made
     strategy = contract.strategy
+    returns = contract.result_types()
     if strategy is Strategy.NOTIFY or strategy is Strategy.SYNC:
-        return NotifyReducer(hook, contract.returns)
-    if strategy is Strategy.FIRST:
-        return FirstReducer(hook, contract.returns)
+        return NotifyReducer(hook, returns)
+    if strategy is Strategy.FIRST or strategy is Strategy.SYNC_FIRST:
+        return FirstReducer(hook, returns)
     if strategy is Strategy.COLLECT:
-        return CollectReducer(hook, contract.returns)
+        return CollectReducer(hook, returns)
     if strategy is Strategy.PIPELINE and contract.pipe is not None:
-        return PipelineReducer(hook, contract.returns, pipe=contract.pipe)
+        return PipelineReducer(hook, returns, pipe=contract.pipe)
     if strategy is Strategy.PIPELINE_UNTIL and contract.pipe is not None and contract.stop_on:
-        return PipelineUntilReducer(hook, contract.returns, pipe=contract.pipe, stop_on=contract.stop_on)
+        return PipelineUntilReducer(hook, returns, pipe=contract.pipe, stop_on=contract.stop_on)
     if strategy is Strategy.VETO:
-        return VetoReducer(hook, contract.returns, pipe=contract.pipe, stop_on=contract.stop_on)
+        return VetoReducer(hook, returns, pipe=contract.pipe, stop_on=contract.stop_on)
     raise HookError(
         f"hook {hook!r} has strategy {strategy.value!r} without what it needs: PIPELINE needs pipe=, "
         "PIPELINE_UNTIL needs pipe= and stop_on=",

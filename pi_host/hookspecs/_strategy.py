@@ -53,10 +53,17 @@ class Strategy(enum.Enum):
     """A synchronous setup or registration hook: every implementation runs, not awaited; one
     that fails fails its plugin's load (reported and unregistered)."""
 
+    SYNC_FIRST = "sync-first"
+    """A synchronous question asked whenever the host needs an answer (``pi_session_store``:
+    which plugin opens this URI): implementations are called in call order, not awaited, and
+    the first non-``None`` result wins (pluggy's ``firstresult``). One that fails or returns
+    a wrong type ends the call with a :class:`~pi_host.HookError` naming it
+    (``PluginManager.call_first``); the hook's spec says what that means for the caller."""
+
     @property
     def is_async(self) -> bool:
         """Whether hooks with this strategy are driven by the async dispatcher."""
-        return self is not Strategy.SYNC
+        return self is not Strategy.SYNC and self is not Strategy.SYNC_FIRST
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,9 @@ class HookContract:
 
     :ivar strategy: how results combine.
     :ivar returns: the result types an implementation may return besides ``None``; ``()``
-        for hooks whose results are ignored. ``object`` accepts anything.
+        for hooks whose results are ignored. ``object`` accepts anything. An entry may be a
+        ``"module:Name"`` string, imported only when a result is checked (:meth:`result_types`),
+        so a hookspec module need not import what its hooks return.
     :ivar pipe: for :attr:`Strategy.PIPELINE`, :attr:`~Strategy.PIPELINE_UNTIL` (and a
         rewriting :attr:`~Strategy.VETO`), the argument a result replaces before the next
         implementation is called.
@@ -79,7 +88,7 @@ class HookContract:
     """
 
     strategy: Strategy
-    returns: tuple[type, ...] = ()
+    returns: tuple[type | str, ...] = ()
     pipe: str | None = None
     stop_on: tuple[type, ...] = ()
     reducer: type[Reducer[Any, Any]] | None = None
@@ -88,8 +97,17 @@ class HookContract:
 
     @property
     def sync(self) -> bool:
-        """A synchronous setup hook: called by ``PluginManager.call_setup``, not awaited."""
-        return self.strategy is Strategy.SYNC
+        """A synchronous hook (``PluginManager.call_setup`` or ``call_first``), not awaited."""
+        return not self.strategy.is_async
+
+    def result_types(self) -> tuple[type, ...]:
+        """:attr:`returns` with its ``"module:Name"`` strings imported.
+
+        :raises ImportError: for a string that names nothing importable.
+        """
+        if all(isinstance(entry, type) for entry in self.returns):
+            return self.returns  # type: ignore[return-value]  # checked just above
+        return tuple(_resolve(entry) for entry in self.returns)
 
     @property
     def fails_load(self) -> bool:
@@ -97,10 +115,28 @@ class HookContract:
         return self.strategy is Strategy.SYNC
 
 
+def _resolve(entry: type | str) -> type:
+    if isinstance(entry, type):
+        return entry
+    import importlib
+
+    module_name, _, name = entry.partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(
+            f"a hookspec's returns= names {entry!r}, which does not import ({exc}); "
+            "write it as 'package.module:ClassName'"
+        ) from exc
+    if not isinstance(found, type):
+        raise TypeError(f"a hookspec's returns= names {entry!r}, a {type(found).__name__}, not a class")
+    return found
+
+
 def hookspec(
     *,
     strategy: Strategy,
-    returns: type | tuple[type, ...] = (),
+    returns: type | str | tuple[type | str, ...] = (),
     pipe: str | None = None,
     stop_on: type | tuple[type, ...] = (),
     reducer: type[Reducer[Any, Any]] | None = None,
@@ -111,7 +147,8 @@ def hookspec(
 
     The combination rule lives with the spec, for pi's hooks and for a plugin's own hooks
     added through ``pi_addhooks`` alike; the dispatcher applies it. pluggy's own flags are
-    set where they apply (``firstresult`` for :attr:`Strategy.FIRST`, ``historic``), so a
+    set where they apply (``firstresult`` for :attr:`Strategy.FIRST` and
+    :attr:`~Strategy.SYNC_FIRST`, ``historic``), so a
     plain ``pm.hook.name(...)`` call of a synchronous implementation behaves the same::
 
         @hookspec(strategy=Strategy.FIRST, returns=MyDecision)
@@ -123,7 +160,8 @@ def hookspec(
             \"\"\"...\"\"\"
 
     :param strategy: how the implementations' results combine.
-    :param returns: the result types an implementation may return besides ``None``.
+    :param returns: the result types an implementation may return besides ``None`` (a
+        ``"module:Name"`` string is imported when the first result is checked).
     :param pipe: the argument each result replaces (PIPELINE, PIPELINE_UNTIL, VETO rewrites).
     :param stop_on: the result types that end the chain (PIPELINE_UNTIL, VETO).
     :param reducer: a :class:`~pi_host.hookspecs.Reducer` subclass for a rule of the hook's own.
@@ -131,7 +169,7 @@ def hookspec(
     :param bounded: whether the hook timeout applies (``False`` for long, abortable work).
     :raises ValueError: for combinations the dispatcher cannot honour.
     """
-    types = returns if isinstance(returns, tuple) else (returns,)
+    types: tuple[type | str, ...] = returns if isinstance(returns, tuple) else (returns,)
     stops = stop_on if isinstance(stop_on, tuple) else (stop_on,)
     if historic and strategy is not Strategy.SYNC:
         raise ValueError("historic hooks must use Strategy.SYNC: past calls are replayed synchronously")
@@ -155,7 +193,8 @@ def hookspec(
         historic=historic,
         bounded=bounded,
     )
-    mark = hookspec_marker(historic=historic, firstresult=strategy is Strategy.FIRST)
+    first = strategy is Strategy.FIRST or strategy is Strategy.SYNC_FIRST
+    mark = hookspec_marker(historic=historic, firstresult=first)
 
     def decorate(function: F) -> F:
         setattr(function, CONTRACT_ATTRIBUTE, contract)

@@ -38,8 +38,11 @@ def pi_addhooks(pluginmanager: pluggy.PluginManager) -> None:
     **On error:** the plugin fails to load and is reported; pi-host still starts.
 
     Declare the new hooks with :func:`pi_host.hookspecs.hookspec` so the dispatcher knows
-    how to combine their results. Plugins that implement a hook which may be absent mark
-    it ``@hookimpl(optionalhook=True)``.
+    how to combine their results, and call them from any hook that has the plugin context:
+    ``await ctx.call_hook("pi_myplugin_prompt", ctx=ctx)`` applies the spec's rule, the error
+    policy and the hook timeout (a ``Strategy.SYNC_FIRST`` hook is asked with
+    ``pluginmanager.call_first(name, ...)``). Plugins that implement a hook which may be
+    absent mark it ``@hookimpl(optionalhook=True)``.
 
     Example::
 

@@ -20,9 +20,10 @@ settings choose the winner::
     {"plugins": {"prefer": {"tools": {"read": "tools_fs"}, "commands": {"review": "my_plugin"},
                             "providers": {"anthropic-messages": "my_provider"}}}}
 
-``pi_session_store`` and ``pi_batch_executor`` are of the same kind (synchronous, asked of
-every plugin in call order) but fire when a session store is opened by URI or a batch run
-chooses its executor, not once at startup.
+``pi_session_store`` and ``pi_batch_executor`` are synchronous too, but questions rather than
+registrations: they fire whenever a session store is opened by URI or a batch run chooses its
+executor, and the first plugin (in call order) that answers wins (``Strategy.SYNC_FIRST``, run
+by ``PluginManager.call_first``).
 """
 
 # mypy: disable-error-code="empty-body"
@@ -433,7 +434,7 @@ def pi_register_tool_renderers(register: Callable[[ToolRenderer], None]) -> None
     """
 
 
-@hookspec(strategy=Strategy.SYNC)
+@hookspec(strategy=Strategy.SYNC_FIRST, returns="pi_host.session:SessionStore")
 def pi_session_store(uri: str) -> SessionStore | None:
     """Open the session store a URI names, if the URI is yours.
 
@@ -448,9 +449,11 @@ def pi_session_store(uri: str) -> SessionStore | None:
         that is malformed or names a store that cannot be reached; its message is shown.
 
     **Combination:** implementations are asked in call order (last registered first); the
-    first store returned wins. A URI no plugin answers is an error naming its scheme.
-    **On error:** an exception other than ``SessionStoreError`` is reported with the
-    plugin's name, and opening the store fails.
+    first store returned wins (pluggy's ``firstresult``: a plain ``pm.hook.pi_session_store``
+    call returns it too). A URI no plugin answers is an error naming its scheme.
+    **On error:** an exception other than ``SessionStoreError``, or a result that is not a
+    ``SessionStore``, is reported with the plugin's name, and opening the store fails; so
+    does an implementation past the hook timeout (it is named in a warning while it blocks).
 
     Check your store with :func:`pi_host.testing.check_session_store`.
 
@@ -467,7 +470,7 @@ def pi_session_store(uri: str) -> SessionStore | None:
     """
 
 
-@hookspec(strategy=Strategy.SYNC)
+@hookspec(strategy=Strategy.SYNC_FIRST, returns="pi_host.batch:BatchExecutor")
 def pi_batch_executor(name: str, address: str | None) -> BatchExecutor | None:
     """Return the executor that runs a batch's tasks, if ``--executor NAME`` is yours.
 

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-__all__ = ["WireModel", "now_ms"]
+from pi_host._frozen import deep_freeze
+from pi_host._frozen_fields import FrozenJson, FrozenSeq
+
+__all__ = ["FrozenJson", "FrozenSeq", "WireModel", "now_ms"]
 
 
 class WireModel(BaseModel):
     """Base for models that cross a boundary in pi's camelCase JSON shape.
 
     Python attributes are snake_case (``tool_call_id``); JSON keys are pi's camelCase
-    (``toolCallId``). Models are frozen so a plugin that wants a different value returns a
-    new one (``model_copy(update=...)``) instead of mutating what other plugins see. Unknown
+    (``toolCallId``). Models are frozen, and their lists and mappings read-only
+    (:data:`FrozenSeq`, :data:`FrozenJson`, and :meth:`model_copy` freezes what it is given),
+    so a plugin that wants a different value returns a new one (``model_copy(update=...)``)
+    instead of mutating what other plugins see. Unknown
     keys are kept (``extra="allow"``) so that a session written by a newer pi round-trips
     without losing fields.
     """
@@ -31,6 +37,13 @@ class WireModel(BaseModel):
         # them all at import time was most of pi-host's start-up.
         defer_build=True,
     )
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy, with the updated values' lists and dicts made read-only (pydantic
+        does not validate ``update``, so a plain list would stay mutable in the copy)."""
+        if update:
+            update = {key: deep_freeze(value) for key, value in update.items()}
+        return super().model_copy(update=update, deep=deep)
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return the pi-shaped JSON object (camelCase keys, unset optional fields omitted)."""

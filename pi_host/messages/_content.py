@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
 
-from pi_host._factories import empty_list
+from pi_host._frozen import empty_frozen_dict, empty_frozen_list
 
-from ._base import WireModel, now_ms
+from ._base import FrozenJson, FrozenSeq, WireModel, now_ms
 
 __all__ = [
     "AgentMessage",
@@ -74,7 +74,7 @@ class ToolCall(WireModel):
     type: Literal["toolCall"] = "toolCall"
     id: str
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: FrozenJson[dict[str, Any]] = Field(default_factory=empty_frozen_dict)
     thought_signature: str | None = None
 
 
@@ -109,7 +109,7 @@ class UserMessage(WireModel):
     """A prompt from the user: a plain string or a list of text and image blocks."""
 
     role: Literal["user"] = "user"
-    content: str | list[UserContent]
+    content: str | FrozenSeq[UserContent]
     timestamp: int = Field(default_factory=now_ms)
 
 
@@ -119,7 +119,7 @@ class AssistantMessage(WireModel):
     # Declared in the order pi's providers write the keys (responseId and errorMessage are
     # added to the object last), so the JSON and session lines come out in pi's order.
     role: Literal["assistant"] = "assistant"
-    content: list[AssistantContent] = Field(default_factory=empty_list)
+    content: FrozenSeq[AssistantContent] = Field(default_factory=empty_frozen_list)
     api: str = "unknown"
     provider: str = "unknown"
     model: str = "unknown"
@@ -186,8 +186,8 @@ class ToolResultMessage(WireModel):
     role: Literal["toolResult"] = "toolResult"
     tool_call_id: str
     tool_name: str
-    content: list[UserContent] = Field(default_factory=empty_list)
-    details: Any = None
+    content: FrozenSeq[UserContent] = Field(default_factory=empty_frozen_list)
+    details: FrozenJson[Any] = None
     is_error: bool = False
     timestamp: int = Field(default_factory=now_ms)
 
@@ -211,9 +211,9 @@ class CustomMessage(WireModel):
 
     role: Literal["custom"] = "custom"
     custom_type: str
-    content: str | list[UserContent]
+    content: str | FrozenSeq[UserContent]
     display: bool = True
-    details: Any = None
+    details: FrozenJson[Any] = None
     timestamp: int = Field(default_factory=now_ms)
 
 

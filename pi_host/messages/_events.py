@@ -10,9 +10,9 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import Field
 
-from pi_host._factories import empty_list
+from pi_host._frozen import empty_frozen_list
 
-from ._base import WireModel
+from ._base import FrozenJson, FrozenSeq, WireModel
 from ._content import AgentMessage, AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage
 
 __all__ = [
@@ -158,8 +158,8 @@ class ToolResult(WireModel):
     batch asks for it.
     """
 
-    content: list[TextContent | ImageContent] = Field(default_factory=empty_list)
-    details: Any = None
+    content: FrozenSeq[TextContent | ImageContent] = Field(default_factory=empty_frozen_list)
+    details: FrozenJson[Any] = None
     terminate: bool | None = None
 
     @classmethod
@@ -179,7 +179,7 @@ class AgentEndEvent(WireModel):
     """The last event of a run. ``messages`` are all messages the run produced."""
 
     type: Literal["agent_end"] = "agent_end"
-    messages: list[AgentMessage]
+    messages: FrozenSeq[AgentMessage]
 
 
 class TurnStartEvent(WireModel):
@@ -191,7 +191,7 @@ class TurnEndEvent(WireModel):
 
     type: Literal["turn_end"] = "turn_end"
     message: AgentMessage
-    tool_results: list[ToolResultMessage]
+    tool_results: FrozenSeq[ToolResultMessage]
 
 
 class MessageStartEvent(WireModel):
@@ -283,14 +283,14 @@ class ToolExecutionStartEvent(WireModel):
     type: Literal["tool_execution_start"] = "tool_execution_start"
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: FrozenJson[Any]
 
 
 class ToolExecutionUpdateEvent(WireModel):
     type: Literal["tool_execution_update"] = "tool_execution_update"
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: FrozenJson[Any]
     partial_result: ToolResult
 
 

@@ -243,8 +243,10 @@ def _prepare(options: _Options) -> tuple[BatchRun, BatchExecutor]:
     store_uri = options.session_store or _setting_uri()
     if store_uri is not None:
         store_uri = absolute_store_uri(store_uri)
-        open_session_store(store_uri, host.plugin_manager).close()
-    executor = open_batch_executor(options.executor, options.address, host.plugin_manager)
+        open_session_store(store_uri, host.plugin_manager, timeout=host.dispatcher.hook_timeout).close()
+    executor = open_batch_executor(
+        options.executor, options.address, host.plugin_manager, timeout=host.dispatcher.hook_timeout
+    )
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     extra = ["--model", options.model] if options.model else []

@@ -64,6 +64,8 @@ def _names(value: Iterable[str] | None) -> frozenset[str] | None:
 class Distribution:
     """What makes an agent distribution different from a plain ``pi-host``.
 
+    Provisional public API (agent distributions): it may change before pi-host 1.0.
+
     :ivar name: the command name (``code-reviewer``); used in ``--help`` and ``--version``.
     :ivar version: printed by ``--version`` (default: pi-host's version).
     :ivar agent_dir_name: the agent directory under the home directory (default: ``.<name>``).

@@ -77,7 +77,7 @@ def _open_store(uri: str | None) -> SessionStore:
     if uri is None:
         uri = _setting_uri() or DEFAULT_STORE_URI
     host = Host.load(disabled=settings_disabled_plugins())
-    return open_session_store(uri, host.plugin_manager)
+    return open_session_store(uri, host.plugin_manager, timeout=host.dispatcher.hook_timeout)
 
 
 def _setting_uri() -> str | None:

@@ -25,20 +25,19 @@ if TYPE_CHECKING:
     from ._loading import DISABLE_ENV, PLUGINS_ENV, PluginControls, load_plugins, parse_plugin_names
     from ._local import LOCAL_PLUGIN_DIR, load_local_plugins, local_plugin_files
     from ._manager import (
-        DEFAULT_PLUGINS,
         ESSENTIAL_PLUGINS,
         TIER_ORDER,
         PluginManager,
         PluginSource,
         PluginStatus,
         PluginTier,
+        default_distributions,
     )
     from ._strategies import Reducer, ResultRejected, Step, VetoFailure, reducer_for
     from ._timeouts import HOOK_TIMEOUT_ENV, HookAborted, HookTimeout
     from ._trace import TRACE_ENV
 
 __all__ = [
-    "DEFAULT_PLUGINS",
     "DISABLE_ENV",
     "ENTRY_POINT_GROUP",
     "ESSENTIAL_PLUGINS",
@@ -64,6 +63,7 @@ __all__ = [
     "ResultRejected",
     "Step",
     "VetoFailure",
+    "default_distributions",
     "installed_plugins",
     "load_entrypoint_plugins",
     "load_extensions",
@@ -78,7 +78,7 @@ __all__ = [
 # manager and discovery alone, without the dispatcher and its result reducers.
 _EXPORTS: dict[str, str] = {
     "Conflict": "_info",
-    "DEFAULT_PLUGINS": "_manager",
+    "default_distributions": "_manager",
     "DISABLE_ENV": "_loading",
     "HOOK_TIMEOUT_ENV": "_timeouts",
     "HookAborted": "_timeouts",

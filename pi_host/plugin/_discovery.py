@@ -1,6 +1,7 @@
 """Installed plugins: entry-point discovery and isolated loading.
 
-The only module that uses stevedore and ``importlib.metadata``. stevedore's
+The only module that uses stevedore, and the one that reads entry points from
+``importlib.metadata`` (``_manager`` reads pi-host's own ``default`` extra). stevedore's
 ``NamedExtensionManager`` loads an allow-list of entry points, checking each name *before*
 importing it (a disabled plugin is never imported) and reporting each failure through a
 callback instead of aborting; ``importlib.metadata`` names the distribution and version of
@@ -169,7 +170,8 @@ def load_entrypoint_plugins(
 
     A plugin is enabled unless its name is in ``disabled`` or ``allow`` is given and does not
     name it. Disabled plugins are recorded for the listing but never imported. The default
-    set (:data:`~pi_host.plugin.DEFAULT_PLUGINS`) registers first, then the other installed
+    set (the distributions ``pi-host[default]`` installs, see
+    :func:`~._manager.default_distributions`) registers first, then the other installed
     plugins, each tier in name order: with pluggy's last-registered-first call order, an
     installed plugin comes before the default set whatever its name, and the order never
     depends on the installation order.

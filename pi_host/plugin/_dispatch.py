@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
+from pi_host._frozen import FrozenList
 from pi_host.errors import HookError
 from pi_host.hookspecs import Strategy
 
@@ -215,9 +216,8 @@ class Dispatcher:
     def _prepare(self, name: str) -> Hook:
         hook = prepare(self._pm, name)
         if hook.sync:
-            raise HookError(
-                f"{name} is a synchronous hook; call it with PluginManager.call_setup()", hook=name
-            )
+            how = "call_first()" if hook.strategy is Strategy.SYNC_FIRST else "call_setup()"
+            raise HookError(f"{name} is a synchronous hook; call it with PluginManager.{how}", hook=name)
         self._hooks[name] = hook
         return hook
 
@@ -605,7 +605,9 @@ class Dispatcher:
         hook = self._hooks.get("pi_context") or self._prepare("pi_context")
         if not hook.impls:
             return list(messages)
-        return cast("list[AgentMessage]", await self._run(hook, {"messages": messages, "ctx": ctx}))
+        # Read-only, so no implementation changes what the next one (or the session) sees.
+        frozen = FrozenList(messages)
+        return cast("list[AgentMessage]", await self._run(hook, {"messages": frozen, "ctx": ctx}))
 
     async def before_provider_request(self, *, payload: Any, model: Model, ctx: PluginContext) -> Any:
         """``pi_before_provider_request``: the payload to send (``payload`` itself when no plugin

@@ -5,7 +5,8 @@ contract and reducer, the implementations in :meth:`PluginManager.call_order`) a
 each implementation the same way:
 
 - it is called with only the arguments it declares; a blocking ``def`` of a bounded hook is
-  labelled for the hook watchdog (:func:`call_blocking`);
+  labelled for the hook watchdog, and fails once it returns if the watchdog found it past
+  the timeout (:func:`call_blocking`);
 - whatever it raises, ``BaseException`` included, is contained by :func:`contain` unless it
   is not the plugin's fault (cancellation of the caller, the host's own shutdown);
 - its result is folded with the reducer its spec declares (:func:`settle`), a failure or a
@@ -133,12 +134,15 @@ def call_blocking(guard: HookGuard | None, hook: Hook, impl: Impl, args: Mapping
     # The watchdog's view of the loop: what runs, and which call it is.
     if not guard.watching:
         guard.start_watchdog()
-    guard.calls += 1
+    guard.calls = serial = guard.calls + 1
     guard.current = impl.label
     try:
-        return impl.function(*[args[name] for name in impl.argnames])
+        result = impl.function(*[args[name] for name in impl.argnames])
     finally:
         guard.current = None
+    # Past the timeout the call could not be stopped; it fails now instead (its result ignored).
+    guard.check_overdue(serial, impl.label)
+    return result
 
 
 def contain(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -14,13 +16,14 @@ import pluggy
 
 from pi_host.errors import HookError, PluginLoadError, PluginValidationError
 from pi_host.hookspecs._markers import PROJECT_NAME
-from pi_host.hookspecs._strategy import get_contract
+from pi_host.hookspecs._strategy import Strategy, get_contract
 
 if TYPE_CHECKING:
     from ._info import Conflict, PluginInfo
 
 __all__ = [
-    "DEFAULT_PLUGINS",
+    "CORE_DISTRIBUTION",
+    "DEFAULT_EXTRA",
     "ESSENTIAL_PLUGINS",
     "SLOW_IMPORT_ENV",
     "TIER_ORDER",
@@ -28,6 +31,7 @@ __all__ = [
     "PluginSource",
     "PluginStatus",
     "PluginTier",
+    "default_distributions",
     "warn_if_slow",
 ]
 
@@ -40,17 +44,44 @@ Essentials keep pi-host bootable without packaging metadata and cannot be disabl
 registered under its last dotted component (``pi_host.builtins.faux`` is ``faux``).
 """
 
-DEFAULT_PLUGINS: dict[str, str] = {
-    "tools_fs": "pi-tools-fs",
-    "bash": "pi-bash",
-    "compaction": "pi-compaction",
-    "retry": "pi-retry",
-}
-"""The default set (``pi-host[default]``): entry-point name → the first-party distribution.
+CORE_DISTRIBUTION = "pi-host"
+"""The distribution whose ``default`` extra is the default plugin set."""
 
-An entry point is in the *default* tier only when both its name and its distribution match,
-so a third party's plugin called ``bash`` is an installed plugin like any other.
-"""
+DEFAULT_EXTRA = "default"
+"""``pip install "pi-host[default]"``: the extra that names the default set."""
+
+_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;(.*)$")
+_EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+
+
+def _normalise(name: str) -> str:
+    """A distribution name as PEP 503 compares them (``Pi_Tools.FS`` is ``pi-tools-fs``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@functools.cache
+def default_distributions() -> frozenset[str]:
+    """The distributions of the default set: those pi-host's ``default`` extra requires, read
+    from pi-host's installed metadata (normalised names).
+
+    The set is packaging, not core knowledge: which plugins ship by default is decided in
+    ``pyproject.toml`` alone, and a plugin is in the *default* tier when its distribution is
+    one of these, whatever its entry point is called. Empty where pi-host has no metadata
+    (imported from a source tree): every plugin is then an installed one.
+    """
+    import importlib.metadata
+
+    try:
+        requirements = importlib.metadata.requires(CORE_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        return frozenset()
+    found: set[str] = set()
+    for requirement in requirements:
+        match = _REQUIREMENT.match(requirement)
+        if match is not None and DEFAULT_EXTRA in _EXTRA_MARKER.findall(match.group(2)):
+            found.add(_normalise(match.group(1)))
+    return frozenset(found)
+
 
 PluginSource = Literal["essential", "entrypoint", "local", "extension", "direct"]
 PluginStatus = Literal["enabled", "disabled", "failed"]
@@ -59,7 +90,7 @@ PluginTier = Literal["essential", "default", "installed", "direct", "local", "ex
 TIER_ORDER: tuple[PluginTier, ...] = ("essential", "default", "installed", "direct", "local", "extension")
 """The tiers from first to last. Plugins register tier by tier, and a later tier comes first
 in every hook's call order, so it wins a tool, command or provider name whatever the alphabet:
-essentials (``pi_host.builtins``), the default set (:data:`DEFAULT_PLUGINS`), installed
+essentials (``pi_host.builtins``), the default set (:func:`default_distributions`), installed
 third-party plugins, plugins registered by code (the SDK, the testing kit, a distribution),
 trusted project plugins (``.pi/plugins/*.py``), and ``pi-host -e PATH`` for one run."""
 
@@ -86,14 +117,13 @@ def tier_of_source(source: PluginSource, name: str, distribution: str | None) ->
 
 
 def _is_default(name: str, distribution: str | None) -> bool:
-    expected = DEFAULT_PLUGINS.get(name)
-    if expected is None or distribution is None:
-        return False
-    return distribution.lower().replace("_", "-") == expected
+    return distribution is not None and _normalise(distribution) in default_distributions()
 
 
 class PluginManager(pluggy.PluginManager):
     """A fresh registry of ``pi`` plugins, one per host (never module-global).
+
+    Provisional public API (what ``pi_addhooks`` receives): it may change before pi-host 1.0.
 
     On top of pluggy it:
 
@@ -340,9 +370,11 @@ class PluginManager(pluggy.PluginManager):
         """
         caller: pluggy.HookCaller | None = getattr(self.hook, hook_name, None)
         contract = get_contract(caller.spec.function) if caller and caller.spec else None
-        if caller is None or contract is None or not contract.sync:
+        if caller is None or contract is None or contract.strategy is not Strategy.SYNC:
             raise HookError(
-                f"{hook_name} is not a synchronous pi hook; await it through the Dispatcher", hook=hook_name
+                f"{hook_name} is not a synchronous setup hook (Strategy.SYNC); await a lifecycle "
+                "hook through the Dispatcher, ask a Strategy.SYNC_FIRST one with call_first()",
+                hook=hook_name,
             )
         if caller.is_historic():
             # Recorded before calling, so a plugin registered by one of these implementations
@@ -350,6 +382,39 @@ class PluginManager(pluggy.PluginManager):
             self._replays.setdefault(hook_name, []).append(dict(kwargs))
         failures = self._call_sync(caller, kwargs, per_plugin=per_plugin, on_success=on_success)
         return [self._failure(name, exc) for name, exc in failures]
+
+    def call_first(self, hook_name: str, /, *, timeout: float | None = None, **kwargs: Any) -> Any:
+        """Ask a synchronous first-result hook (``Strategy.SYNC_FIRST``) and return its answer.
+
+        The same loop as every other hook (:func:`._loop.run_sync`): implementations in call
+        order, each called with the arguments it declares, the spec's reducer folding the
+        results (the first non-``None`` one wins, checked against the spec's ``returns``).
+        ``None`` when no plugin answered.
+
+        :param timeout: seconds one implementation may block (the host's hook timeout); one
+            past it is named in a warning while it blocks and fails the call when it returns.
+        :raises HookError: for the first implementation that raises (``BaseException`` too;
+            the cause is chained), returns a wrong type or runs past ``timeout``; its
+            ``plugin`` names it. The hook's spec says what the caller makes of it.
+        """
+        from ._loop import prepare, run_sync
+        from ._timeouts import HookGuard
+
+        hook = prepare(self, hook_name)
+        if hook.strategy is not Strategy.SYNC_FIRST:
+            raise HookError(f"{hook_name} is not a Strategy.SYNC_FIRST hook", hook=hook_name)
+
+        def failure(impl: Any, exc: BaseException) -> None:
+            if isinstance(exc, HookError) and exc.plugin == impl.plugin:
+                raise exc  # a rejected result: the reducer's message says it all
+            raise HookError(str(exc) or type(exc).__name__, hook=hook_name, plugin=impl.plugin) from exc
+
+        guard = HookGuard(timeout) if timeout is not None else None
+        try:
+            return run_sync(hook, kwargs, on_failure=failure, guard=guard)
+        finally:
+            if guard is not None:
+                guard.close()
 
     def _call_sync(
         self,

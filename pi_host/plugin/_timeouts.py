@@ -11,13 +11,17 @@ Two kinds of hang, two mechanisms:
   it is reported as :class:`HookTimeout` or :class:`HookAborted`, that plugin's failure in
   that hook. The hooks that fire once per streamed delta (``pi_message_update``,
   ``pi_tool_execution_update``) are not bounded; the run's own abort still cancels them.
-- a blocking ``def`` implementation, which holds the event loop: nothing on the loop can
-  stop it. A watchdog thread, started on the first synchronous implementation, samples what
-  runs (two attribute stores per call, no timer, no thread switch). Past the timeout it
-  names the plugin and hook in a warning and raises :class:`HookTimeout` inside the blocked
-  code (CPython's ``PyThreadState_SetAsyncExc``: pure-Python code stops at once, a blocking
-  system call when it returns). Ctrl+C while such a hook blocks raises :class:`HookAborted`
-  in it at once (see :func:`~._containment.watch_user_interrupts`), then aborts as usual.
+- a blocking ``def`` implementation, which holds the event loop (or the thread of a
+  synchronous call). Python has no clean way to stop code running in a thread, and running
+  ``def`` hooks in worker threads would hand plugins a ``ctx`` that is not safe to use
+  there; so such a hook runs on, as pluggy and pytest run theirs. A watchdog thread, started
+  on the first synchronous implementation, samples what runs (two attribute stores per call,
+  no timer, no thread switch). Past the timeout it names the plugin and hook in a warning,
+  and when the hook returns its result is ignored and it is reported as
+  :class:`HookTimeout` (``blocked=True``), that plugin's failure in that hook, as an
+  ``async def`` past the limit is. Ctrl+C while such a hook blocks raises
+  :class:`HookAborted` in it at once (the SIGINT handler runs in that thread, see
+  :func:`~._containment.watch_user_interrupts`), then aborts as usual.
 """
 
 from __future__ import annotations
@@ -49,14 +53,22 @@ DEFAULT_HOOK_TIMEOUT = 60.0
 
 
 class HookTimeout(Exception):
-    """A hook implementation ran past the hook timeout and was stopped."""
+    """A hook implementation ran past the hook timeout: stopped (``async def``), or, for a
+    blocking ``def`` (``blocked``), its result ignored once it returned."""
 
-    def __init__(self, plugin: str, hook: str, seconds: float) -> None:
+    def __init__(self, plugin: str, hook: str, seconds: float, *, blocked: bool = False) -> None:
+        if blocked:
+            what = (
+                "; it blocked pi-host until it returned and its result was ignored (a def hook "
+                "cannot be stopped: do blocking work in async def with anyio.to_thread.run_sync)"
+            )
+        else:
+            what = " and was stopped"
         super().__init__(
-            f'plugin "{plugin}" did not finish {hook} within {seconds:g} s and was stopped '
+            f'plugin "{plugin}" did not finish {hook} within {seconds:g} s{what} '
             f"(the limit is plugins.hookTimeout in settings.json or {HOOK_TIMEOUT_ENV})"
         )
-        self.plugin, self.hook, self.seconds = plugin, hook, seconds
+        self.plugin, self.hook, self.seconds, self.blocked = plugin, hook, seconds, blocked
 
 
 class HookAborted(Exception):
@@ -114,6 +126,9 @@ class HookGuard:
         # a counter that tells one call from the next. Written on the loop, read by the watchdog.
         self.current: tuple[str, str] | None = None
         self.calls = 0
+        # The serial of the synchronous call the watchdog found past the timeout (written by
+        # the watchdog, read by call_blocking once the call returns).
+        self.overdue = -1
         self.watching = False
         # Async implementations awaiting now: (label, task, serial) each.
         self.inflight: set[tuple[tuple[str, str], Any, int]] = set()
@@ -253,20 +268,25 @@ class HookGuard:
             self._seen, self._blocked_for = sample, 0.0
             return
         self._blocked_for += elapsed
-        if self._blocked_for < timeout:
-            return
+        if self._blocked_for < timeout or sample[0] == self.overdue:
+            return  # within the limit, or named already
         plugin, hook = sample[1]
         logger.warning(
             'plugin "%s" has blocked pi-host for %.1f s in %s (a def hook runs on the event '
-            "loop; do blocking work in async def with anyio.to_thread); stopping it",
+            "loop and cannot be stopped; do blocking work in async def with anyio.to_thread); "
+            "its result will be ignored",
             plugin,
             self._blocked_for,
             hook,
         )
-        # Checked again just before: the exception must land in the hook, not after it.
-        if (self.calls, self.current) == self._seen:
-            _raise_in_thread(self._loop_thread, plugin, hook, timeout)
-        self._seen, self._blocked_for = (-1, None), 0.0
+        self.overdue = sample[0]
+
+    def check_overdue(self, serial: int, label: tuple[str, str]) -> None:
+        """After synchronous call ``serial`` returned: :raises HookTimeout: if the watchdog
+        found it past the timeout."""
+        if self.overdue == serial:
+            self.overdue = -1
+            raise HookTimeout(*label, self.timeout or 0.0, blocked=True)
 
 
 _watched: weakref.WeakSet[HookGuard] = weakref.WeakSet()
@@ -299,20 +319,3 @@ def _watchdog() -> None:
         pause.wait(interval)
         for guard in list(_watched):
             guard._tick(interval)
-
-
-def _raise_in_thread(thread_id: int, plugin: str, hook: str, seconds: float) -> None:
-    """Raise :class:`HookTimeout` in the thread (CPython's documented ``PyThreadState_SetAsyncExc``).
-
-    The C API takes a type, not an instance; the details travel on a subclass made for it.
-    """
-
-    import ctypes
-
-    class _Stopped(HookTimeout):
-        def __init__(self) -> None:
-            super().__init__(plugin, hook, seconds)
-
-    _Stopped.__name__ = _Stopped.__qualname__ = "HookTimeout"  # what reports show
-
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(_Stopped))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
 
+from pi_host._frozen import FrozenList, deep_freeze
 from pi_host.messages import (
     AssistantContent,
     AssistantMessage,
@@ -107,7 +108,7 @@ def _call(id: str, name: str, arguments: dict[str, Any], thought_signature: str 
             "type": "toolCall",
             "id": id,
             "name": name,
-            "arguments": arguments,
+            "arguments": deep_freeze(arguments),
             "thought_signature": thought_signature,
         },
     )
@@ -147,7 +148,7 @@ class ReplyBuilder:
             AssistantMessage,
             {
                 "role": "assistant",
-                "content": list(self.content),
+                "content": FrozenList(self.content),
                 "api": model.api,
                 "provider": model.provider,
                 "model": model.id,

@@ -9,8 +9,9 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from pydantic import Field
 
-from pi_host._factories import empty_list
+from pi_host._frozen import empty_frozen_list
 from pi_host.messages import AssistantMessageEvent, Message, WireModel
+from pi_host.messages._base import FrozenSeq
 
 from ._abort import AbortSignal
 
@@ -79,8 +80,8 @@ class LlmContext(WireModel):
     """One provider request's input: system prompt, provider messages and tools."""
 
     system_prompt: str = ""
-    messages: list[Message] = Field(default_factory=empty_list)
-    tools: list[ToolSpec] = Field(default_factory=empty_list)
+    messages: FrozenSeq[Message] = Field(default_factory=empty_frozen_list)
+    tools: FrozenSeq[ToolSpec] = Field(default_factory=empty_frozen_list)
 
 
 PayloadHook: TypeAlias = Callable[[Any, Model], Awaitable[Any]]

@@ -6,12 +6,14 @@ create them: ``pi-host --help`` asks the settings for ``plugins`` alone.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from pi_host._factories import empty_list
+from pi_host._frozen import deep_freeze, empty_frozen_dict, empty_frozen_list
+from pi_host._frozen_fields import FrozenJson, FrozenSeq
 
 from ._paths import expand_home
 from ._settings import DEFAULT_PROJECT_TRUST, DefaultProjectTrust, QueueMode, SettingsScope, ThinkingLevel
@@ -39,6 +41,22 @@ class _Section(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow", defer_build=True
     )
+
+    @model_validator(mode="after")
+    def _freeze_unknown_keys(self) -> Self:
+        # The sections plugins own arrive as unknown keys: read-only too, so that no plugin
+        # changes another's section (or its own for everyone) through ctx.settings.
+        extra = self.model_extra
+        if extra:
+            for key, value in extra.items():
+                extra[key] = deep_freeze(value)
+        return self
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy, with the updated values made read-only (``update`` is not validated)."""
+        if update:
+            update = {key: deep_freeze(value) for key, value in update.items()}
+        return super().model_copy(update=update, deep=deep)
 
 
 class TerminalSettings(_Section):
@@ -87,9 +105,9 @@ class PluginSettings(_Section):
         limit); ``PI_HOST_HOOK_TIMEOUT`` beats it.
     """
 
-    enable: list[str] = Field(default_factory=empty_list)
-    disable: list[str] = Field(default_factory=empty_list)
-    prefer: dict[str, dict[str, str]] = Field(default_factory=dict)
+    enable: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    disable: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    prefer: FrozenJson[dict[str, dict[str, str]]] = Field(default_factory=empty_frozen_dict)
     hook_timeout: float | None = None
 
 
@@ -109,7 +127,7 @@ class Settings(_Section):
     default_thinking_level: ThinkingLevel | None = None
     hide_thinking_block: bool = False
     thinking_budgets: ThinkingBudgets | None = None
-    enabled_models: list[str] | None = None
+    enabled_models: FrozenSeq[str] | None = None
     # UI
     theme: str | None = None
     quiet_startup: bool = False
@@ -136,16 +154,16 @@ class Settings(_Section):
     # Shell
     shell_path: str | None = None
     shell_command_prefix: str | None = None
-    npm_command: list[str] | None = None
+    npm_command: FrozenSeq[str] | None = None
     # Sessions
     session_dir: str | None = None
     session_store: str | None = None
     # Resources
-    packages: list[str | dict[str, Any]] = Field(default_factory=empty_list)
-    extensions: list[str] = Field(default_factory=empty_list)
-    skills: list[str] = Field(default_factory=empty_list)
-    prompts: list[str] = Field(default_factory=empty_list)
-    themes: list[str] = Field(default_factory=empty_list)
+    packages: FrozenJson[list[str | dict[str, Any]]] = Field(default_factory=empty_frozen_list)
+    extensions: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    skills: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    prompts: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
+    themes: FrozenSeq[str] = Field(default_factory=empty_frozen_list)
     enable_skill_commands: bool = True
     # pi-host
     plugins: PluginSettings = Field(default_factory=PluginSettings.model_construct)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pi_host.agent import Tool
     from pi_host.hookspecs import EntryView
     from pi_host.plugin import ExtensionError
+    from pi_host.resources import Settings
 
     from ._session import AgentSession
 
@@ -138,9 +139,14 @@ class SessionPluginContext:
         return list(self._session.agent.state.messages)
 
     @property
-    def settings(self) -> Any:
-        """The merged settings (``pi_host.resources.Settings``)."""
-        return self._session.settings
+    def settings(self) -> Settings:
+        """The merged settings, typed and read-only (defaults for a session built without files)."""
+        settings = self._session.settings
+        if settings is None:
+            from pi_host.resources import Settings
+
+            return Settings.model_construct()
+        return settings
 
     def is_idle(self) -> bool:
         return not self._session.is_streaming

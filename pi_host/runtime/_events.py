@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+from pi_host._frozen_fields import FrozenJson, FrozenSeq
 from pi_host.messages import AgentEvent, WireModel
 
 from ._agent_end import SessionAgentEndEvent
@@ -33,8 +34,8 @@ class QueueUpdateEvent(WireModel):
     """The full steering and follow-up queues (display texts), after any change."""
 
     type: Literal["queue_update"] = "queue_update"
-    steering: list[str]
-    follow_up: list[str]
+    steering: FrozenSeq[str]
+    follow_up: FrozenSeq[str]
 
 
 class CompactionStartEvent(WireModel):
@@ -47,7 +48,7 @@ class CompactionEndEvent(WireModel):
 
     type: Literal["compaction_end"] = "compaction_end"
     reason: CompactionReason
-    result: Any = None
+    result: FrozenJson[Any] = None
     aborted: bool = False
     will_retry: bool = False
     error_message: str | None = None

@@ -48,6 +48,8 @@ DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
 class SessionOptions:
     """What the command line (or an embedding program) decides about a session.
 
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+
     Field meanings follow pi's flags of the same names (``pi-host --help``).
     """
 
@@ -135,7 +137,7 @@ def _open_stored_session(options: SessionOptions, cwd: str, uri: str, host: Host
     from ._stores import open_session_store
 
     try:
-        store = open_session_store(uri, host.plugin_manager)
+        store = open_session_store(uri, host.plugin_manager, timeout=host.dispatcher.hook_timeout)
         if options.fork:
             raise SessionError(
                 "--fork works on session files; with --session-store, export the session "
@@ -240,6 +242,8 @@ async def _ask_trust(trust: ProjectTrust, cwd: str, ui: Any) -> bool:
 async def create_session(options: SessionOptions | None = None, *, host: Host | None = None) -> AgentSession:
     """Build an :class:`AgentSession`: settings, trust, plugins, models, session file, prompt.
 
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+
     :param host: reuse loaded plugins (tests, embedding); loaded from the environment by default.
     :raises SessionError: a session that cannot be opened, a model that does not exist.
     """
@@ -268,7 +272,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         registry, host.providers, api_key=options.api_key, max_retries=_client_retries(settings_manager)
     )
 
-    # Sessions and their resume checkpoints live under the agent directory in use (pi's SDK
+    # Sessions and their resume cache live under the agent directory in use (pi's SDK
     # derives the default session directory from its agentDir option, not the environment).
     session_dir = (
         options.session_dir

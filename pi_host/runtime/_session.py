@@ -87,6 +87,8 @@ logger = logging.getLogger("pi_host.runtime")
 class AgentSession:
     """One conversation: an Agent, its session file, its plugins, and pi's prompt pipeline.
 
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+
     Build one with :func:`pi_host.runtime.create_session`; drive it with :meth:`prompt`,
     :meth:`steer`, :meth:`follow_up`, :meth:`abort`; watch it with :meth:`subscribe`.
     """

@@ -19,7 +19,10 @@ StreamingBehavior = Literal["steer", "followUp"]
 
 
 class SessionError(RuntimeError):
-    """The session cannot do what was asked (no model, no credentials, bad entry id …)."""
+    """The session cannot do what was asked (no model, no credentials, bad entry id …).
+
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+    """
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ class ModelRef:
 class SessionContext:
     """The resolved state of a session at its leaf.
 
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+
     :ivar messages: what the model sees, in order: after a compaction, its summary first, then
         the kept entries, then everything after the compaction.
     :ivar thinking_level: from the last ``thinking_level_change`` on the path, ``"off"`` if none.

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Protocol, Self, TypeAlias
 
 from pydantic import Discriminator, Field, PrivateAttr, Tag, TypeAdapter, ValidationError
 
+from pi_host._frozen_fields import FrozenJson, FrozenSeq
 from pi_host.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -110,7 +111,10 @@ class _Line(WireModel):
 
 
 class SessionHeader(_Line):
-    """The first line of a session file; metadata, not part of the entry tree."""
+    """The first line of a session file; metadata, not part of the entry tree.
+
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+    """
 
     type: Literal["session"] = "session"
     version: int | None = CURRENT_SESSION_VERSION
@@ -194,7 +198,7 @@ class CompactionEntry(_Entry):
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    details: Any = None
+    details: FrozenJson[Any] = None
     from_hook: bool | None = None
 
 
@@ -207,7 +211,7 @@ class BranchSummaryEntry(_Entry):
     timestamp: str = Field(default_factory=iso_now)
     from_id: str
     summary: str
-    details: Any = None
+    details: FrozenJson[Any] = None
     from_hook: bool | None = None
 
 
@@ -216,7 +220,7 @@ class CustomEntry(_Entry):
 
     type: Literal["custom"] = "custom"
     custom_type: str
-    data: Any = None
+    data: FrozenJson[Any] = None
     id: str
     parent_id: str | None = None
     timestamp: str = Field(default_factory=iso_now)
@@ -227,9 +231,9 @@ class CustomMessageEntry(_Entry):
 
     type: Literal["custom_message"] = "custom_message"
     custom_type: str
-    content: str | list[UserContent]
+    content: str | FrozenSeq[UserContent]
     display: bool
-    details: Any = None
+    details: FrozenJson[Any] = None
     id: str
     parent_id: str | None = None
     timestamp: str = Field(default_factory=iso_now)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final, TypeAlias
 
-from ._checkpoints import CheckpointCache
 from ._entries import ENTRY_TYPES, SessionEntry, SessionHeader, UnknownEntry, parse_entry, parse_header
+from ._resume_cache import ResumeCache
 
 __all__ = ["ID", "PARENT", "ROLE", "TYPE", "FileIndex", "SessionWarning", "Slot", "read_header"]
 
@@ -147,7 +147,7 @@ class FileIndex:
         self._block = _FIRST_BLOCK
         self._f: BinaryIO | None = None
         self._unscanned_ids: set[bytes] | None = None
-        self.id_cache: CheckpointCache | None = None  # where harvested ids are kept
+        self.id_cache: ResumeCache | None = None  # where harvested ids are kept
         # The block scanned last: a walk up the tree reads its lines right after indexing them.
         self._buf = b""
         self._buf_lo = 0

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pi_host.messages import AgentMessage, AssistantMessage, UserContent
 
-from ._checkpoints import CheckpointCache, Settings
 from ._context import ModelRef, SessionContext, messages_from_path, path_to_root
 from ._entries import (
     BranchSummaryEntry,
@@ -37,6 +36,7 @@ from ._entries import (
 )
 from ._jsjson import js_dumps
 from ._migrate import migrate_entries, new_entry_id
+from ._resume_cache import ResolvedSettings, ResumeCache
 
 if TYPE_CHECKING:
     from ._backend import SessionStore
@@ -226,7 +226,7 @@ class _Found:
     __slots__ = ("key", "model", "model_done", "thinking", "thinking_done")
 
     def __init__(self, key: str | None = None) -> None:
-        self.key = key  # the checkpoint key, when this tracks a compaction
+        self.key = key  # the resume-cache key, when this tracks a compaction
         self.thinking: str | None = None
         self.thinking_done = False
         self.model: ModelRef | None = None
@@ -250,19 +250,21 @@ class _Found:
         ):
             self.model, self.model_done = ModelRef(entry.message.provider, entry.message.model), True
 
-    def fill(self, settings: Settings) -> None:
+    def fill(self, settings: ResolvedSettings) -> None:
         if not self.thinking_done:
             self.thinking, self.thinking_done = settings.thinking_level, True
         if not self.model_done:
             self.model, self.model_done = settings.model, True
 
-    def settings(self) -> Settings:
-        return Settings(self.thinking, self.model)
+    def settings(self) -> ResolvedSettings:
+        return ResolvedSettings(self.thinking, self.model)
 
 
 class SessionManager:
     """A session: a tree of entries (messages, model and thinking changes, compactions …)
     stored as pi's JSONL version 3 file, one line per entry, with a movable leaf.
+
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
 
     Every append creates a child of the current leaf and makes it the new leaf;
     :meth:`branch` moves the leaf back to continue from an earlier entry. The file is only
@@ -320,9 +322,9 @@ class SessionManager:
         self._ends_with_newline = True
         self._has_assistant = False
         self._leaf_id: str | None = None
-        self._leaf_settings: Settings | None = Settings(None, None)
+        self._leaf_settings: ResolvedSettings | None = ResolvedSettings(None, None)
         self._labels: dict[str, tuple[str, str]] | None = {}
-        self._checkpoints: CheckpointCache | None = None
+        self._resume_cache: ResumeCache | None = None
         self._file_name: str | object | None = _UNKNOWN
         self._write_error = None
 
@@ -347,7 +349,7 @@ class SessionManager:
         :param id: a session id of your choosing (letters, digits, ``.``, ``_``, ``-``);
             a time-ordered UUID by default.
         :param parent_session: the session file this one continues from, recorded in the header.
-        :param cache_dir: where resume checkpoints are kept (``False`` to keep none).
+        :param cache_dir: where the resume cache is kept (``False`` to keep none).
         """
         cwd_text = os.fspath(cwd)
         if store is not None:
@@ -438,7 +440,7 @@ class SessionManager:
             isinstance(entry, SessionMessageEntry) and entry.message.role == "assistant" for entry in entries
         )
         self._leaf_id = entries[-1].id if entries else None
-        self._leaf_settings = None if entries else Settings(None, None)
+        self._leaf_settings = None if entries else ResolvedSettings(None, None)
         self._labels = None
 
     @classmethod
@@ -634,8 +636,8 @@ class SessionManager:
         leaf = self._index.leaf()
         self._leaf_id = leaf.id if leaf is not None else None
         if self._cache_dir is not None:
-            self._checkpoints = CheckpointCache(self._cache_dir, header.id)
-            self._index.id_cache = self._checkpoints
+            self._resume_cache = ResumeCache(self._cache_dir, header.id)
+            self._index.id_cache = self._resume_cache
 
     def _restart_blank(self, file: Path) -> None:
         """An empty (or blank) file starts a new session in its place, as in pi."""
@@ -898,10 +900,10 @@ class SessionManager:
         """The messages, thinking level and model at the leaf (what the model is sent).
 
         Reads the path from the leaf back to the last compaction's first kept entry; the
-        settings in force there come from a checkpoint cache, or from a walk further up.
+        settings in force there come from the resume cache, or from a walk further up.
         """
         if self._leaf_id is None:
-            self._leaf_settings = Settings(None, None)
+            self._leaf_settings = ResolvedSettings(None, None)
             return SessionContext()
         with self._reading():
             leaf = self._get(self._leaf_id)
@@ -923,7 +925,7 @@ class SessionManager:
                 if compaction is None:
                     if isinstance(entry, CompactionEntry):
                         compaction, compaction_pos = entry, len(walked) - 1
-                        at_compaction = _Found(self._checkpoint_key(entry))
+                        at_compaction = _Found(self._resume_key(entry))
                 else:
                     assert at_compaction is not None
                     at_compaction.observe(entry)
@@ -963,22 +965,22 @@ class SessionManager:
     def _warn_missing_parent(self, entry_id: str, parent_id: str) -> None:
         self._warn(f"entry {entry_id} refers to a missing parent {parent_id}; its branch starts there", None)
 
-    def _checkpoint_key(self, entry: CompactionEntry) -> str:
+    def _resume_key(self, entry: CompactionEntry) -> str:
         return f"{entry.id}:{zlib.crc32(entry.to_json().encode('utf-8', 'surrogatepass')):08x}"
 
     def _resolve_above(self, start_id: str | None, trackers: builtins.list[_Found], seen: set[str]) -> None:
         """Finish resolving ``trackers`` walking up from ``start_id``, parsing only what decides.
 
         ``trackers[0]`` is the leaf's; the others belong to compactions on the way, whose
-        settings are saved as checkpoints once known. The walk stops as soon as the leaf's
-        settings are known, at a compaction with a checkpoint, or where the path ends.
+        settings are saved in the resume cache once known. The walk stops as soon as the leaf's
+        settings are known, at a compaction the resume cache knows, or where the path ends.
         """
         from ._index import ID, PARENT, ROLE, TYPE
 
-        checkpoints = self._checkpoints
+        cache = self._resume_cache
         first = trackers[0]
         for tracker in trackers[1:]:
-            cached = checkpoints.get(tracker.key) if checkpoints is not None and tracker.key else None
+            cached = cache.get(tracker.key) if cache is not None and tracker.key else None
             if cached is not None:
                 for other in trackers:
                     other.fill(cached)
@@ -1001,7 +1003,7 @@ class SessionManager:
             if entry is not None:
                 parent = entry.parent_id
                 if isinstance(entry, CompactionEntry):
-                    key = self._checkpoint_key(entry)
+                    key = self._resume_key(entry)
             else:
                 slot = index.slot(current) if index is not None else None
                 if slot is None or index is None:
@@ -1027,7 +1029,7 @@ class SessionManager:
                 for tracker in trackers:
                     tracker.observe(entry)
             if key is not None:
-                cached = checkpoints.get(key) if checkpoints is not None else None
+                cached = cache.get(key) if cache is not None else None
                 if cached is not None:
                     for tracker in trackers:
                         tracker.fill(cached)
@@ -1035,14 +1037,14 @@ class SessionManager:
                 trackers.append(_Found(key))
             child, current = current, parent
         if path_ended:
-            nothing_above = Settings(None, None)
+            nothing_above = ResolvedSettings(None, None)
             for tracker in trackers:
                 tracker.fill(nothing_above)
         done = {t.key: t.settings() for t in trackers[1:] if t.key is not None and t.complete}
-        if checkpoints is not None and done:
-            checkpoints.put(done)
+        if cache is not None and done:
+            cache.put(done)
 
-    def _settings_at_leaf(self) -> Settings:
+    def _settings_at_leaf(self) -> ResolvedSettings:
         if self._leaf_settings is None:
             found = _Found()
             with self._reading():
@@ -1069,7 +1071,7 @@ class SessionManager:
         if self._leaf_settings is not None:
             tracker = _Found()
             tracker.observe(entry)
-            self._leaf_settings = Settings(
+            self._leaf_settings = ResolvedSettings(
                 tracker.thinking if tracker.thinking_done else self._leaf_settings.thinking_level,
                 tracker.model if tracker.model_done else self._leaf_settings.model,
             )
@@ -1254,9 +1256,9 @@ class SessionManager:
         )
         entry_id = self._append(entry)
         if settings is not None and self._cache_dir is not None:
-            if self._checkpoints is None:
-                self._checkpoints = CheckpointCache(self._cache_dir, self._header.id)
-            self._checkpoints.put({self._checkpoint_key(entry): settings})
+            if self._resume_cache is None:
+                self._resume_cache = ResumeCache(self._cache_dir, self._header.id)
+            self._resume_cache.put({self._resume_key(entry): settings})
         return entry_id
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
@@ -1325,7 +1327,7 @@ class SessionManager:
     def reset_leaf(self) -> None:
         """Move the leaf before the first entry: the next append starts a new root."""
         self._leaf_id = None
-        self._leaf_settings = Settings(None, None)
+        self._leaf_settings = ResolvedSettings(None, None)
 
     def branch_with_summary(
         self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None

@@ -27,7 +27,7 @@ from typing import Any
 
 from ._context import ModelRef
 
-__all__ = ["CheckpointCache", "Settings"]
+__all__ = ["ResolvedSettings", "ResumeCache"]
 
 logger = logging.getLogger("pi_host.session")
 
@@ -36,15 +36,19 @@ _KEEP = 64
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class ResolvedSettings:
     """The thinking level and model resolved at some entry of a session."""
 
     thinking_level: str | None  # None: no thinking_level_change above
     model: ModelRef | None
 
 
-class CheckpointCache:
-    """Checkpoints of one session, stored as ``<directory>/<session id>.json``."""
+class ResumeCache:
+    """The resume cache of one session, stored as ``<directory>/<session id>.json``.
+
+    The file's ``checkpoints`` key (its name since format 1) maps compaction keys to the
+    settings in force there; ``ids`` holds the harvested entry ids.
+    """
 
     def __init__(self, directory: Path, session_id: str) -> None:
         self._path = directory / f"{session_id}.json"
@@ -86,7 +90,7 @@ class CheckpointCache:
         self._ids = {"end": end, "crc": crc, "ids": b"\n".join(ids).decode("utf-8", errors="replace")}
         self._save()
 
-    def get(self, key: str) -> Settings | None:
+    def get(self, key: str) -> ResolvedSettings | None:
         """The settings recorded for compaction ``key``, if any."""
         record = self._load().get(key)
         if not isinstance(record, dict):
@@ -98,10 +102,10 @@ class CheckpointCache:
         if model is not None:
             if not (isinstance(model, list) and len(model) == 2 and all(isinstance(p, str) for p in model)):
                 return None
-            return Settings(thinking, ModelRef(model[0], model[1]))
-        return Settings(thinking, None)
+            return ResolvedSettings(thinking, ModelRef(model[0], model[1]))
+        return ResolvedSettings(thinking, None)
 
-    def put(self, records: dict[str, Settings]) -> None:
+    def put(self, records: dict[str, ResolvedSettings]) -> None:
         """Record settings for compactions and save the cache file (errors only logged)."""
         data = self._load()
         for key, settings in records.items():
@@ -126,4 +130,4 @@ class CheckpointCache:
                 os.unlink(temp)
                 raise
         except OSError as error:
-            logger.debug("could not save session checkpoints to %s: %s", self._path, error)
+            logger.debug("could not save the session resume cache to %s: %s", self._path, error)
