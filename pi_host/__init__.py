@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "ExtensionError": "pi_host.plugin",
     "FileOperations": "pi_host.hookspecs",
     "Flag": "pi_host.hookspecs",
+    "FrontmatterError": "pi_host.resources",
     "HookError": "pi_host.errors",
     "ImageContent": "pi_host.messages",
     "InputHandled": "pi_host.hookspecs",
@@ -123,6 +124,7 @@ _EXPORTS: dict[str, str] = {
     "is_context_overflow": "pi_host.messages",
     "is_transient_error": "pi_host.messages",
     "now_ms": "pi_host.messages",
+    "parse_frontmatter": "pi_host.resources",
     "split_new_lines": "pi_host.session",
     "truncate_head": "pi_host.agent",
     "truncate_line": "pi_host.agent",
@@ -164,6 +166,7 @@ __all__ = [  # noqa: RUF022
     "ExtensionError",
     "FileOperations",
     "Flag",
+    "FrontmatterError",
     "HookError",
     "ImageContent",
     "InputHandled",
@@ -240,6 +243,7 @@ __all__ = [  # noqa: RUF022
     "is_context_overflow",
     "is_transient_error",
     "now_ms",
+    "parse_frontmatter",
     "split_new_lines",
     "truncate_head",
     "truncate_line",
@@ -348,6 +352,7 @@ if TYPE_CHECKING:
     )
     from pi_host.resources import (
         ContextFile,
+        FrontmatterError,
         ProjectTrustStore,
         PromptTemplate,
         ResourceDiagnostic,
@@ -357,6 +362,7 @@ if TYPE_CHECKING:
         TrustStoreError,
         agent_dir,
         has_trust_requiring_resources,
+        parse_frontmatter,
     )
     from pi_host.runtime import (
         AgentSession,
