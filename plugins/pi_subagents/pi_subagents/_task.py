@@ -286,10 +286,17 @@ async def _run_child(
     def on_event(event: Any) -> Any:
         kind = getattr(event, "type", None)
         if kind == "turn_start":
+            run_turns = state.settings.run_max_turns
             if run.turns >= limits.turns:
-                run.stop_reason = run.stop_reason or (
-                    f"it reached its budget of {limits.turns} turns ({limits.turns_source})"
+                reason = f"it reached its budget of {limits.turns} turns ({limits.turns_source})"
+            elif run_turns is not None and state.run.turns >= run_turns:
+                reason = (
+                    f"this run's children reached their budget of {run_turns} turns (subagents.runMaxTurns)"
                 )
+            else:
+                reason = None
+            if reason is not None:
+                run.stop_reason = run.stop_reason or reason
                 stop.set()
                 return None
             run.turns += 1
@@ -402,13 +409,6 @@ def _check_cost(run: ChildRun, state: SessionState, limits: _Limits, stop: anyio
         run.stop_reason = run.stop_reason or (
             f"this run's children spent ${state.run.cost:.4f}, over the budget of ${run_limit:.4f} "
             "(subagents.runMaxCost)"
-        )
-        stop.set()
-    run_turns = state.settings.run_max_turns
-    if run_turns is not None and state.run.turns > run_turns:
-        run.stop_reason = run.stop_reason or (
-            f"this run's children took {state.run.turns} turns, over the budget of {run_turns} "
-            "(subagents.runMaxTurns)"
         )
         stop.set()
 

@@ -29,7 +29,10 @@ def test_claude_code_file_maps_tools_and_model_alias() -> None:
 
 
 def test_list_tools_inherit_model_and_worktree() -> None:
-    text = "---\nname: w\ndescription: d\ntools:\n  - read\n  - edit\nmodel: inherit\nisolation: worktree\n---\nGo.\n"
+    text = (
+        "---\nname: w\ndescription: d\ntools:\n  - read\n  - edit\n"
+        "model: inherit\nisolation: worktree\n---\nGo.\n"
+    )
     found = parse_definition(text, "w.md")
     assert not isinstance(found, DefinitionProblem)
     assert (found.tools, found.model, found.isolation) == (("read", "edit"), None, "worktree")
