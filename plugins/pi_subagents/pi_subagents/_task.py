@@ -25,8 +25,10 @@ from pi_host import (
     TextContent,
     Tool,
     ToolCallContext,
+    ToolError,
     ToolResult,
     Usage,
+    message_usage,
 )
 
 from ._definitions import AgentDefinition, LoadedDefinitions
@@ -113,8 +115,9 @@ def state_of(ctx: PluginContext) -> SessionState | None:
     return ctx.stash.get(STATE, None)
 
 
-class SubagentError(Exception):
-    """A ``task`` call that cannot run or did not finish; the text is what the model reads."""
+class SubagentError(ToolError):
+    """A ``task`` call that cannot run or did not finish; the text is what the model reads,
+    the details (a child's usage, its session file) what the session keeps."""
 
 
 def task_tool() -> Tool[TaskParams]:
@@ -283,6 +286,12 @@ async def _run_child(
     async def report() -> None:
         await call.update(ToolResult.text(_progress(run), details=_details(run, None)))
 
+    def trip(reason: str) -> None:
+        """A budget is spent: stop the child now (its request in flight ends aborted)."""
+        run.stop_reason = run.stop_reason or reason
+        child.agent.abort()
+        stop.set()  # and the rest of its work (plugins' scopes, hooks) through child.abort()
+
     def on_event(event: Any) -> Any:
         kind = getattr(event, "type", None)
         if kind == "turn_start":
@@ -296,18 +305,19 @@ async def _run_child(
             else:
                 reason = None
             if reason is not None:
-                run.stop_reason = run.stop_reason or reason
-                stop.set()
+                trip(reason)
                 return None
             run.turns += 1
             state.run.turns += 1
-        elif kind == "message_end" and isinstance(getattr(event, "message", None), AssistantMessage):
-            usage = event.message.usage
+        elif kind == "message_end" and (usage := message_usage(getattr(event, "message", None))) is not None:
+            # The child's replies, and what its own children spent (their task results).
             run.usage = _add_usage(run.usage, usage)
             cost = float(usage.cost.total)
             run.cost += cost
             state.run.cost += cost
-            _check_cost(run, state, limits, stop)
+            reason = _over_cost(run, state, limits)
+            if reason is not None:
+                trip(reason)
         elif kind == "tool_execution_start":
             run.current_tool = str(event.tool_name)
             run.tools_run.append(_call_summary(event.tool_name, event.args))
@@ -378,10 +388,12 @@ async def _run_child(
     where = f" Its transcript: {run.session_file}." if run.session_file else ""
     last = f" Its last message: {answer}" if answer.strip() else ""
     if status == "budget":
-        raise SubagentError(f"Sub-agent {run.agent!r} was stopped: {run.stop_reason}.{where}{last}")
-    if status == "aborted":
-        raise SubagentError(f"Sub-agent {run.agent!r} was aborted.{where}")
-    raise SubagentError(f"Sub-agent {run.agent!r} failed: {error}.{where}{last}")
+        message = f"Sub-agent {run.agent!r} was stopped: {run.stop_reason}.{where}{last}"
+    elif status == "aborted":
+        message = f"Sub-agent {run.agent!r} was aborted.{where}"
+    else:
+        message = f"Sub-agent {run.agent!r} failed: {error}.{where}{last}"
+    raise SubagentError(message, details=details)
 
 
 @dataclass(frozen=True)
@@ -398,19 +410,17 @@ class _Limits:
         return cls(turns=turns, turns_source=source, cost=settings.child_max_cost)
 
 
-def _check_cost(run: ChildRun, state: SessionState, limits: _Limits, stop: anyio.Event) -> None:
+def _over_cost(run: ChildRun, state: SessionState, limits: _Limits) -> str | None:
+    """Which cost budget the child's spending so far exceeds, if any."""
     if limits.cost is not None and run.cost >= limits.cost:
-        run.stop_reason = run.stop_reason or (
-            f"it spent ${run.cost:.4f}, over its budget of ${limits.cost:.4f} (subagents.childMaxCost)"
-        )
-        stop.set()
+        return f"it spent ${run.cost:.4f}, over its budget of ${limits.cost:.4f} (subagents.childMaxCost)"
     run_limit = state.settings.run_max_cost
     if run_limit is not None and state.run.cost >= run_limit:
-        run.stop_reason = run.stop_reason or (
+        return (
             f"this run's children spent ${state.run.cost:.4f}, over the budget of ${run_limit:.4f} "
             "(subagents.runMaxCost)"
         )
-        stop.set()
+    return None
 
 
 async def _drive(

@@ -160,3 +160,46 @@ async def test_child_events_reach_the_parent_tagged_with_the_child_id(make_host:
     updates = [e for e in host.events if getattr(e, "type", None) == "tool_execution_update"]
     assert any((u.partial_result.details or {}).get("currentTool") == "missing" for u in updates)
     await host.close()
+
+
+async def test_children_tokens_and_cost_roll_up_into_the_parents_totals(make_host: HostFactory) -> None:
+    from pi_host.modes._interactive._footer import UsageTotals
+
+    spent = {
+        "input": 100,
+        "output": 20,
+        "totalTokens": 120,
+        "cost": {"input": 0.007, "output": 0.003, "total": 0.01},
+    }
+
+    def respond(request: Request) -> Any:
+        if _is_child(request):
+            if (
+                len(request.user_texts) == 1
+                and not request.tool_results
+                and "stop me" in request.user_texts[0]
+            ):
+                return reply("looping", tool_calls=[tool_call("missing")], usage=spent)
+            return reply("child done", usage=spent)
+        if not request.tool_results:
+            return reply(
+                tool_calls=[
+                    tool_call("task", description="a", prompt=f"{CHILD} a"),
+                    tool_call("task", description="b", prompt=f"{CHILD} stop me"),
+                ],
+                usage={"input": 1, "output": 1, "totalTokens": 2, "cost": {"total": 0.001}},
+            )
+        return reply("done", usage={"input": 1, "output": 1, "totalTokens": 2, "cost": {"total": 0.001}})
+
+    host = make_host(
+        pi_subagents, respond=respond, tools=["task"], settings={"subagents": {"childMaxTurns": 1}}
+    )
+    outcome = await host.run("go")
+    ok, stopped = outcome.tool_results
+    assert not ok.is_error and stopped.is_error  # the second child hit its turn budget ...
+    assert stopped.details["usage"]["cost"]["total"] == pytest.approx(0.01)  # ... and still reports
+    session = await host.session()
+    totals = UsageTotals.of(session.messages)
+    assert totals.cost == pytest.approx(0.022)
+    assert totals.input == 202 and totals.output == 42
+    await host.close()
