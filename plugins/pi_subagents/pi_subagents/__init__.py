@@ -10,19 +10,8 @@ lists them and the children running. See ``docs/user-guide/subagents.md``.
 
 from __future__ import annotations
 
-from ._definitions import (
-    BUILTIN_AGENT,
-    CLAUDE_MODEL_ALIASES,
-    CLAUDE_TOOL_NAMES,
-    PROJECT_DIRS,
-    USER_DIR,
-    AgentDefinition,
-    DefinitionProblem,
-    LoadedDefinitions,
-    load_definitions,
-    parse_definition,
-)
-from ._events import SubagentDefinitionErrorEvent, SubagentEndEvent, SubagentEvent, SubagentStartEvent
+from typing import TYPE_CHECKING, Any
+
 from ._plugin import (
     agents_report,
     pi_agent_start,
@@ -33,7 +22,22 @@ from ._plugin import (
     pi_register_tools,
     pi_session_start,
 )
-from ._settings import SubagentSettings
+
+if TYPE_CHECKING:
+    from ._definitions import (
+        BUILTIN_AGENT,
+        CLAUDE_MODEL_ALIASES,
+        CLAUDE_TOOL_NAMES,
+        PROJECT_DIRS,
+        USER_DIR,
+        AgentDefinition,
+        DefinitionProblem,
+        LoadedDefinitions,
+        load_definitions,
+        parse_definition,
+    )
+    from ._events import SubagentDefinitionErrorEvent, SubagentEndEvent, SubagentEvent, SubagentStartEvent
+    from ._settings import SubagentSettings
 
 __all__ = [
     "BUILTIN_AGENT",
@@ -60,3 +64,34 @@ __all__ = [
     "pi_register_tools",
     "pi_session_start",
 ]
+
+# The entry point is imported by every pi-host start, --help included: the definitions, events
+# and settings (pydantic models) load on first use.
+_LAZY: dict[str, str] = {
+    "BUILTIN_AGENT": "_definitions",
+    "CLAUDE_MODEL_ALIASES": "_definitions",
+    "CLAUDE_TOOL_NAMES": "_definitions",
+    "PROJECT_DIRS": "_definitions",
+    "USER_DIR": "_definitions",
+    "AgentDefinition": "_definitions",
+    "DefinitionProblem": "_definitions",
+    "LoadedDefinitions": "_definitions",
+    "load_definitions": "_definitions",
+    "parse_definition": "_definitions",
+    "SubagentDefinitionErrorEvent": "_events",
+    "SubagentEndEvent": "_events",
+    "SubagentEvent": "_events",
+    "SubagentStartEvent": "_events",
+    "SubagentSettings": "_settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -7,16 +7,19 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pi_host import BeforeAgentStartResult, SettingsSection, Tool, agent_dir, hookimpl
+from pi_host import SettingsSection, agent_dir, hookimpl
 from pi_host.hookspecs import Command, ToolRenderer
 
-from ._definitions import LoadedDefinitions, load_definitions
-from ._events import SubagentDefinitionErrorEvent
-from ._settings import SubagentSettings
-from ._task import CHILD_DEPTH, STATE, TASK_TOOL, SessionState, state_of, task_tool
+from ._state import CHILD_DEPTH, STATE, TASK_TOOL, SessionState, state_of
 
 if TYPE_CHECKING:
+    from pi_host import BeforeAgentStartResult, Tool
     from pi_host.hookspecs import CommandContext, PluginContext, ToolCallView
+
+    from ._definitions import LoadedDefinitions
+
+# This module is the entry point, imported by every pi-host start (``--help`` too): the tool,
+# the definitions and the settings model (pydantic) load when a session asks for them.
 
 __all__ = [
     "agents_report",
@@ -33,12 +36,16 @@ __all__ = [
 @hookimpl
 def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
     """``"subagents": {"maxConcurrency": 4, "maxDepth": 1, "childMaxTurns": 50, ...}``."""
+    from ._settings import SubagentSettings
+
     register(SettingsSection("subagents", SubagentSettings, "Sub-agents: concurrency, depth and budgets"))
 
 
 @hookimpl
 def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
     """``task``: run a child agent on a piece of work and return its final answer."""
+    from ._task import task_tool
+
     register(task_tool())
 
 
@@ -88,6 +95,8 @@ def agents_report(state: SessionState) -> str:
 def _report_problems(ctx: PluginContext, loaded: LoadedDefinitions) -> None:
     """Each skipped file where the user sees it: stderr in print mode, an event for JSON and
     RPC clients, a notice in the terminal UI."""
+    from ._events import SubagentDefinitionErrorEvent
+
     for problem in loaded.problems:
         text = f"pi-subagents: skipped agent definition {problem}"
         if ctx.mode == "print":
@@ -103,6 +112,9 @@ def _report_problems(ctx: PluginContext, loaded: LoadedDefinitions) -> None:
 @hookimpl
 def pi_session_start(reason: str, previous_session_file: str | None, ctx: PluginContext) -> None:
     """Read the agent definitions (the project's only when trusted) and report broken files."""
+    from ._definitions import load_definitions
+    from ._settings import SubagentSettings
+
     loaded = load_definitions(agent_dir=agent_dir(), cwd=ctx.cwd, trusted=ctx.is_project_trusted())
     depth = ctx.stash.get(CHILD_DEPTH, 0)
     previous = state_of(ctx)
@@ -128,6 +140,8 @@ def pi_before_agent_start(
     prompt: str, images: Any, system_prompt: str, system_prompt_options: Any, ctx: PluginContext
 ) -> BeforeAgentStartResult | None:
     """With ``task`` active, the system prompt lists the agent types it can start."""
+    from pi_host import BeforeAgentStartResult
+
     state = state_of(ctx)
     if state is None or TASK_TOOL not in ctx.get_active_tools():
         return None

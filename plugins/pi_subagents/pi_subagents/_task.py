@@ -9,8 +9,7 @@ one turn in parallel; a per-session limiter bounds how many children run at once
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -21,7 +20,6 @@ from pi_host import (
     PluginContext,
     SessionError,
     SessionOptions,
-    StashKey,
     TextContent,
     Tool,
     ToolCallContext,
@@ -31,24 +29,15 @@ from pi_host import (
     message_usage,
 )
 
-from ._definitions import AgentDefinition, LoadedDefinitions
+from ._definitions import AgentDefinition
 from ._events import FORWARDED_EVENTS, SubagentEndEvent, SubagentEvent, SubagentStartEvent
 from ._settings import SubagentSettings
+from ._state import CHILD_DEPTH, TASK_TOOL, ChildRun, SessionState, state_of
 
 if TYPE_CHECKING:
     from pi_host import AgentSession
 
-__all__ = [
-    "STATE",
-    "ChildRun",
-    "RunBudget",
-    "SessionState",
-    "TaskParams",
-    "state_of",
-    "task_tool",
-]
-
-TASK_TOOL = "task"
+__all__ = ["SubagentError", "TaskParams", "task_tool"]
 
 
 class TaskParams(BaseModel):
@@ -61,58 +50,6 @@ class TaskParams(BaseModel):
     subagent_type: str = Field(
         default="general-purpose", description="The type of specialized agent to use for this task"
     )
-
-
-@dataclass
-class RunBudget:
-    """What the children of one parent run have spent so far (reset when a run starts)."""
-
-    turns: int = 0
-    cost: float = 0.0
-
-
-@dataclass
-class ChildRun:
-    """A running child, as ``/agents`` and the budget checks see it."""
-
-    subagent_id: str
-    tool_call_id: str
-    agent: str
-    description: str
-    session_file: str | None
-    started: float = field(default_factory=time.monotonic)
-    turns: int = 0
-    cost: float = 0.0
-    usage: Usage = field(default_factory=Usage)
-    current_tool: str | None = None
-    tools_run: list[str] = field(default_factory=list)
-    stop_reason: str | None = None
-
-
-@dataclass
-class SessionState:
-    """pi-subagents' state in one session (the parent's, or a child's own)."""
-
-    definitions: LoadedDefinitions
-    settings: SubagentSettings
-    depth: int = 0
-    running: dict[str, ChildRun] = field(default_factory=dict)
-    run: RunBudget = field(default_factory=RunBudget)
-    limiter: anyio.CapacityLimiter | None = None
-
-    def capacity(self) -> anyio.CapacityLimiter:
-        if self.limiter is None:
-            self.limiter = anyio.CapacityLimiter(self.settings.max_concurrency)
-        return self.limiter
-
-
-STATE = StashKey[SessionState]()
-CHILD_DEPTH = StashKey[int]()
-"""Set by the parent in a child's stash before the child starts: how deep it is."""
-
-
-def state_of(ctx: PluginContext) -> SessionState | None:
-    return ctx.stash.get(STATE, None)
 
 
 class SubagentError(ToolError):
@@ -232,8 +169,9 @@ def _event_json(event: Any) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _add_usage(total: Usage, usage: Usage) -> Usage:
-    data = total.to_json_dict()
+def _add_usage(total: dict[str, Any], usage: Usage) -> dict[str, Any]:
+    """pi's usage object ``total`` plus ``usage``."""
+    data = dict(total)
     other = usage.to_json_dict()
     for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
         data[key] = data.get(key, 0) + other.get(key, 0)
@@ -241,7 +179,7 @@ def _add_usage(total: Usage, usage: Usage) -> Usage:
     for key, value in (other.get("cost") or {}).items():
         cost[key] = cost.get(key, 0) + value
     data["cost"] = cost
-    return Usage.model_validate(data)
+    return data
 
 
 async def _run_child(
@@ -492,7 +430,7 @@ def _details(run: ChildRun, branch: str | None) -> dict[str, Any]:
         "turns": run.turns,
         "currentTool": run.current_tool,
         "toolCalls": list(run.tools_run),
-        "usage": run.usage.to_json_dict(),
+        "usage": Usage.model_validate(run.usage).to_json_dict(),
     }
     if branch is not None:
         details["branch"] = branch

@@ -71,6 +71,7 @@ def test_child_session_is_linked_tagged_and_resumable_by_pi_host_and_pi(tmp_path
             anthropic_reply("The child counted."),
         )
         env = {**clean_env(), "PI_HOST_DIR": str(host_dir), "PI_HOST_PLUGINS": "subagents,tools_fs,bash"}
+        del env["PI_HOST_DISABLE_PLUGINS"]  # clean_env leaves pi-subagents out of pi comparisons
         done = _run([PI_HOST, "--mode", "json", "Please count."], project, env)
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         start = next(e for e in events if e["type"] == "subagent_start")

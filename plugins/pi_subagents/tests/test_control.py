@@ -53,7 +53,7 @@ async def test_abort_mid_child_stops_every_child_and_leaves_valid_sessions(make_
     ends = [e for e in host.events if isinstance(e, SubagentEndEvent)]
     assert len(starts) == 2
     assert sorted(e.status for e in ends) == ["aborted", "aborted"]
-    state = session.stash[pi_subagents._task.STATE]
+    state = session.stash[pi_subagents._state.STATE]
     assert state.running == {}
     results = [m for m in session.messages if m.role == "toolResult"]
     assert len(results) == 2 and all(r.is_error for r in results)
