@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pi_subagents
@@ -82,3 +83,21 @@ def test_a_running_child_shows_its_current_tool_and_expands_to_every_call() -> N
     done = _plain(renderer._render_result(_view(partial=False, result_text="one\ntwo\nthree\nfour")))
     assert done.startswith("one\ntwo\nthree\n")
     assert "2 tool calls, 4 lines (Ctrl+O to expand)" in done
+
+
+def test_the_screen_draws_a_running_child_as_a_block_with_its_current_tool() -> None:
+    from pi_host.messages import TextContent
+    from pi_host.modes._interactive._render import RenderOptions, ToolView, ansi_lines, render_tool
+
+    registered: list[Any] = []
+    pi_subagents.pi_register_tool_renderers(registered.append)
+    (renderer,) = registered
+    view = ToolView(tool_call_id="1", name="task", args={"description": "find the bug", "prompt": "..."})
+    details = {"currentTool": "grep TODO", "turns": 1, "toolCalls": ["grep TODO"]}
+    view.set_result([TextContent(text="general-purpose: grep TODO")], details, is_error=False, partial=True)
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    text = "\n".join(
+        ansi.sub("", line) for line in ansi_lines(render_tool(view, RenderOptions(), renderer), 70)
+    )
+    assert "task general-purpose  find the bug" in text
+    assert "▸ grep TODO  turn 1, 1 tool calls" in text
