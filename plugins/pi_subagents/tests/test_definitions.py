@@ -108,3 +108,15 @@ def test_malformed_file_is_an_event_in_json_mode(run_cli: CliRunner, tmp_path: P
     assert len(errors) == 1
     assert errors[0]["path"] == str(broken) and errors[0]["line"] == 3
     assert "skipped agent definition" not in result.stderr
+
+
+def test_claude_code_aliases_resolve_to_anthropic_models(tmp_path: Path) -> None:
+    from pi_subagents import CLAUDE_MODEL_ALIASES
+
+    from pi_host.providers._registry import ModelRegistry
+
+    registry = ModelRegistry.create(tmp_path)
+    for alias, pattern in CLAUDE_MODEL_ALIASES.items():
+        resolved = registry.resolve(pattern, None)
+        assert resolved.error is None and resolved.model is not None
+        assert resolved.model.provider == "anthropic" and alias in resolved.model.id
