@@ -5,8 +5,9 @@ Run with ``uv run python bench/bench_subagents.py [--runs N]``.
 - *in-process child*: median wall time of what the ``task`` tool does for one child on the
   scripted ``faux`` model: ``ctx.create_child_session`` (a fresh host loading the parent's
   plugins, settings, the session file), ``start``, one prompt answered in one reply, and
-  ``shutdown``. Memory: the peak Python allocation during one child (``tracemalloc``) and what
-  stays allocated after it (should be near zero: nothing of a finished child is kept).
+  ``shutdown``. Memory: the peak Python allocation while 20 children run one after another
+  (``tracemalloc``), and what stays allocated after 5 and after 20 of them: the same amount
+  when finished children are freed (what remains is caches), growing if they leaked.
 - *separate process*: median wall time of ``pi-host --provider faux -p hi`` (interpreter
   start-up, imports, plugin loading, one reply) and the largest child's peak RSS.
 
@@ -46,7 +47,7 @@ def _environ(root: Path) -> dict[str, str]:
     }
 
 
-async def in_process(root: Path, runs: int) -> tuple[float, int, int]:
+async def in_process(root: Path, runs: int) -> tuple[float, int, list[int]]:
     from pi_host import SessionOptions, create_session
 
     project = root / "project"
@@ -76,12 +77,16 @@ async def in_process(root: Path, runs: int) -> tuple[float, int, int]:
     gc.collect()
     tracemalloc.start()
     before, _ = tracemalloc.get_traced_memory()
-    await one_child()
-    gc.collect()
-    after, peak = tracemalloc.get_traced_memory()
+    kept: list[int] = []
+    for count in range(1, 21):
+        await one_child()
+        if count in (5, 20):
+            gc.collect()
+            kept.append(tracemalloc.get_traced_memory()[0] - before)
+    peak = tracemalloc.get_traced_memory()[1] - before
     tracemalloc.stop()
     await parent.shutdown("quit")
-    return statistics.median(times), peak - before, after - before
+    return statistics.median(times), peak, kept
 
 
 def separate_process(root: Path, runs: int) -> tuple[float, int]:
@@ -110,7 +115,9 @@ def main() -> None:
         wall, peak, kept = anyio.run(in_process, root / "inproc", options.runs)
         proc_wall, rss = separate_process(root / "proc", options.runs)
     print(f"one child, median of {options.runs} (faux model, one reply):")
-    memory = f"peak alloc {peak / 2**20:6.1f} MiB, kept {kept / 1024:7.1f} KiB"
+    memory = (
+        f"peak alloc {peak / 2**20:5.1f} MiB, kept after 5/20 children {kept[0] >> 10}/{kept[1] >> 10} KiB"
+    )
     print(f"  in-process child     {wall * 1000:8.1f} ms   {memory}")
     print(f"  pi-host -p process   {proc_wall * 1000:8.1f} ms   peak RSS   {rss / 2**20:6.1f} MiB")
     print(f"  ratio                {proc_wall / wall:8.1f}x faster in-process")
