@@ -201,9 +201,12 @@ async def _run_child(
         options.cwd = worktree.path
     try:
         child = await ctx.create_child_session(options)
-    except SessionError as exc:
+    except BaseException as exc:
         if worktree is not None:
-            await worktree.finish()
+            with anyio.CancelScope(shield=True):
+                await worktree.finish()
+        if not isinstance(exc, SessionError):
+            raise
         raise SubagentError(
             f"Agent {definition.name!r} ({definition.where}) cannot start: {exc}"
             + (" Fix its model: line." if definition.model else "")
@@ -291,6 +294,7 @@ async def _run_child(
     status: Literal["done", "error", "aborted", "budget"] = "done"
     error: str | None = None
     branch: str | None = None
+    kept_because: str | None = None
     answer = ""
     try:
         answer, status, error = await _drive(child, call, params.prompt, run, stop)
@@ -299,7 +303,10 @@ async def _run_child(
         with anyio.CancelScope(shield=True):
             await child.shutdown("quit")
             if worktree is not None:
-                branch = await worktree.finish()
+                try:
+                    branch = await worktree.finish()
+                except WorktreeError as exc:
+                    kept_because = str(exc)
             state.running.pop(run.subagent_id, None)
             ctx.emit(
                 SubagentEndEvent(
@@ -314,7 +321,9 @@ async def _run_child(
                     error=error,
                 )
             )
-    if worktree is not None:
+    if kept_because is not None and worktree is not None:
+        answer += f"\n\n[Its worktree {worktree.path} (branch {worktree.branch}) was kept: {kept_because}]"
+    elif worktree is not None:
         answer += (
             f"\n\n[Changes are on branch {branch} (worktree {worktree.path}).]"
             if branch
