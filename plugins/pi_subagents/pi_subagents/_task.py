@@ -260,8 +260,8 @@ async def _run_child(
             if reason is not None:
                 trip(reason)
         elif kind == "tool_execution_start":
-            run.current_tool = str(event.tool_name)
-            run.tools_run.append(_call_summary(event.tool_name, event.args))
+            run.current_tool = _call_summary(event.tool_name, event.args)
+            run.tools_run.append(run.current_tool)
         elif kind == "tool_execution_end":
             run.current_tool = None
         if kind in FORWARDED_EVENTS:

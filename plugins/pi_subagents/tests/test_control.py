@@ -158,7 +158,7 @@ async def test_child_events_reach_the_parent_tagged_with_the_child_id(make_host:
     assert line["type"] == "subagent_event" and line["subagentId"] == start.subagent_id
     # The parent's task call reported the child's current tool as it ran.
     updates = [e for e in host.events if getattr(e, "type", None) == "tool_execution_update"]
-    assert any((u.partial_result.details or {}).get("currentTool") == "missing" for u in updates)
+    assert any((u.partial_result.details or {}).get("currentTool") == "missing x" for u in updates)
     await host.close()
 
 
