@@ -26,6 +26,19 @@ _IDENTITY = {
 }
 
 
+# git serialises changes to a repository's worktree list and refs with lock files and fails
+# (rather than waits) when another git holds one: children of one turn start together, so
+# their worktree and branch changes of one repository take turns here.
+_REPO_LOCKS: dict[str, anyio.Lock] = {}
+
+
+def _repo_lock(repo: str) -> anyio.Lock:
+    lock = _REPO_LOCKS.get(repo)
+    if lock is None:
+        lock = _REPO_LOCKS[repo] = anyio.Lock()
+    return lock
+
+
 class WorktreeError(Exception):
     """The project is not a git repository, or git refused; the text names the command."""
 
@@ -71,8 +84,9 @@ class Worktree:
         head = await _git(self.path, "rev-parse", "HEAD")
         if head != self.base:
             return self.branch
-        await _git(self.repo, "worktree", "remove", "--force", self.root)
-        await _git(self.repo, "branch", "-D", self.branch)
+        async with _repo_lock(self.repo):
+            await _git(self.repo, "worktree", "remove", "--force", self.root)
+            await _git(self.repo, "branch", "-D", self.branch)
         return None
 
 
@@ -99,7 +113,8 @@ async def create_worktree(cwd: str, agent: str) -> Worktree:
     branch = f"subagent/{agent}-{short}"
     path = agent_dir() / "worktrees" / f"{os.path.basename(repo)}-{agent}-{short}"
     path.parent.mkdir(parents=True, exist_ok=True)
-    await _git(repo, "worktree", "add", "-q", "-b", branch, str(path), base)
+    async with _repo_lock(repo):
+        await _git(repo, "worktree", "add", "-q", "-b", branch, str(path), base)
     # The child works where the parent would: the same subdirectory of the repository.
     relative = os.path.relpath(cwd, repo)
     where = path if relative == "." else path / relative

@@ -87,3 +87,35 @@ async def test_worktree_outside_a_repository_is_a_clear_error(make_host: HostFac
     outcome = await host.run("go")
     assert "isolation: worktree needs a git repository" in outcome.result_text()
     await host.close()
+
+
+async def test_parallel_worktree_children_each_get_a_branch(make_host: HostFactory) -> None:
+    def respond(request: Request) -> Any:
+        texts = request.user_texts
+        if texts and texts[0].startswith("write "):
+            name = texts[0].removeprefix("write ")
+            if not request.tool_results:
+                return reply(tool_calls=[tool_call("write", path=f"{name}.txt", content=f"{name}\n")])
+            return reply(f"wrote {name}")
+        if not request.tool_results:
+            return reply(
+                tool_calls=[
+                    tool_call("task", description=name, prompt=f"write {name}", subagent_type="worker")
+                    for name in ("one", "two", "three")
+                ]
+            )
+        return reply("done")
+
+    host = make_host(pi_subagents, load=["tools_fs"], respond=respond, tools=["task", "write"])
+    _repo(host.cwd)
+    agents = host.agent_dir / "agents"
+    agents.mkdir()
+    (agents / "worker.md").write_text(WORKER)
+    with anyio.fail_after(60):
+        outcome = await host.run("go")
+    outcome.assert_ok()
+    branches = [result.details["branch"] for result in outcome.tool_results]
+    assert len(set(branches)) == 3
+    for name, branch in zip(("one", "two", "three"), branches, strict=True):
+        assert _git(host.cwd, "show", f"{branch}:{name}.txt") == name
+    await host.close()
