@@ -362,9 +362,10 @@ class PluginContext(Protocol):
 
         The child is built by :func:`pi_host.create_session` from ``options`` on a fresh host
         that loads the same plugins this session's did; its stash, tools and transcript are its
-        own. What ``options`` leaves unset is inherited: the agent directory, where sessions are
-        kept (an unsaved session makes an unsaved child), the project's trust, the UI, the
-        plugin flags; the child's session file names this one as its ``parentSession``. The
+        own. What ``options`` leaves unset is inherited: the model and thinking level, the agent
+        directory, where sessions are kept (beside this session's file; an unsaved session
+        makes an unsaved child), the project's trust, the UI, the plugin flags; the child's
+        session file names this one as its ``parentSession``. The
         child is not started: the caller runs ``start("startup")``, its prompts, and
         ``shutdown("quit")``.
 
