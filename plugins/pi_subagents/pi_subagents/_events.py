@@ -29,10 +29,14 @@ FORWARDED_EVENTS = frozenset(
         "auto_retry_end",
         "compaction_start",
         "compaction_end",
+        "subagent_start",
+        "subagent_event",
+        "subagent_end",
     }
 )
-"""The child's events its parent's clients see. Streaming deltas (``message_update``) stay in
-the child: its ``message_end`` carries the whole message."""
+"""The child's events its parent's clients see: its own, and (nested) those of its children.
+Streaming deltas (``message_update``) stay in the child: its ``message_end`` carries the whole
+message."""
 
 
 class SubagentStartEvent(PluginEvent):

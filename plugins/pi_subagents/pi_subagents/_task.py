@@ -291,8 +291,9 @@ async def _run_child(
             cwd=options.cwd,
         )
     )
-    status: Literal["done", "error", "aborted", "budget"] = "done"
-    error: str | None = None
+    # What the end event says if driving the child raises (a bug, not a model failure).
+    status: Literal["done", "error", "aborted", "budget"] = "error"
+    error: str | None = "the sub-agent's run raised an exception"
     branch: str | None = None
     kept_because: str | None = None
     answer = ""

@@ -203,3 +203,39 @@ async def test_children_tokens_and_cost_roll_up_into_the_parents_totals(make_hos
     assert totals.cost == pytest.approx(0.022)
     assert totals.input == 202 and totals.output == 42
     await host.close()
+
+
+async def test_a_grandchild_reports_through_its_parent_to_the_top(make_host: HostFactory) -> None:
+    from pi_host.modes._interactive._footer import UsageTotals
+
+    spent = {"input": 1, "output": 1, "totalTokens": 2, "cost": {"total": 0.5}}
+    grandchild_tools: list[list[str]] = []
+
+    def respond(request: Request) -> Any:
+        first = request.user_texts[0] if request.user_texts else ""
+        if first == "grandchild task":
+            grandchild_tools.append(request.tool_names)
+            return reply("grandchild answer", usage=spent)
+        if first.startswith(CHILD):
+            if not request.tool_results:
+                return reply(tool_calls=[tool_call("task", description="deeper", prompt="grandchild task")])
+            return reply("child answer")
+        if not request.tool_results:
+            return _start_tasks(1)
+        return reply("done")
+
+    host = make_host(pi_subagents, respond=respond, tools=["task"], settings={"subagents": {"maxDepth": 2}})
+    outcome = await host.run("go")
+    outcome.assert_ok()
+    assert outcome.result_text() == "child answer"
+    assert grandchild_tools == [[]]  # at the depth limit: no task tool
+    nested = [
+        e.event for e in host.events if isinstance(e, SubagentEvent) and e.event["type"] == "subagent_start"
+    ]
+    assert len(nested) == 1 and nested[0]["depth"] == 2
+    child_start = next(e for e in host.events if isinstance(e, SubagentStartEvent))
+    grandchild_file = Path(nested[0]["sessionFile"])
+    assert SessionManager.open(grandchild_file).header.parent_session == child_start.session_file
+    session = await host.session()
+    assert UsageTotals.of(session.messages).cost == pytest.approx(0.5)  # the grandchild's spending
+    await host.close()
