@@ -1,5 +1,5 @@
 """The terminal UI in a real pseudo-terminal: a running child is a block showing its current
-tool, and Escape stops it."""
+tool, ``/agents`` lists it while it runs, and Escape stops it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tests.interactive_support.terminal import CTRL_D, ESCAPE, Terminal
 from tests.pi_reference import PI_HOST
 
 
-def test_a_running_child_shows_its_current_tool_and_escape_stops_it(tmp_path: Path) -> None:
+def test_a_running_child_shows_its_current_tool_is_listed_and_escape_stops_it(tmp_path: Path) -> None:
     # Every host replays the faux script from its start: the parent's first reply starts a
     # child and runs a short bash; the child's first reply calls task (which it lacks) and a
     # long bash, so it is still running that tool when the screen is read.
@@ -37,6 +37,8 @@ def test_a_running_child_shows_its_current_tool_and_escape_stops_it(tmp_path: Pa
         term.submit("Count the files.")
         term.wait_for("task general-purpose  count the files", timeout=30)
         term.wait_for("▸ bash sleep 0.1; sleep 30", timeout=30)
+        term.submit("/agents")  # plugin commands run while the agent works
+        term.wait_for("general-purpose: count the files - bash sleep 0.1; sleep 30, turn 1", timeout=30)
         term.send(ESCAPE)
         term.wait_for("Sub-agent 'general-purpose' was aborted", timeout=30)
         term.send(CTRL_D)
