@@ -120,3 +120,14 @@ def test_claude_code_aliases_resolve_to_anthropic_models(tmp_path: Path) -> None
         resolved = registry.resolve(pattern, None)
         assert resolved.error is None and resolved.model is not None
         assert resolved.model.provider == "anthropic" and alias in resolved.model.id
+
+
+def test_an_unquoted_colon_in_the_description_is_reported_as_claude_code_does() -> None:
+    # Claude Code's own parser rejects these ("mapping values are not allowed"); quoting fixes it.
+    unquoted = '---\nname: helper\ndescription: Use it when asked. user: "hi" assistant: "yo"\n---\nHelp.\n'
+    found = parse_definition(unquoted, "helper.md")
+    assert isinstance(found, DefinitionProblem) and found.line == 3
+    quoted = '---\nname: helper\ndescription: "Use it when asked. user: \\"hi\\""\n---\nHelp.\n'
+    parsed = parse_definition(quoted, "helper.md")
+    assert not isinstance(parsed, DefinitionProblem)
+    assert parsed.description == 'Use it when asked. user: "hi"'
