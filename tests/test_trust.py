@@ -50,6 +50,7 @@ class TestWhatNeedsTrust:
             "APPEND_SYSTEM.md",
             "plugins",
             "mcp.json",
+            "agents",
         ],
     )
     def test_project_config_entries(self, tmp_path: Path, entry: str) -> None:
@@ -64,6 +65,11 @@ class TestWhatNeedsTrust:
     def test_a_root_mcp_json_alone_needs_trust(self, tmp_path: Path) -> None:
         # A cloned repository's MCP servers are programs: they must not start untrusted.
         (tmp_path / ".mcp.json").write_text('{"mcpServers": {}}')
+        assert has_trust_requiring_resources(tmp_path, home=tmp_path / "home") is True
+
+    def test_claude_code_agent_definitions_need_trust(self, tmp_path: Path) -> None:
+        # Agent files are system prompts and tool lists a cloned repository chooses.
+        (tmp_path / ".claude" / "agents").mkdir(parents=True)
         assert has_trust_requiring_resources(tmp_path, home=tmp_path / "home") is True
 
     def test_plain_directories_and_context_files_do_not(self, tmp_path: Path) -> None:

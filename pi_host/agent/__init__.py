@@ -38,7 +38,7 @@ from ._loop import (
     run_agent_loop_continue,
 )
 from ._queue import MessageQueue, QueueMode
-from ._tools import Tool, ToolArgumentsError, ToolCallContext, ToolExecutionMode
+from ._tools import Tool, ToolArgumentsError, ToolCallContext, ToolError, ToolExecutionMode
 
 if TYPE_CHECKING:
     from ._middleware import ToolInvocation, ToolMiddleware, ToolMiddlewareError, ToolNext
@@ -89,6 +89,7 @@ __all__ = [
     "Tool",
     "ToolArgumentsError",
     "ToolCallContext",
+    "ToolError",
     "ToolExecutionMode",
     "ToolInvocation",
     "ToolMiddleware",

@@ -68,7 +68,7 @@ from pi_host.messages import (
 )
 from pi_host.providers import AbortSignal, LlmContext, Model, StreamFn, StreamOptions, ThinkingLevel, ToolSpec
 
-from ._tools import Tool, ToolCallContext, ToolExecutionMode
+from ._tools import Tool, ToolCallContext, ToolError, ToolExecutionMode
 
 if TYPE_CHECKING:
     from ._tool_hooks import AfterToolCall, AfterToolCallResult, BeforeToolCall, BeforeToolCallResult
@@ -315,8 +315,8 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _error_result(text: str) -> ToolResult:
-    return ToolResult(content=[TextContent(text=text)], details={})
+def _error_result(text: str, details: Any = None) -> ToolResult:
+    return ToolResult(content=[TextContent(text=text)], details={} if details is None else details)
 
 
 def _collapse(group: BaseExceptionGroup[Any]) -> BaseException:
@@ -733,7 +733,8 @@ class _Run:
         settled = True
 
         if error is not None:
-            result, is_error = _error_result(_describe(error)), True
+            details = error.details if isinstance(error, ToolError) else None
+            result, is_error = _error_result(_describe(error), details), True
         elif outcome is None and signal.aborted:
             result, is_error = _error_result(_OPERATION_ABORTED), True
         elif not isinstance(outcome, ToolResult):

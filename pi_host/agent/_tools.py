@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from pi_host.messages import ToolResult
 from pi_host.providers import AbortSignal, Model, ToolSpec
 
-__all__ = ["Tool", "ToolArgumentsError", "ToolCallContext", "ToolExecutionMode"]
+__all__ = ["Tool", "ToolArgumentsError", "ToolCallContext", "ToolError", "ToolExecutionMode"]
 
 P = TypeVar("P", bound=BaseModel)
 ToolExecutionMode = Literal["sequential", "parallel"]
@@ -22,6 +22,19 @@ ToolExecutionMode = Literal["sequential", "parallel"]
 
 class ToolArgumentsError(ValueError):
     """The model's arguments do not fit the tool's parameters; the text is shown to the model."""
+
+
+class ToolError(Exception):
+    """A tool's failure that keeps ``details`` for user interfaces and the session file.
+
+    Raising any exception from ``execute`` gives the model an error result with the
+    exception's text; raising this one also records ``details`` in that result (a sub-agent
+    that was stopped still reports what it spent, under ``details["usage"]``).
+    """
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from ._stash import Stash
 if TYPE_CHECKING:
     from pi_host.agent import Tool
     from pi_host.resources import Settings
+    from pi_host.runtime import AgentSession, SessionOptions
 
     from ._registration import Command, Flag
 
@@ -355,6 +356,33 @@ class PluginContext(Protocol):
             from pi_host import AutoRetryStartEvent
 
             ctx.emit(AutoRetryStartEvent(attempt=1, max_attempts=3, delay_ms=2000, error_message=text))
+        """
+        ...
+
+    async def create_child_session(self, options: SessionOptions) -> AgentSession:
+        """A new session in this process with this session's plugins, for work handed to a
+        child agent with a context of its own (a sub-agent).
+
+        The child is built by :func:`pi_host.create_session` from ``options`` on a fresh host
+        that loads the same plugins this session's did; its stash, tools and transcript are its
+        own. What ``options`` leaves unset is inherited: the model and thinking level, the agent
+        directory, where sessions are kept (beside this session's file; an unsaved session
+        makes an unsaved child), the project's trust, the UI, the plugin flags; the child's
+        session file names this one as its ``parentSession``. The
+        child is not started: the caller runs ``start("startup")``, its prompts, and
+        ``shutdown("quit")``.
+
+        :raises pi_host.SessionError: the options name an unknown model, or the session cannot
+            be created; a host assembled by hand has no recipe to load its plugins again.
+
+        Example::
+
+            child = await ctx.create_child_session(SessionOptions(cwd=ctx.cwd, mode=ctx.mode, tools=["read"]))
+            await child.start("startup")
+            try:
+                await child.prompt("Summarise README.md")
+            finally:
+                await child.shutdown("quit")
         """
         ...
 

@@ -68,6 +68,7 @@ from ._events import (
 from ._failures import classify_error, is_context_overflow, is_transient_error
 from ._kinds import BLOCK_KINDS, MESSAGE_KINDS, KindTable
 from ._tokens import context_tokens, estimate_context_tokens, estimate_tokens
+from ._usage import message_usage
 
 __all__ = [
     "BLOCK_KINDS",
@@ -130,6 +131,7 @@ __all__ = [
     "estimate_tokens",
     "is_context_overflow",
     "is_transient_error",
+    "message_usage",
     "now_ms",
     "parse_message",
     "repair_tool_history",

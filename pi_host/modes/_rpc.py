@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, cast
 import anyio
 from anyio.abc import TaskGroup
 
-from pi_host.messages import AssistantMessage, ImageContent, TextContent, UserMessage
+from pi_host.messages import AssistantMessage, ImageContent, TextContent, UserMessage, message_usage
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.runtime import AgentSession, clamp_thinking_level
 
@@ -430,11 +430,13 @@ class RpcServer:
         messages = session.messages
         roles = [getattr(message, "role", None) for message in messages]
         assistants = [m for m in messages if isinstance(m, AssistantMessage)]
+        # Replies' usage, and what tools spent for their results (sub-agents' requests).
+        usages = [u for u in (message_usage(m) for m in messages) if u is not None]
         tokens = {
-            "input": sum(m.usage.input for m in assistants),
-            "output": sum(m.usage.output for m in assistants),
-            "cacheRead": sum(m.usage.cache_read for m in assistants),
-            "cacheWrite": sum(m.usage.cache_write for m in assistants),
+            "input": sum(u.input for u in usages),
+            "output": sum(u.output for u in usages),
+            "cacheRead": sum(u.cache_read for u in usages),
+            "cacheWrite": sum(u.cache_write for u in usages),
         }
         tokens["total"] = sum(tokens.values())
         stats: dict[str, Any] = {
@@ -446,7 +448,7 @@ class RpcServer:
             "toolResults": roles.count("toolResult"),
             "totalMessages": len(messages),
             "tokens": tokens,
-            "cost": _js_number(sum(m.usage.cost.total for m in assistants)),
+            "cost": _js_number(sum(u.cost.total for u in usages)),
         }
         if stats["sessionFile"] is None:
             del stats["sessionFile"]

@@ -54,11 +54,13 @@ TRUST_REQUIRING_PROJECT_RESOURCES = (
     "APPEND_SYSTEM.md",
     "plugins",
     "mcp.json",
+    "agents",
 )
 
 #: Files at the project root that make a project need trust: an MCP server list starts
-#: programs (Claude Code's ``.mcp.json``, which pi-mcp reads).
-TRUST_REQUIRING_ROOT_FILES = (".mcp.json",)
+#: programs (Claude Code's ``.mcp.json``, which pi-mcp reads); Claude Code's agent
+#: definitions are system prompts and tool lists (``.claude/agents``, which pi-subagents reads).
+TRUST_REQUIRING_ROOT_FILES = (".mcp.json", ".claude/agents")
 
 
 class TrustStoreError(Exception):

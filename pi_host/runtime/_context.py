@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pi_host.plugin import ExtensionError
     from pi_host.resources import Settings
 
+    from ._factory import SessionOptions
     from ._session import AgentSession
 
 __all__ = ["NullUI", "SessionPluginContext"]
@@ -243,6 +244,11 @@ class SessionPluginContext:
             )
             return
         self._session.emit_plugin_event(line)
+
+    async def create_child_session(self, options: SessionOptions) -> AgentSession:
+        from ._children import create_child_session
+
+        return await create_child_session(self._session, options)
 
     def shutdown(self) -> None:
         self._session.request_shutdown()

@@ -68,6 +68,9 @@ class SessionOptions:
     session_dir: str | None = None
     session_store: str | None = None
     no_session: bool = False
+    #: The session file a new session continues from (the header's ``parentSession``), as a
+    #: sub-agent's session names its parent's.
+    parent_session: str | None = None
     name: str | None = None
     tools: Sequence[str] | None = None
     exclude_tools: Sequence[str] = ()
@@ -123,7 +126,9 @@ def _session_manager_for(
         return SessionManager.open(_find_session(options.session, cwd, session_dir), cache_dir=cache_dir)
     if options.continue_session:
         return SessionManager.continue_recent(cwd, session_dir, cache_dir=cache_dir)
-    return SessionManager.create(cwd, session_dir, id=options.session_id, cache_dir=cache_dir)
+    return SessionManager.create(
+        cwd, session_dir, id=options.session_id, parent_session=options.parent_session, cache_dir=cache_dir
+    )
 
 
 def _open_stored_session(options: SessionOptions, cwd: str, uri: str, host: Host) -> SessionManager:
@@ -155,7 +160,9 @@ def _open_stored_session(options: SessionOptions, cwd: str, uri: str, host: Host
             return SessionManager.open_stored(store, chosen)
         if options.continue_session:
             return SessionManager.continue_recent_stored(store, cwd)
-        return SessionManager.create(cwd, id=options.session_id, store=store)
+        return SessionManager.create(
+            cwd, id=options.session_id, parent_session=options.parent_session, store=store
+        )
     except SessionStoreError as exc:
         raise SessionError(str(exc)) from exc
     except ValueError as exc:  # a bad --session-id
@@ -357,6 +364,8 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         settings_manager=settings_manager,
     )
     session.project_factory = project
+    session.agent_dir = str(root)
+    session.options = replace(options, session_dir=session_dir, session_store=store_uri or None)
     if not restored.messages and model is not None:
         manager.append_model_change(model.provider, model.id)
         manager.append_thinking_level_change(thinking)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -93,6 +93,10 @@ class Host:
     message_renderers: dict[str, MessageRenderer] = field(default_factory=dict)
     tool_renderers: dict[str, ToolRenderer] = field(default_factory=dict)
     local_plugins_loaded: bool = False
+    #: Builds a fresh host with the same plugins, loaded the same way (a child session's:
+    #: :meth:`pi_host.hookspecs.PluginContext.create_child_session`); ``None`` for a host
+    #: assembled by hand, which has no recipe to repeat.
+    respawn: Callable[[], Host] | None = field(default=None, repr=False, compare=False)
     _warned: set[tuple[str, str, str]] = field(default_factory=set)
 
     @classmethod
@@ -120,9 +124,10 @@ class Host:
 
         pm = PluginManager()
         controls = controls or PluginControls.from_environ(disabled=disabled)
+        plugins, essentials = tuple(extra_plugins), tuple(essentials)
         with watch_user_interrupts():
             errors = load_plugins(pm, controls=controls, essentials=essentials)
-            for plugin in extra_plugins:
+            for plugin in plugins:
                 pm.register(plugin)
             if extensions:
                 from pi_host.plugin._extensions import load_extensions
@@ -139,6 +144,13 @@ class Host:
             warn_unknown_disabled(pm, controls.disabled, also_known=local)
         host = cls(pm, Dispatcher(pm, trace=trace), errors)
         host.collect_registrations()
+        host.respawn = lambda: cls.load(
+            controls=controls,
+            extra_plugins=plugins,
+            extensions=extensions,
+            essentials=essentials,
+            trace=trace,
+        )
         return host
 
     def apply_plugin_settings(

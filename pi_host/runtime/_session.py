@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from pi_host.resources import PromptTemplate, Settings, SettingsManager, Skill
     from pi_host.session import SessionManager
 
+    from ._factory import SessionOptions
     from ._project import ProjectResources
 
 __all__ = [
@@ -129,6 +130,10 @@ class AgentSession:
         #: Builds what /trust changes (set by create_session; None for sessions built by hand).
         self.project_factory: Callable[[], ProjectResources] | None = None
         self._project: ProjectResources | None = None
+        #: The agent directory and the options the session was built from (set by
+        #: create_session; what a child session inherits).
+        self.agent_dir: str | None = None
+        self.options: SessionOptions | None = None
         self.stash = Stash()
         self.ctx = SessionPluginContext(self)
         self._flags = dict(flags or {})

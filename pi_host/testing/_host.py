@@ -438,28 +438,40 @@ def build_host(
                 f"plugin(s) {', '.join(missing)} not installed in this environment "
                 f"(installed: {', '.join(sorted(installed)) or 'none'}); pip-install the distribution first"
             )
-    pm = PluginManager()
-    errors: list[PluginLoadError] = load_plugins(
-        pm, controls=PluginControls(allow=names), essentials=ESSENTIALS
-    )
-    for plugin in plugins:
-        pm.register(plugin, name=_plugin_name(pm, plugin))
     scripted = provider if provider is not None else ScriptedProvider(replies, respond=respond)
     if provider is not None:
         scripted.add(*replies)
         if respond is not None:
             scripted.respond = respond
-    pm.register(scripted.plugin(), name="pi-host-testing-provider")
-    errors.extend(pm.check_pending_plugins())
+
+    def assemble(recorder: HookRecorder) -> tuple[Host, list[PluginLoadError]]:
+        pm = PluginManager()
+        errors: list[PluginLoadError] = load_plugins(
+            pm, controls=PluginControls(allow=names), essentials=ESSENTIALS
+        )
+        for plugin in plugins:
+            pm.register(plugin, name=_plugin_name(pm, plugin))
+        pm.register(scripted.plugin(), name="pi-host-testing-provider")
+        errors.extend(pm.check_pending_plugins())
+        host = Host(pm, RecordingDispatcher(pm, recorder, trace=trace), errors)
+        # The scripted model replaces the essential faux provider by design, not by accident.
+        host.preference_defaults = {"providers": {scripted.name: "pi-host-testing-provider"}}
+        # A child session (ctx.create_child_session) gets the same plugins and the same scripted
+        # model, so one script (or responder) answers the parent and its children.
+        host.respawn = respawn
+        return host, errors
+
+    def respawn() -> Host:
+        child = assemble(HookRecorder())[0]
+        child.collect_registrations()
+        return child
+
+    recorder = HookRecorder()
+    host, errors = assemble(recorder)
     if strict and errors:
         raise HostSetupError(
             "the host under test did not load cleanly:\n" + "\n".join(f"  {e}" for e in errors)
         )
-
-    recorder = HookRecorder()
-    host = Host(pm, RecordingDispatcher(pm, recorder, trace=trace), errors)
-    # The scripted model replaces the essential faux provider by design, not by accident.
-    host.preference_defaults = {"providers": {scripted.name: "pi-host-testing-provider"}}
     registration_errors = host.collect_registrations()
     if strict and registration_errors:
         raise HostSetupError(

@@ -1326,6 +1326,8 @@ class InteractiveApp:
     def _on_message_end(self, event: Any) -> None:
         message = event.message
         role = getattr(message, "role", None)
+        if role == "toolResult":
+            self._totals.add_message(message)  # a sub-agent's spending, recorded in its result
         if role != "assistant":
             return
         self._totals.add_message(message)

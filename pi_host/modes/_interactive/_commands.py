@@ -17,7 +17,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from pi_host.messages import AssistantMessage, TextContent, ToolCall
+from pi_host.messages import AssistantMessage, TextContent, ToolCall, message_usage
 
 from ._hotkeys import hotkeys_markdown
 from ._render import field_of, render_markdown, shorten_path
@@ -443,7 +443,8 @@ class CommandRunner:
                 counts[role] += 1
             if isinstance(message, AssistantMessage):
                 tool_calls += sum(1 for block in message.content if isinstance(block, ToolCall))
-                usage = message.usage
+            usage = message_usage(message)  # replies, and what sub-agents spent for tool results
+            if usage is not None:
                 tokens["input"] += usage.input
                 tokens["output"] += usage.output
                 tokens["cache_read"] += usage.cache_read

@@ -37,7 +37,7 @@ def format_tokens(count: int) -> str:
 
 @dataclass
 class UsageTotals:
-    """Token and cost totals over the assistant messages of the session."""
+    """Token and cost totals over the session: its replies, and what tools spent for it (sub-agents)."""
 
     input: int = 0
     output: int = 0
@@ -46,9 +46,12 @@ class UsageTotals:
     cost: float = 0.0
 
     def add_message(self, message: Any) -> None:
-        if getattr(message, "role", None) != "assistant":
+        """Count a reply's usage, or what a tool spent for its result (a sub-agent's)."""
+        from pi_host.messages import message_usage
+
+        usage = message_usage(message)
+        if usage is None:
             return
-        usage = message.usage
         self.input += usage.input
         self.output += usage.output
         self.cache_read += usage.cache_read
