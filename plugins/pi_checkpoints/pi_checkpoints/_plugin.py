@@ -1,0 +1,503 @@
+"""pi-checkpoints' hooks: record checkpoints as the agent works, and offer to go back.
+
+- Before a tool writes (``write``, ``edit``, any tool with :attr:`pi_host.Tool.writes`), a
+  tool middleware keeps each file's content (or its absence) and, after the call, its new
+  content.
+- In a git work tree, a snapshot of the work tree is taken when a run starts and after each
+  turn that called tools (:mod:`pi_checkpoints._git`): ``bash``'s changes are covered too.
+- At each turn's end one ``custom`` entry (``customType: "checkpoint"``) records both.
+- ``/rewind``, ``/tree`` and ``/fork`` offer to put the files back.
+
+Everything heavy (git, hashing, the store) runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pi_host import SettingsSection, agent_dir, hookimpl
+from pi_host.hookspecs import Command, StashKey
+
+from ._settings import CheckpointSettings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from pi_host import ToolInvocation, ToolMiddleware, ToolNext, ToolResult
+    from pi_host.hookspecs import CommandContext, PluginContext
+
+    from ._git import GitRepo, Snapshot
+    from ._timeline import RestorePlan, RewindPoint
+
+__all__ = [
+    "pi_agent_end",
+    "pi_agent_start",
+    "pi_register_commands",
+    "pi_register_settings",
+    "pi_register_tool_middleware",
+    "pi_session_before_fork",
+    "pi_session_start",
+    "pi_session_tree",
+    "pi_turn_end",
+    "store_root",
+    "written_paths",
+]
+
+logger = logging.getLogger("pi_checkpoints")
+
+# The tools pi ships that write one file named by ``path``: recognised even when a plugin
+# replaces them without declaring ``Tool.writes``.
+_PATH_WRITERS = frozenset({"write", "edit"})
+_PRUNE_EVERY_S = 86400
+
+
+def store_root() -> Path:
+    """Where checkpoints keep their content: ``<agent dir>/checkpoints``."""
+    return agent_dir() / "checkpoints"
+
+
+@dataclass
+class _Run:
+    id: str
+    before: Snapshot | None = None
+    wrote_first: bool = False
+    last_tree: str | None = None
+    # path -> (first pre-image, latest post-image) in the current turn
+    files: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
+
+
+@dataclass
+class _State:
+    settings: CheckpointSettings
+    cwd: str
+    repo: GitRepo | None = None
+    repo_known: bool = False
+    run: _Run | None = None
+    quiet: bool = False  # our own navigation is in progress: do not offer to restore again
+
+
+_STATE = StashKey[_State]()
+# A restore made while forking is recorded in the new session (pi_session_start "fork").
+_FORK_RECORDS: dict[str | None, dict[str, Any]] = {}
+
+
+def _state(ctx: PluginContext) -> _State | None:
+    state = ctx.stash.get(_STATE, None)
+    if state is None:
+        try:
+            settings = ctx.plugin_settings(CheckpointSettings)
+        except LookupError:
+            settings = CheckpointSettings()
+        state = _State(settings=settings, cwd=ctx.cwd)
+        ctx.stash[_STATE] = state
+    return state if state.settings.enabled else None
+
+
+def _repo(state: _State) -> GitRepo | None:
+    if not state.repo_known:
+        from ._git import GitRepo
+
+        state.repo = GitRepo.discover(state.cwd, store_root()) if state.settings.git_snapshots else None
+        state.repo_known = True
+    return state.repo
+
+
+def _algo(state: _State) -> str:
+    return state.repo.algo if state.repo is not None else "sha1"
+
+
+async def _thread(fn: Callable[[], Any]) -> Any:
+    import anyio
+
+    return await anyio.to_thread.run_sync(fn)
+
+
+def written_paths(call: ToolInvocation) -> list[str]:
+    """The files a tool call declares it writes (``Tool.writes``); for ``write`` and
+    ``edit`` without a declaration, their ``path`` argument."""
+    tool = call.tool
+    if tool.writes is not None:
+        return [os.path.abspath(path) for path in tool.writes(call.params, call.ctx.cwd)]
+    path = getattr(call.params, "path", None)
+    if tool.name in _PATH_WRITERS and isinstance(path, str):
+        return [os.path.abspath(os.path.join(call.ctx.cwd, os.path.expanduser(path)))]
+    return []
+
+
+# -- registration -------------------------------------------------------------------------
+
+
+@hookimpl
+def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
+    register(SettingsSection("checkpoints", CheckpointSettings, "File checkpoints and /rewind"))
+
+
+@hookimpl
+def pi_register_tool_middleware(register: Callable[[ToolMiddleware], None]) -> None:
+    from pi_host import ToolMiddleware
+
+    register(ToolMiddleware(name="checkpoints", wrap=_keep_pre_images))
+
+
+@hookimpl
+def pi_register_commands(register: Callable[[Command], None]) -> None:
+    register(
+        Command(
+            name="rewind",
+            description="Go back to an earlier message: the conversation, the files, or both",
+            handler=_rewind_command,
+        )
+    )
+
+
+# -- recording ----------------------------------------------------------------------------
+
+
+async def _keep_pre_images(call: ToolInvocation, call_next: ToolNext) -> ToolResult:
+    ctx = call.ctx.session
+    paths = written_paths(call) if ctx is not None else []
+    state = _state(ctx) if paths else None
+    if state is None or state.run is None:
+        return await call_next()
+    run = state.run
+    from ._restore import capture
+    from ._store import BlobStore, norm_path
+
+    store = BlobStore(store_root() / "blobs")
+    limit = state.settings.max_file_bytes
+    fresh = [norm_path(p) for p in paths]
+    fresh = [p for p in fresh if p not in run.files]
+    if fresh:
+        algo = _algo(state)
+        pres = await _thread(
+            lambda: [capture(p, algo=algo, store=store, max_file_bytes=limit) for p in fresh]
+        )
+        for path, pre in zip(fresh, pres, strict=True):
+            run.files.setdefault(path, (pre, pre))
+    try:
+        return await call_next()
+    finally:
+        algo = _algo(state)
+        targets = [norm_path(p) for p in paths]
+        posts = await _thread(
+            lambda: [capture(p, algo=algo, store=store, max_file_bytes=limit) for p in targets]
+        )
+        for path, post in zip(targets, posts, strict=True):
+            pre = run.files.get(path, (post, post))[0]
+            run.files[path] = (pre, post)
+
+
+@hookimpl
+async def pi_agent_start(ctx: PluginContext) -> None:
+    state = _state(ctx)
+    if state is None:
+        return
+    run = _Run(id=uuid.uuid4().hex)
+    state.run = run
+    repo = await _thread(lambda: _repo(state))
+    if repo is not None:
+        limit = state.settings.max_file_bytes
+        try:
+            run.before = await _thread(lambda: repo.snapshot(limit))
+        except Exception as exc:  # a broken repository must not stop the run
+            logger.warning("pi-checkpoints: no snapshot of %s: %s", repo.root, exc)
+        else:
+            run.last_tree = run.before.tree
+
+
+async def _flush(ctx: PluginContext, state: _State, *, snapshot: bool) -> None:
+    run = state.run
+    if run is None:
+        return
+    repo = state.repo
+    after: Snapshot | None = None
+    if repo is not None and snapshot:
+        limit = state.settings.max_file_bytes
+        try:
+            after = await _thread(lambda: repo.snapshot(limit))
+        except Exception as exc:
+            logger.warning("pi-checkpoints: no snapshot of %s: %s", repo.root, exc)
+    from ._restore import file_entry
+
+    data: dict[str, Any] = {"v": 1, "kind": "turn", "run": run.id}
+    if repo is not None:
+        data["repo"] = {"root": repo.root, "algo": repo.algo}
+    if not run.wrote_first and run.before is not None:
+        data["before"] = run.before.tree
+        if run.before.skipped:
+            data["skipped"] = list(run.before.skipped)
+    files = [file_entry(path, pre, post) for path, (pre, post) in run.files.items()]
+    if files:
+        data["files"] = files
+    if after is not None and after.tree != run.last_tree:
+        data["after"] = after.tree
+        if after.skipped:
+            data["afterSkipped"] = list(after.skipped)
+        run.last_tree = after.tree
+    run.files = {}
+    if "before" in data or "files" in data or "after" in data:
+        ctx.append_entry("checkpoint", data)
+        run.wrote_first = True
+
+
+@hookimpl
+async def pi_turn_end(tool_results: Sequence[Any], ctx: PluginContext) -> None:
+    state = _state(ctx)
+    if state is not None:
+        await _flush(ctx, state, snapshot=bool(tool_results))
+
+
+@hookimpl
+async def pi_agent_end(ctx: PluginContext) -> None:
+    state = _state(ctx)
+    if state is not None and state.run is not None:
+        if state.run.files:  # a run aborted inside a turn
+            await _flush(ctx, state, snapshot=True)
+        state.run = None
+
+
+@hookimpl
+async def pi_session_start(reason: str, previous_session_file: str | None, ctx: PluginContext) -> None:
+    state = _state(ctx)
+    if state is None:
+        return
+    if reason == "fork":
+        record = _FORK_RECORDS.pop(str(previous_session_file), None)
+        if record is not None:
+            ctx.append_entry("checkpoint", record)
+    settings = state.settings
+    await _thread(lambda: _prune_now_and_then(settings))
+
+
+def _prune_now_and_then(settings: CheckpointSettings) -> None:
+    root = store_root()
+    stamp = root / "last-prune"
+    try:
+        if time.time() - stamp.stat().st_mtime < _PRUNE_EVERY_S:
+            return
+    except FileNotFoundError:
+        pass
+    if not root.is_dir():
+        return
+    from ._store import prune
+
+    roots = [root / "blobs", *(path / "objects" for path in (root / "git").glob("*"))]
+    removed, size = prune(roots, max_bytes=settings.max_store_bytes, max_age_days=settings.max_age_days)
+    if removed:
+        logger.info("pi-checkpoints: pruned %d files (%d bytes)", removed, size)
+    stamp.touch()
+
+
+# -- going back -----------------------------------------------------------------------------
+
+
+def _branch(ctx: PluginContext, leaf: str | None = None) -> list[Any]:
+    manager = ctx.session_manager
+    if leaf is None and manager.leaf_id is None:
+        return []
+    return list(manager.get_branch(leaf))
+
+
+def _label(point: RewindPoint) -> str:
+    text = point.text if len(point.text) <= 60 else point.text[:59] + "…"
+    if not point.files:
+        return f"{text}  (no file changes after it)"
+    names = ", ".join(point.files[:3]) + (f" +{len(point.files) - 3}" if len(point.files) > 3 else "")
+    return f"{text}  ({len(point.files)} file{'s' if len(point.files) != 1 else ''}: {names})"
+
+
+async def _confirm_plan(
+    ctx: PluginContext, plan: RestorePlan, title: str, *, force: bool = False
+) -> bool | None:
+    """Show what restoring changes and ask; ``None`` when there is nothing to restore."""
+    from ._restore import describe_plan
+
+    if not plan.changes:
+        return None
+    preview = "\n".join(describe_plan(plan, plan.git_root or ctx.cwd))
+    if not await ctx.ui.confirm(title, preview):
+        return False
+    if plan.conflicts and not force:
+        names = "\n".join(f"  {change.path}: {change.outside}" for change in plan.conflicts)
+        return await ctx.ui.confirm(
+            "Overwrite changes made outside the agent?",
+            f"These files changed outside the agent since the checkpoint:\n{names}",
+        )
+    return True
+
+
+async def _restore(ctx: PluginContext, plan: RestorePlan, *, force: bool) -> dict[str, Any]:
+    from ._restore import apply_restore
+
+    state = _state(ctx)
+    limit = state.settings.max_file_bytes if state is not None else 10 << 20
+    return dict(
+        await _thread(lambda: apply_restore(plan, store_root=store_root(), force=force, max_file_bytes=limit))
+    )
+
+
+def _report(ctx: PluginContext, record: dict[str, Any]) -> None:
+    restored = len(record.get("files") or ())
+    text = f"restored {restored} file{'s' if restored != 1 else ''}"
+    if record.get("notRestored"):
+        text += f"; not restored (content not kept): {', '.join(record['notRestored'])}"
+    ctx.ui.notify(text, "warning" if record.get("notRestored") else "info")
+
+
+_ACTIONS = {"both": "Conversation and files", "conversation": "Conversation only", "files": "Files only"}
+
+
+async def _rewind_command(args: str, ctx: CommandContext) -> None:
+    """``/rewind``: choose a point and what to restore; or, for scripts and RPC clients,
+    ``/rewind ENTRY_ID [both|files|conversation] [force]``."""
+    from ._timeline import NO_GIT_NOTE, list_points
+
+    await ctx.wait_for_idle()
+    state = _state(ctx)
+    if state is None:
+        ctx.ui.notify("checkpoints are disabled (settings: checkpoints.enabled)", "warning")
+        return
+    words = args.split()
+    branch = _branch(ctx)
+    points = await _thread(lambda: list_points(branch, cwd=ctx.cwd, store_root=store_root()))
+    if not points:
+        ctx.ui.notify("nothing to rewind to: no user message on this branch", "info")
+        return
+    force = "force" in words or "--force" in words
+    if words and not words[0].startswith("-") and words[0] not in ("force",):
+        point = next((p for p in points if p.entry_id == words[0]), None)
+        if point is None:
+            ctx.ui.notify(f"/rewind: {words[0]} is not a rewind point of this branch", "error")
+            return
+        action = next((w.strip("-") for w in words[1:] if w.strip("-") in _ACTIONS), "both")
+    else:
+        newest = list(reversed(points))
+        labels = [_label(p) for p in newest]
+        title = "Rewind to before which message?"
+        if _repo(state) is None:
+            title += f" ({NO_GIT_NOTE})"
+        picked = await ctx.ui.select(title, labels)
+        if picked is None:
+            return
+        point = newest[labels.index(picked)]
+        choices = [_ACTIONS["both"], _ACTIONS["conversation"], _ACTIONS["files"]]
+        if point.kind == "restore":
+            choices = [_ACTIONS["files"]]
+        chosen = await ctx.ui.select("Restore what?", choices)
+        if chosen is None:
+            return
+        action = next(key for key, label in _ACTIONS.items() if label == chosen)
+    if point.kind == "restore":
+        action = "files"
+    await _rewind(ctx, state, branch, point.entry_id, action, force=force, ask=not words)
+
+
+async def _rewind(
+    ctx: CommandContext,
+    state: _State,
+    branch: list[Any],
+    entry_id: str,
+    action: Literal["both", "files", "conversation"] | str,
+    *,
+    force: bool,
+    ask: bool,
+) -> None:
+    from ._restore import RestoreRefused, describe_plan, sync_record
+    from ._timeline import conversation_leaf, plan_restore
+
+    limit = state.settings.max_file_bytes
+    plan = None
+    if action in ("both", "files"):
+        plan = await _thread(
+            lambda: plan_restore(branch, entry_id, cwd=ctx.cwd, store_root=store_root(), max_file_bytes=limit)
+        )
+        if ask:
+            decision = await _confirm_plan(ctx, plan, "Restore these files?", force=force)
+            if decision is False:
+                return
+            force = force or bool(plan.conflicts)
+        elif plan.conflicts and not force:
+            ctx.ui.notify(str(RestoreRefused(plan)) + "\n" + "\n".join(describe_plan(plan, ctx.cwd)), "error")
+            return
+    if action in ("both", "conversation"):
+        leaf = conversation_leaf(branch, entry_id)
+        if leaf != ctx.session_manager.leaf_id:
+            state.quiet = True
+            try:
+                if await ctx.navigate_tree(entry_id):
+                    return  # cancelled
+            finally:
+                state.quiet = False
+    if plan is not None and plan.changes:
+        record = await _restore(ctx, plan, force=force)
+        ctx.append_entry("checkpoint", record)
+        _report(ctx, record)
+    elif action == "conversation":
+        record = await _thread(
+            lambda: sync_record(branch, cwd=ctx.cwd, store_root=store_root(), max_file_bytes=limit)
+        )
+        ctx.append_entry("checkpoint", record)
+    elif plan is not None:
+        ctx.ui.notify("no file differs from the checkpoint", "info")
+
+
+@hookimpl
+async def pi_session_tree(new_leaf_id: str | None, old_leaf_id: str | None, ctx: PluginContext) -> None:
+    """After ``/tree`` moved the conversation: offer to move the files to that point too."""
+    state = _state(ctx)
+    if state is None or state.quiet or not ctx.has_ui or old_leaf_id is None:
+        return
+    from ._timeline import plan_restore
+
+    old = _branch(ctx, old_leaf_id)
+    if new_leaf_id is None:
+        if not old:
+            return
+        branch, target, when = old, old[0].id, "before"
+    else:
+        branch, target, when = _branch(ctx, new_leaf_id), new_leaf_id, "after"
+    limit = state.settings.max_file_bytes
+    plan = await _thread(
+        lambda: plan_restore(
+            branch,
+            target,
+            cwd=ctx.cwd,
+            store_root=store_root(),
+            from_branch=old,
+            state=when,  # type: ignore[arg-type]
+            max_file_bytes=limit,
+        )
+    )
+    decision = await _confirm_plan(ctx, plan, "Restore the files of this point too?")
+    if decision:
+        record = await _restore(ctx, plan, force=True)
+        ctx.append_entry("checkpoint", record)
+        _report(ctx, record)
+
+
+@hookimpl
+async def pi_session_before_fork(entry_id: str, position: str, ctx: PluginContext) -> None:
+    """Before ``/fork`` from a message: offer to restore the files as they were before it."""
+    state = _state(ctx)
+    if state is None or state.quiet or not ctx.has_ui or position != "before":
+        return
+    from ._timeline import plan_restore
+
+    branch = _branch(ctx)
+    if not any(entry.id == entry_id for entry in branch):
+        return
+    limit = state.settings.max_file_bytes
+    plan = await _thread(
+        lambda: plan_restore(branch, entry_id, cwd=ctx.cwd, store_root=store_root(), max_file_bytes=limit)
+    )
+    decision = await _confirm_plan(ctx, plan, "Restore the files as they were before this message?")
+    if decision:
+        record = await _restore(ctx, plan, force=True)
+        _FORK_RECORDS[str(ctx.session_manager.session_file)] = record
+        _report(ctx, record)

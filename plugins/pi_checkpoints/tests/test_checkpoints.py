@@ -1,0 +1,254 @@
+"""pi-checkpoints in a real session on the scripted model, with real files and a real git repository."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pi_checkpoints
+import pytest
+
+from pi_host import SessionManager
+from pi_host.testing import IsolatedHost, RecordingUI, build_host, tool_call
+
+PI_HOST = str(Path(sys.executable).with_name("pi-host"))
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@t"
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def git_state(repo: Path) -> dict[str, str]:
+    """Every file under .git by content hash: branches, HEAD, index, stash, reflogs, objects."""
+    state = {}
+    for path in sorted((repo / ".git").rglob("*")):
+        if path.is_file():
+            state[str(path.relative_to(repo))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return state
+
+
+@pytest.fixture
+def environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith(("PI_HOST", "GIT_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    (tmp_path / "home").mkdir()
+    (tmp_path / "agent").mkdir()
+    return tmp_path
+
+
+def make_repo(root: Path) -> Path:
+    repo = root / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("alpha\n")
+    (repo / "c.txt").write_text("to be deleted\n")
+    (repo / "logo.bin").write_bytes(bytes(range(256)))
+    (repo / ".gitignore").write_text("build/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    (repo / "staged.txt").write_text("staged\n")
+    git(repo, "add", "staged.txt")
+    (repo / "scratch.txt").write_text("stash me\n")
+    git(repo, "stash", "push", "-q", "-u", "-m", "the user's stash")
+    (repo / "untracked.txt").write_text("untracked\n")
+    return repo
+
+
+def host_for(root: Path, cwd: Path, ui: RecordingUI | None = None) -> IsolatedHost:
+    return build_host(
+        [pi_checkpoints],
+        load=["tools_fs", "bash"],
+        cwd=cwd,
+        agent_dir=root / "agent",
+        ui=ui or RecordingUI(),
+        session_options={"mode": "rpc"},
+    )
+
+
+def edit(path: str, old: str, new: str) -> Any:
+    return tool_call("edit", path=path, edits=[{"oldText": old, "newText": new}])
+
+
+def checkpoint_entries(host_session: Any) -> list[dict[str, Any]]:
+    return [
+        e.data
+        for e in host_session.session_manager.get_branch()
+        if e.type == "custom" and e.custom_type == "checkpoint"
+    ]
+
+
+def user_ids(session: Any) -> list[str]:
+    return [
+        e.id
+        for e in session.session_manager.get_branch()
+        if e.type == "message" and getattr(e.message, "role", None) == "user"
+    ]
+
+
+@pytest.fixture
+async def repo_session(environment: Path) -> AsyncIterator[tuple[IsolatedHost, Path]]:
+    repo = make_repo(environment)
+    host = host_for(environment, repo)
+    try:
+        yield host, repo
+    finally:
+        await host.close()
+
+
+async def test_edits_and_bash_are_restored_and_git_is_untouched(
+    repo_session: tuple[IsolatedHost, Path],
+) -> None:
+    host, repo = repo_session
+    before_git = git_state(repo)
+    # Run 1: edit, write a new file, and bash creates, deletes and changes a binary file.
+    (
+        await host.run(
+            "change things",
+            replies=[
+                edit("a.txt", "alpha", "ALPHA"),
+                tool_call("write", path="notes/new.md", content="# new\n"),
+                tool_call(
+                    "bash",
+                    command=(
+                        "echo made > made.txt && rm c.txt && printf '\\000\\377\\001' > logo.bin"
+                        " && mkdir -p build && echo x > build/out"
+                    ),
+                ),
+                "done",
+            ],
+        )
+    ).assert_ok()
+    assert (repo / "a.txt").read_text() == "ALPHA\n" and not (repo / "c.txt").exists()
+    # Run 2: more edits.
+    (await host.run("again", replies=[edit("a.txt", "ALPHA", "OMEGA"), "ok"])).assert_ok()
+    session = await host.session()
+    records = checkpoint_entries(session)
+    assert records[0]["before"] and records[0]["repo"]["root"] == str(repo.resolve())
+    u1, u2 = user_ids(session)
+
+    points = pi_checkpoints.list_points(
+        session.session_manager.get_branch(), cwd=str(repo), store_root=pi_checkpoints.store_root()
+    )
+    by_id = {p.entry_id: p for p in points}
+    assert set(by_id[u1].files) == {"a.txt", "notes/new.md", "made.txt", "c.txt", "logo.bin"}
+    assert by_id[u2].files == ("a.txt",)
+
+    # Rewind the files to before run 2 (only a.txt changes back).
+    await host.run(f"/rewind {u2} files")
+    assert (repo / "a.txt").read_text() == "ALPHA\n"
+    # A change made outside the agent is detected, and the restore refused.
+    (repo / "made.txt").write_text("the user's work\n")
+    await host.run(f"/rewind {u1} files")
+    assert (repo / "made.txt").read_text() == "the user's work\n"
+    assert any("changed outside the agent" in text for text, _ in host.ui.notifications)
+    # Rewinding a second time, confirmed: everything is as before run 1.
+    await host.run(f"/rewind {u1} files force")
+    assert (repo / "a.txt").read_text() == "alpha\n"
+    assert (repo / "c.txt").read_text() == "to be deleted\n"
+    assert (repo / "logo.bin").read_bytes() == bytes(range(256))
+    assert not (repo / "made.txt").exists() and not (repo / "notes" / "new.md").exists()
+    assert (repo / "build" / "out").exists()  # ignored: never snapshotted, never touched
+    assert (repo / "untracked.txt").read_text() == "untracked\n"
+    # The restore is a point of its own: rewinding to it undoes it.
+    restores = [
+        e.id
+        for e in session.session_manager.get_branch()
+        if e.type == "custom" and e.data["kind"] == "restore"
+    ]
+    await host.run(f"/rewind {restores[-1]} files force")
+    assert (repo / "a.txt").read_text() == "ALPHA\n" and (
+        repo / "made.txt"
+    ).read_text() == "the user's work\n"
+    assert not (repo / "c.txt").exists()
+    # The user's branches, HEAD, index, stash and reflogs (all of .git) are byte-identical.
+    assert git_state(repo) == before_git
+    assert git(repo, "stash", "list").count("the user's stash") == 1
+
+
+async def test_conversation_and_files_together(repo_session: tuple[IsolatedHost, Path]) -> None:
+    host, repo = repo_session
+    await host.run("one", replies=[edit("a.txt", "alpha", "one"), "ok"])
+    await host.run("two", replies=[edit("a.txt", "one", "two"), "ok"])
+    session = await host.session()
+    _, u2 = user_ids(session)
+    await host.run(f"/rewind {u2} both")
+    assert (repo / "a.txt").read_text() == "one\n"
+    assert user_ids(session)[-1] != u2  # the message is taken back
+    assert [m.role for m in session.messages][-1] == "assistant"
+
+
+async def test_non_git_directory_restores_edits_only(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("alpha\n")
+    (plain / "pic.bin").write_bytes(b"\x00\x01\x02")
+    ui = RecordingUI()
+    host = host_for(environment, plain, ui)
+    try:
+        await host.run(
+            "go",
+            replies=[
+                edit("a.txt", "alpha", "beta"),
+                tool_call("write", path="pic.bin", content="text now"),
+                tool_call("bash", command="echo by-bash > bashed.txt"),
+                "ok",
+            ],
+        )
+        session = await host.session()
+        records = checkpoint_entries(session)
+        assert all("before" not in r and "after" not in r for r in records)
+        (u1,) = user_ids(session)
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(plain), store_root=pi_checkpoints.store_root()
+        )
+        assert any("not a git work tree" in note for note in plan.notes)
+        await host.run(f"/rewind {u1} files")
+        assert (plain / "a.txt").read_text() == "alpha\n"
+        assert (plain / "pic.bin").read_bytes() == b"\x00\x01\x02"
+        assert (plain / "bashed.txt").exists()  # bash's changes are not restored without git
+    finally:
+        await host.close()
+
+
+async def test_rewind_cli_lists_and_restores(
+    repo_session: tuple[IsolatedHost, Path], environment: Path
+) -> None:
+    host, repo = repo_session
+    await host.run(
+        "one", replies=[edit("a.txt", "alpha", "one"), tool_call("bash", command="rm c.txt"), "ok"]
+    )
+    session = await host.session()
+    file = str(session.session_manager.session_file)
+    (u1,) = user_ids(session)
+    env = {**os.environ, "PI_HOST_DIR": str(environment / "agent")}
+
+    def rewind(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PI_HOST, "rewind", "--session", file, *args], capture_output=True, text=True, env=env, cwd=repo
+        )
+
+    listed = rewind("--list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (point,) = json.loads(listed.stdout)["points"]
+    assert point["entry_id"] == u1 and set(point["files"]) == {"a.txt", "c.txt"}
+    (repo / "a.txt").write_text("edited by hand\n")
+    refused = rewind("--to", u1, "--files")
+    assert refused.returncode == 3 and "changed outside the agent" in refused.stderr
+    assert (repo / "a.txt").read_text() == "edited by hand\n"
+    done = rewind("--to", u1, "--both", "--force")
+    assert done.returncode == 0, done.stderr
+    assert (repo / "a.txt").read_text() == "alpha\n" and (repo / "c.txt").exists()
+    reopened = SessionManager.open(file)
+    branch = reopened.get_branch()  # the conversation is back before the first message
+    assert branch[-1].type == "custom" and not [e for e in branch if e.type == "message"]
