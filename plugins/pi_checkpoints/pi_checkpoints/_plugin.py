@@ -19,7 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pi_host import SettingsSection, agent_dir, hookimpl
 from pi_host.hookspecs import Command, StashKey
@@ -27,10 +27,10 @@ from pi_host.hookspecs import Command, StashKey
 from ._settings import CheckpointSettings
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from pi_host import ToolInvocation, ToolMiddleware, ToolNext, ToolResult
-    from pi_host.hookspecs import CommandContext, PluginContext
+    from pi_host.hookspecs import CommandContext, PluginContext, RpcCommand
 
     from ._git import GitRepo, Snapshot
     from ._timeline import RestorePlan, RewindPoint
@@ -39,6 +39,7 @@ __all__ = [
     "pi_agent_end",
     "pi_agent_start",
     "pi_register_commands",
+    "pi_register_rpc_commands",
     "pi_register_settings",
     "pi_register_tool_middleware",
     "pi_session_before_fork",
@@ -395,7 +396,13 @@ async def _rewind_command(args: str, ctx: CommandContext) -> None:
         action = next(key for key, label in _ACTIONS.items() if label == chosen)
     if point.kind == "restore":
         action = "files"
-    await _rewind(ctx, state, branch, point.entry_id, action, force=force, ask=not words)
+    from ._restore import RestoreRefused, describe_plan
+
+    try:
+        await _rewind(ctx, state, branch, point.entry_id, action, force=force, ask=not words)
+    except RestoreRefused as refused:
+        preview = "\n".join(describe_plan(refused.plan, refused.plan.git_root or ctx.cwd))
+        ctx.ui.notify(f"{refused}\n{preview}", "error")
 
 
 async def _rewind(
@@ -403,40 +410,50 @@ async def _rewind(
     state: _State,
     branch: list[Any],
     entry_id: str,
-    action: Literal["both", "files", "conversation"] | str,
+    action: str,
     *,
     force: bool,
     ask: bool,
-) -> None:
-    from ._restore import RestoreRefused, describe_plan, sync_record
+) -> dict[str, Any]:
+    """Rewind to ``entry_id``; returns what was done (``restored``, ``leafId`` …).
+
+    :raises RestoreRefused: without ``ask``, when files changed outside the agent and not ``force``.
+    """
+    from ._restore import RestoreRefused, sync_record
     from ._timeline import conversation_leaf, plan_restore
 
     limit = state.settings.max_file_bytes
+    done: dict[str, Any] = {"entryId": entry_id, "restore": action, "restored": [], "notRestored": []}
     plan = None
     if action in ("both", "files"):
         plan = await _thread(
             lambda: plan_restore(branch, entry_id, cwd=ctx.cwd, store_root=store_root(), max_file_bytes=limit)
         )
+        done["notes"] = list(plan.notes)
         if ask:
             decision = await _confirm_plan(ctx, plan, "Restore these files?", force=force)
             if decision is False:
-                return
+                done["cancelled"] = True
+                return done
             force = force or bool(plan.conflicts)
         elif plan.conflicts and not force:
-            ctx.ui.notify(str(RestoreRefused(plan)) + "\n" + "\n".join(describe_plan(plan, ctx.cwd)), "error")
-            return
+            raise RestoreRefused(plan)
     if action in ("both", "conversation"):
         leaf = conversation_leaf(branch, entry_id)
         if leaf != ctx.session_manager.leaf_id:
             state.quiet = True
             try:
                 if await ctx.navigate_tree(entry_id):
-                    return  # cancelled
+                    done["cancelled"] = True
+                    return done
             finally:
                 state.quiet = False
+        done["leafId"] = ctx.session_manager.leaf_id
     if plan is not None and plan.changes:
         record = await _restore(ctx, plan, force=force)
         ctx.append_entry("checkpoint", record)
+        done["restored"] = [f["path"] for f in record["files"]]
+        done["notRestored"] = record.get("notRestored", [])
         _report(ctx, record)
     elif action == "conversation":
         record = await _thread(
@@ -445,6 +462,65 @@ async def _rewind(
         ctx.append_entry("checkpoint", record)
     elif plan is not None:
         ctx.ui.notify("no file differs from the checkpoint", "info")
+    return done
+
+
+# -- RPC mode -----------------------------------------------------------------------------
+
+
+def _entry_id(command: Mapping[str, Any]) -> str:
+    entry_id = command.get("entryId")
+    if not isinstance(entry_id, str) or not entry_id:
+        raise ValueError(f"{command.get('type')}: entryId is required (a point from rewind_list)")
+    return entry_id
+
+
+async def _rpc_list(command: Mapping[str, Any], ctx: CommandContext) -> Any:
+    from ._timeline import NO_GIT_NOTE, list_points
+
+    state = _state(ctx)
+    branch = _branch(ctx)
+    points = await _thread(lambda: list_points(branch, cwd=ctx.cwd, store_root=store_root()))
+    git = state is not None and await _thread(lambda: _repo(state)) is not None
+    return {
+        "points": [p.model_dump(mode="json") for p in points],
+        "notes": [] if git else [NO_GIT_NOTE],
+    }
+
+
+async def _rpc_preview(command: Mapping[str, Any], ctx: CommandContext) -> Any:
+    from ._timeline import plan_restore
+
+    entry_id = _entry_id(command)
+    branch = _branch(ctx)
+    plan = await _thread(lambda: plan_restore(branch, entry_id, cwd=ctx.cwd, store_root=store_root()))
+    return {"changes": [c.model_dump(mode="json") for c in plan.changes], "notes": list(plan.notes)}
+
+
+async def _rpc_rewind(command: Mapping[str, Any], ctx: CommandContext) -> Any:
+    state = _state(ctx)
+    if state is None:
+        raise RuntimeError("checkpoints are disabled (settings: checkpoints.enabled)")
+    action = command.get("restore", "both")
+    if action not in _ACTIONS:
+        raise ValueError(f"rewind: restore must be one of {', '.join(_ACTIONS)}, not {action!r}")
+    await ctx.wait_for_idle()
+    return await _rewind(
+        ctx, state, _branch(ctx), _entry_id(command), action, force=bool(command.get("force")), ask=False
+    )
+
+
+@hookimpl
+def pi_register_rpc_commands(register: Callable[[RpcCommand], None]) -> None:
+    from pi_host.hookspecs import RpcCommand
+
+    register(
+        RpcCommand(
+            "rewind_list", _rpc_list, "The rewind points of the branch, with the files changed after each"
+        )
+    )
+    register(RpcCommand("rewind_preview", _rpc_preview, "What restoring the files of a point would change"))
+    register(RpcCommand("rewind", _rpc_rewind, "Rewind the conversation, the files or both to a point"))
 
 
 @hookimpl

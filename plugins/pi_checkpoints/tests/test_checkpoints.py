@@ -252,3 +252,61 @@ async def test_rewind_cli_lists_and_restores(
     reopened = SessionManager.open(file)
     branch = reopened.get_branch()  # the conversation is back before the first message
     assert branch[-1].type == "custom" and not [e for e in branch if e.type == "message"]
+
+
+def test_rpc_rewind_commands(environment: Path) -> None:
+    repo = make_repo(environment)
+    script = environment / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"toolCalls": [{"name": "bash", "arguments": {"command": "echo new > fresh.txt && rm c.txt"}}]},
+                {"text": "done"},
+            ]
+        )
+    )
+    env = {**os.environ, "PI_HOST_FAUX_SCRIPT": str(script), "PI_HOST_DIR": str(environment / "agent")}
+    proc = subprocess.Popen(
+        [PI_HOST, "--mode", "rpc", "--provider", "faux"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=repo,
+        env=env,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def call(record: dict[str, Any]) -> dict[str, Any]:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(record) + "\n")
+        proc.stdin.flush()
+        while True:
+            line = json.loads(proc.stdout.readline())
+            if record["type"] == "prompt":
+                if line.get("type") == "agent_end":  # the run is over, not just accepted
+                    return line
+            elif line.get("type") == "response" and line.get("id") == record["id"]:
+                return line
+
+    try:
+        call({"id": "p", "type": "prompt", "message": "make a file"})
+        listed = call({"id": "l", "type": "rewind_list"})
+        assert listed["success"], listed
+        (point,) = listed["data"]["points"]
+        assert set(point["files"]) == {"fresh.txt", "c.txt"}
+        preview = call({"id": "v", "type": "rewind_preview", "entryId": point["entry_id"]})
+        assert {c["action"] for c in preview["data"]["changes"]} == {"create", "delete"}
+        done = call({"id": "r", "type": "rewind", "entryId": point["entry_id"], "restore": "files"})
+        assert done["success"], done
+        assert (repo / "c.txt").exists() and not (repo / "fresh.txt").exists()
+        bad = call({"id": "b", "type": "rewind", "restore": "files"})
+        assert bad["success"] is False and "entryId is required" in bad["error"]
+        # pi's own commands are untouched.
+        assert call({"id": "s", "type": "get_state"})["success"] is True
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        assert proc.stderr is not None
+        proc.stderr.close()
