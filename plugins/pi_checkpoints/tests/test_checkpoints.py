@@ -260,7 +260,7 @@ def test_rpc_rewind_commands(environment: Path) -> None:
     script.write_text(
         json.dumps(
             [
-                {"toolCalls": [{"name": "bash", "arguments": {"command": "echo new > fresh.txt && rm c.txt"}}]},
+                {"toolCalls": [{"name": "bash", "arguments": {"command": "echo new > n.txt && rm c.txt"}}]},
                 {"text": "done"},
             ]
         )
@@ -294,12 +294,12 @@ def test_rpc_rewind_commands(environment: Path) -> None:
         listed = call({"id": "l", "type": "rewind_list"})
         assert listed["success"], listed
         (point,) = listed["data"]["points"]
-        assert set(point["files"]) == {"fresh.txt", "c.txt"}
+        assert set(point["files"]) == {"n.txt", "c.txt"}
         preview = call({"id": "v", "type": "rewind_preview", "entryId": point["entry_id"]})
         assert {c["action"] for c in preview["data"]["changes"]} == {"create", "delete"}
         done = call({"id": "r", "type": "rewind", "entryId": point["entry_id"], "restore": "files"})
         assert done["success"], done
-        assert (repo / "c.txt").exists() and not (repo / "fresh.txt").exists()
+        assert (repo / "c.txt").exists() and not (repo / "n.txt").exists()
         bad = call({"id": "b", "type": "rewind", "restore": "files"})
         assert bad["success"] is False and "entryId is required" in bad["error"]
         # pi's own commands are untouched.
