@@ -1015,7 +1015,7 @@ class InteractiveApp:
     def on_escape(self) -> None:
         """Esc: abort the run (queued messages go back into the editor), a compaction, a retry
         wait or a ``!cmd``; clear a ``!`` line; twice on an empty editor, open ``/tree`` (or
-        what ``doubleEscapeAction`` says: ``fork``, ``none``).
+        what ``doubleEscapeAction`` says: ``fork``, ``none``, or a plugin command's name).
         With completions showing, it only closes them."""
         if self.buffer.complete_state is not None:
             self.buffer.cancel_completion()
@@ -1035,6 +1035,16 @@ class InteractiveApp:
                 action = self._safe(lambda: self.session.setting("doubleEscapeAction"), None)
                 if action in (None, "tree", "fork"):
                     self.spawn(self.commands.run, f"/{action or 'tree'}")
+                elif isinstance(action, str) and action != "none":
+                    # Any other value names a plugin's command (pi-checkpoints' "rewind").
+                    plugin = self.commands.plugin_command(f"/{action}")
+                    if plugin is not None:
+                        self.spawn(self.session.run_plugin_command, *plugin)
+                    else:
+                        self.warning(
+                            f'doubleEscapeAction "{action}" in settings.json names no command; '
+                            'use "tree", "fork", "none" or the name of a plugin\'s command'
+                        )
             else:
                 self._last_escape = now
 

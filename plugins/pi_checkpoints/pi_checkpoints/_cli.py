@@ -77,15 +77,15 @@ def main(argv: list[str]) -> int:
         return 0
 
     scope = args.scope or "both"
-    points = {p.entry_id: p for p in list_points(branch, cwd=cwd, store_root=root)}
-    if args.to not in points:
+    by_id = {p.entry_id: p for p in list_points(branch, cwd=cwd, store_root=root)}
+    if args.to not in by_id:
         print(
             f"pi-host rewind: {args.to} is not a rewind point of the session's current branch; "
             "see pi-host rewind --session FILE --list",
             file=sys.stderr,
         )
         return 1
-    if points[args.to].kind == "restore":
+    if by_id[args.to].kind == "restore":
         scope = "files" if scope == "both" else scope
     out: dict[str, Any] = {"entryId": args.to, "scope": scope}
     plan = None

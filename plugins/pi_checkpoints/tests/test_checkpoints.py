@@ -310,3 +310,80 @@ def test_rpc_rewind_commands(environment: Path) -> None:
         proc.stdout.close()
         assert proc.stderr is not None
         proc.stderr.close()
+
+
+async def two_runs(host: IsolatedHost) -> tuple[Any, str, str]:
+    await host.run("one", replies=[edit("a.txt", "alpha", "one"), "ok"])
+    await host.run("two", replies=[edit("a.txt", "one", "two"), tool_call("bash", command="rm c.txt"), "ok"])
+    session = await host.session()
+    u1, u2 = user_ids(session)
+    return session, u1, u2
+
+
+async def test_rewind_dialog_offers_conversation_files_or_both(environment: Path) -> None:
+    from pi_checkpoints._plugin import _label
+
+    repo = make_repo(environment)
+    ui = RecordingUI()
+    host = host_for(environment, repo, ui)
+    try:
+        session, _, u2 = await two_runs(host)
+        points = pi_checkpoints.list_points(
+            session.session_manager.get_branch(), cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        ui.answers.extend([_label(points[-1]), "Files only", True])
+        await host.run("/rewind")
+        assert [kind for kind, _ in ui.dialogs] == ["select", "select", "confirm"]
+        assert (repo / "a.txt").read_text() == "one\n" and (repo / "c.txt").exists()
+        assert user_ids(session)[-1] == u2  # files only: the conversation stays
+        # Declining the preview changes nothing.
+        (repo / "a.txt").write_text("one\n")
+        points = pi_checkpoints.list_points(
+            session.session_manager.get_branch(), cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        ui.answers.extend([_label(points[0]), "Conversation and files", False])
+        await host.run("/rewind")
+        assert (repo / "a.txt").read_text() == "one\n" and user_ids(session)[-1] == u2
+    finally:
+        await host.close()
+
+
+async def test_tree_navigation_offers_the_files(environment: Path) -> None:
+    repo = make_repo(environment)
+    ui = RecordingUI()
+    host = host_for(environment, repo, ui)
+    try:
+        session, u1, u2 = await two_runs(host)
+        old_leaf = session.session_manager.leaf_id
+        ui.answers.append(True)
+        await session.navigate_tree(u2)  # back to before the second message
+        assert ui.dialogs[-1] == ("confirm", "Restore the files of this point too?")
+        assert (repo / "a.txt").read_text() == "one\n" and (repo / "c.txt").exists()
+        # And forward again to the old leaf: the second run's files come back.
+        ui.answers.append(True)
+        assert old_leaf is not None
+        await session.navigate_tree(old_leaf)
+        assert (repo / "a.txt").read_text() == "two\n" and not (repo / "c.txt").exists()
+        # Declined: the files stay.
+        ui.answers.append(False)
+        await session.navigate_tree(u1)
+        assert (repo / "a.txt").read_text() == "two\n"
+    finally:
+        await host.close()
+
+
+async def test_fork_offers_the_files_and_records_the_restore_in_the_new_session(environment: Path) -> None:
+    repo = make_repo(environment)
+    ui = RecordingUI()
+    host = host_for(environment, repo, ui)
+    try:
+        session, _, u2 = await two_runs(host)
+        old_file = session.session_manager.session_file
+        ui.answers.append(True)
+        assert await session.fork(u2) is False
+        assert session.session_manager.session_file != old_file
+        assert (repo / "a.txt").read_text() == "one\n" and (repo / "c.txt").exists()
+        records = checkpoint_entries(session)
+        assert records[-1]["kind"] == "restore" and records[-1]["target"] == u2
+    finally:
+        await host.close()
