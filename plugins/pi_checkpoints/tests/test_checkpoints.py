@@ -17,6 +17,9 @@ import pytest
 from pi_host import SessionManager
 from pi_host.testing import IsolatedHost, RecordingUI, build_host, tool_call
 
+# Imported before any test moves HOME: its cache of pi 0.73 is under the real home.
+from tests.pi_reference import require_pi_package
+
 PI_HOST = str(Path(sys.executable).with_name("pi-host"))
 
 
@@ -387,3 +390,30 @@ async def test_fork_offers_the_files_and_records_the_restore_in_the_new_session(
         assert records[-1]["kind"] == "restore" and records[-1]["target"] == u2
     finally:
         await host.close()
+
+
+async def test_a_session_with_checkpoints_opens_in_pi_073(repo_session: tuple[IsolatedHost, Path]) -> None:
+    session_manager_js = require_pi_package() / "dist" / "core" / "session-manager.js"
+    host, repo = repo_session
+    session, _, u2 = await two_runs(host)
+    await host.run(f"/rewind {u2} both")  # a restore entry, on a second branch
+    await host.run("three", replies=[edit("a.txt", "one", "three"), "ok"])
+    file = Path(str(session.session_manager.session_file))
+    view_script = Path(__file__).parents[3] / "tests" / "data" / "session" / "pi_view.mjs"
+    done = subprocess.run(
+        ["node", str(view_script), str(session_manager_js), str(file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    pi = json.loads(done.stdout)
+    ours = SessionManager.open(file)
+    assert pi["leafId"] == ours.leaf_id
+    assert pi["entryIds"] == [entry.id for entry in ours.get_entries()]
+    customs = [e.id for e in ours.get_entries() if e.type == "custom" and e.custom_type == "checkpoint"]
+    assert len(customs) >= 4 and set(customs) <= set(pi["entryIds"])
+    # pi sends the model the same conversation: checkpoint entries are not part of it.
+    ours_messages = [message.to_json_dict() for message in ours.build_session_context().messages]
+    assert pi["leafContext"]["messages"] == ours_messages
+    assert [m["role"] for m in ours_messages] == ["user", "assistant", "toolResult", "assistant"] * 2
