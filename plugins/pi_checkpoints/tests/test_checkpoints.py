@@ -394,7 +394,7 @@ async def test_fork_offers_the_files_and_records_the_restore_in_the_new_session(
 
 async def test_a_session_with_checkpoints_opens_in_pi_073(repo_session: tuple[IsolatedHost, Path]) -> None:
     session_manager_js = require_pi_package() / "dist" / "core" / "session-manager.js"
-    host, repo = repo_session
+    host, _ = repo_session
     session, _, u2 = await two_runs(host)
     await host.run(f"/rewind {u2} both")  # a restore entry, on a second branch
     await host.run("three", replies=[edit("a.txt", "one", "three"), "ok"])
