@@ -15,6 +15,7 @@ import pi_checkpoints
 import pytest
 
 from pi_host import SessionManager
+from pi_host import hookimpl as pi_host_hookimpl
 from pi_host.testing import IsolatedHost, RecordingUI, build_host, tool_call
 
 # Imported before any test moves HOME: its cache of pi 0.73 is under the real home.
@@ -417,3 +418,105 @@ async def test_a_session_with_checkpoints_opens_in_pi_073(repo_session: tuple[Is
     ours_messages = [message.to_json_dict() for message in ours.build_session_context().messages]
     assert pi["leafContext"]["messages"] == ours_messages
     assert [m["role"] for m in ours_messages] == ["user", "assistant", "toolResult", "assistant"] * 2
+
+
+class StampPlugin:
+    """A third-party tool that writes a file it names in its own argument, and says so."""
+
+    @staticmethod
+    def tool() -> Any:
+        from pydantic import BaseModel
+
+        from pi_host import Tool, ToolResult
+
+        class StampParams(BaseModel):
+            target: str
+
+        async def execute(params: StampParams, ctx: Any) -> ToolResult:
+            Path(ctx.cwd, params.target).write_bytes(b"\x89stamped\x00")
+            return ToolResult.text("stamped")
+
+        return Tool(
+            name="stamp",
+            description="Stamp a file.",
+            parameters=StampParams,
+            execute=execute,
+            writes=lambda params, cwd: [os.path.join(cwd, params.target)],
+        )
+
+    @pi_host_hookimpl
+    def pi_register_tools(self, register: Any) -> None:
+        register(self.tool())
+
+
+async def test_a_tool_that_declares_its_writes_is_checkpointed(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "seal.bin").write_bytes(b"\x00original\xff")
+    host = build_host(
+        [pi_checkpoints, StampPlugin()],
+        load=["tools_fs"],
+        cwd=plain,
+        agent_dir=environment / "agent",
+        session_options={"mode": "rpc"},
+    )
+    try:
+        assert host.tools["write"].writes is not None and host.tools["edit"].writes is not None
+        await host.run("stamp it", replies=[tool_call("stamp", target="seal.bin"), "ok"])
+        assert (plain / "seal.bin").read_bytes() == b"\x89stamped\x00"
+        session = await host.session()
+        (u1,) = user_ids(session)
+        await host.run(f"/rewind {u1} files")
+        assert (plain / "seal.bin").read_bytes() == b"\x00original\xff"
+    finally:
+        await host.close()
+
+
+async def test_files_over_the_cap_are_named_not_restored(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "big.txt").write_text("x" * 100 + "\n")
+    ui = RecordingUI()
+    host = build_host(
+        [pi_checkpoints],
+        load=["tools_fs"],
+        cwd=plain,
+        agent_dir=environment / "agent",
+        settings={"checkpoints": {"maxFileBytes": 50}},
+        ui=ui,
+        session_options={"mode": "rpc"},
+    )
+    try:
+        await host.run("shrink", replies=[tool_call("write", path="big.txt", content="small\n"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(plain), store_root=pi_checkpoints.store_root()
+        )
+        (change,) = plan.changes
+        assert change.problem is not None and "maxFileBytes" in change.problem
+        await host.run(f"/rewind {u1} files")
+        assert (plain / "big.txt").read_text() == "small\n"
+        assert any("not restored" in text and "big.txt" in text for text, _ in ui.notifications)
+    finally:
+        await host.close()
+
+
+def test_pruning_removes_old_content_first_then_the_oldest_over_the_cap(tmp_path: Path) -> None:
+    from pi_checkpoints._store import BlobStore, blob_id, prune
+
+    store = BlobStore(tmp_path / "blobs")
+    ids = []
+    for age, data in enumerate([b"a" * 100, b"b" * 100, b"c" * 100]):
+        blob = blob_id(data)
+        store.put(blob, data)
+        path = tmp_path / "blobs" / blob[:2] / blob[2:]
+        os.utime(path, (1_000_000 - age * 1000, 1_000_000 - age * 1000))
+        ids.append(blob)
+    assert blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git's id of the empty blob
+    # Nothing is old, but the cap holds two: the oldest ("c") goes.
+    assert prune([tmp_path / "blobs"], max_bytes=250, max_age_days=30, now=1_000_000) == (1, 100)
+    assert [store.has(blob) for blob in ids] == [True, True, False]
+    # A day later with a one-day limit only the newest ("a", touched last) stays.
+    assert prune([tmp_path / "blobs"], max_bytes=10_000, max_age_days=1, now=1_000_000 + 86400 - 500)[0] == 1
+    assert [store.has(blob) for blob in ids] == [True, False, False]
