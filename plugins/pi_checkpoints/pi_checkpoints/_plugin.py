@@ -3,8 +3,9 @@
 - Before a tool writes (``write``, ``edit``, any tool with :attr:`pi_host.Tool.writes`), a
   tool middleware keeps each file's content (or its absence) and, after the call, its new
   content.
-- In a git work tree, a snapshot of the work tree is taken when a run starts and after each
-  turn that called tools (:mod:`pi_checkpoints._git`): ``bash``'s changes are covered too.
+- In a git work tree, a snapshot of the work tree is taken before the first tool of a run
+  that may write (anything but ``read``, ``grep``, ``find``, ``ls``) and after each turn
+  that called one (:mod:`pi_checkpoints._git`): ``bash``'s changes are covered too.
 - At each turn's end one ``custom`` entry (``customType: "checkpoint"``) records both.
 - ``/rewind``, ``/tree`` and ``/fork`` offer to put the files back.
 
@@ -55,6 +56,8 @@ logger = logging.getLogger("pi_checkpoints")
 # The tools pi ships that write one file named by ``path``: recognised even when a plugin
 # replaces them without declaring ``Tool.writes``.
 _PATH_WRITERS = frozenset({"write", "edit"})
+# pi's tools that only read: a turn that called nothing else changed nothing (no snapshot).
+_READ_ONLY = frozenset({"read", "grep", "find", "ls"})
 _PRUNE_EVERY_S = 86400
 
 
@@ -67,6 +70,8 @@ def store_root() -> Path:
 class _Run:
     id: str
     before: Snapshot | None = None
+    before_taken: bool = False
+    lock: Any = None  # an anyio.Lock, made in the event loop
     wrote_first: bool = False
     last_tree: str | None = None
     # path -> (first pre-image, latest post-image) in the current turn
@@ -162,20 +167,23 @@ def pi_register_commands(register: Callable[[Command], None]) -> None:
 
 async def _keep_pre_images(call: ToolInvocation, call_next: ToolNext) -> ToolResult:
     ctx = call.ctx.session
-    paths = written_paths(call) if ctx is not None else []
-    state = _state(ctx) if paths else None
+    state = _state(ctx) if ctx is not None and call.tool.name not in _READ_ONLY else None
     if state is None or state.run is None:
         return await call_next()
     run = state.run
+    await _snapshot_before(state, run)
+    paths = written_paths(call)
+    if not paths:
+        return await call_next()
     from ._restore import capture
     from ._store import BlobStore, norm_path
 
     store = BlobStore(store_root() / "blobs")
     limit = state.settings.max_file_bytes
-    fresh = [norm_path(p) for p in paths]
-    fresh = [p for p in fresh if p not in run.files]
+    algo = _algo(state)
+    targets = [norm_path(p) for p in paths]
+    fresh = [p for p in targets if p not in run.files]
     if fresh:
-        algo = _algo(state)
         pres = await _thread(
             lambda: [capture(p, algo=algo, store=store, max_file_bytes=limit) for p in fresh]
         )
@@ -184,8 +192,6 @@ async def _keep_pre_images(call: ToolInvocation, call_next: ToolNext) -> ToolRes
     try:
         return await call_next()
     finally:
-        algo = _algo(state)
-        targets = [norm_path(p) for p in paths]
         posts = await _thread(
             lambda: [capture(p, algo=algo, store=store, max_file_bytes=limit) for p in targets]
         )
@@ -194,22 +200,35 @@ async def _keep_pre_images(call: ToolInvocation, call_next: ToolNext) -> ToolRes
             run.files[path] = (pre, post)
 
 
-@hookimpl
-async def pi_agent_start(ctx: PluginContext) -> None:
-    state = _state(ctx)
-    if state is None:
+async def _snapshot_before(state: _State, run: _Run) -> None:
+    """The run's first snapshot, taken before its first tool that may write runs (parallel
+    calls wait for the one snapshot): a run that only talks or reads costs nothing."""
+    import anyio
+
+    if run.before_taken:
         return
-    run = _Run(id=uuid.uuid4().hex)
-    state.run = run
-    repo = await _thread(lambda: _repo(state))
-    if repo is not None:
-        limit = state.settings.max_file_bytes
-        try:
-            run.before = await _thread(lambda: repo.snapshot(limit))
-        except Exception as exc:  # a broken repository must not stop the run
-            logger.warning("pi-checkpoints: no snapshot of %s: %s", repo.root, exc)
-        else:
-            run.last_tree = run.before.tree
+    if run.lock is None:
+        run.lock = anyio.Lock()
+    async with run.lock:
+        if run.before_taken:
+            return
+        repo = await _thread(lambda: _repo(state))
+        if repo is not None:
+            limit = state.settings.max_file_bytes
+            try:
+                run.before = await _thread(lambda: repo.snapshot(limit))
+            except Exception as exc:  # a broken repository must not stop the run
+                logger.warning("pi-checkpoints: no snapshot of %s: %s", repo.root, exc)
+            else:
+                run.last_tree = run.before.tree
+        run.before_taken = True
+
+
+@hookimpl
+def pi_agent_start(ctx: PluginContext) -> None:
+    state = _state(ctx)
+    if state is not None:
+        state.run = _Run(id=uuid.uuid4().hex)
 
 
 async def _flush(ctx: PluginContext, state: _State, *, snapshot: bool) -> None:
@@ -251,7 +270,8 @@ async def _flush(ctx: PluginContext, state: _State, *, snapshot: bool) -> None:
 async def pi_turn_end(tool_results: Sequence[Any], ctx: PluginContext) -> None:
     state = _state(ctx)
     if state is not None:
-        await _flush(ctx, state, snapshot=bool(tool_results))
+        wrote = any(getattr(result, "tool_name", None) not in _READ_ONLY for result in tool_results)
+        await _flush(ctx, state, snapshot=wrote)
 
 
 @hookimpl

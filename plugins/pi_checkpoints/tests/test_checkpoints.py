@@ -520,3 +520,10 @@ def test_pruning_removes_old_content_first_then_the_oldest_over_the_cap(tmp_path
     # A day later with a one-day limit only the newest ("a", touched last) stays.
     assert prune([tmp_path / "blobs"], max_bytes=10_000, max_age_days=1, now=1_000_000 + 86400 - 500)[0] == 1
     assert [store.has(blob) for blob in ids] == [True, False, False]
+
+
+async def test_runs_that_only_talk_or_read_record_nothing(repo_session: tuple[IsolatedHost, Path]) -> None:
+    host, _ = repo_session
+    await host.run("hello", replies=["hi"])
+    await host.run("look", replies=[tool_call("read", path="a.txt"), tool_call("ls", path="."), "seen"])
+    assert checkpoint_entries(await host.session()) == []
