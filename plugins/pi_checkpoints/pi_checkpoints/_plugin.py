@@ -14,6 +14,7 @@ Everything heavy (git, hashing, the store) runs in a worker thread.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import time
@@ -306,10 +307,23 @@ def _prune_now_and_then(settings: CheckpointSettings) -> None:
         pass
     if not root.is_dir():
         return
+    from contextlib import ExitStack
+
     from ._store import prune
 
-    roots = [root / "blobs", *(path / "objects" for path in (root / "git").glob("*"))]
-    removed, size = prune(roots, max_bytes=settings.max_store_bytes, max_age_days=settings.max_age_days)
+    git_dirs = sorted(path for path in (root / "git").glob("*") if path.is_dir())
+    with ExitStack() as stack:
+        for git_dir in git_dirs:  # no snapshot is taken while its objects are pruned
+            lock = stack.enter_context(open(git_dir / "lock", "w"))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        roots = [root / "blobs", *(git_dir / "objects" for git_dir in git_dirs)]
+        removed, size, touched = prune(
+            roots, max_bytes=settings.max_store_bytes, max_age_days=settings.max_age_days
+        )
+        for objects in touched - {root / "blobs"}:
+            # A snapshot index caches blob and tree ids: one that may name pruned objects
+            # goes with them (the next snapshot starts afresh from the user's index).
+            (objects.parent / "index").unlink(missing_ok=True)
     if removed:
         logger.info("pi-checkpoints: pruned %d files (%d bytes)", removed, size)
     stamp.touch()
@@ -323,6 +337,18 @@ def _branch(ctx: PluginContext, leaf: str | None = None) -> list[Any]:
     if leaf is None and manager.leaf_id is None:
         return []
     return list(manager.get_branch(leaf))
+
+
+def _labels(points: Sequence[RewindPoint]) -> list[str]:
+    """One line per point; a repeated message gets ``(2)``, ``(3)`` … so each line is unique."""
+    labels: list[str] = []
+    for point in points:
+        label, n = _label(point), 1
+        while label in labels:
+            n += 1
+            label = f"{_label(point)} ({n})"
+        labels.append(label)
+    return labels
 
 
 def _label(point: RewindPoint) -> str:
@@ -399,7 +425,7 @@ async def _rewind_command(args: str, ctx: CommandContext) -> None:
         action = next((w.strip("-") for w in words[1:] if w.strip("-") in _ACTIONS), "both")
     else:
         newest = list(reversed(points))
-        labels = [_label(p) for p in newest]
+        labels = _labels(newest)
         title = "Rewind to before which message?"
         if _repo(state) is None:
             title += f" ({NO_GIT_NOTE})"

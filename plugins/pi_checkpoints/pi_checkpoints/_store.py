@@ -98,7 +98,7 @@ def prune(
     its content is gone.
     """
     now = time.time() if now is None else now
-    files: list[tuple[float, int, Path]] = []
+    files: list[tuple[float, int, Path, Path]] = []
     for root in roots:
         if not root.is_dir():
             continue
@@ -111,16 +111,18 @@ def prune(
                     st = path.stat()
                 except FileNotFoundError:
                     continue
-                files.append((st.st_mtime, st.st_size, path))
+                files.append((st.st_mtime, st.st_size, path, root))
     files.sort()
-    total = sum(size for _, size, _ in files)
+    total = sum(size for _, size, _, _ in files)
     cutoff = now - max_age_days * 86400
     removed = removed_bytes = 0
-    for mtime, size, path in files:
+    touched: set[Path] = set()
+    for mtime, size, path, root in files:
         if mtime >= cutoff and total <= max_bytes:
             break
         path.unlink(missing_ok=True)
         total -= size
         removed += 1
         removed_bytes += size
-    return removed, removed_bytes
+        touched.add(root)
+    return removed, removed_bytes, touched

@@ -359,8 +359,14 @@ def plan_restore(
     for record in source:
         if record.index >= first:
             paths.update(norm_path(str(f["path"])) for f in record.files())
-    if repo is not None and now is not None and relevant:
-        decisive = next((s for s in relevant if s[0].index >= target), relevant[0])
+    diverged_snapshots = [s for s in source_snapshots if s[0].index > common]
+    # The snapshot holding the point's state: for "before", the first at or after the point
+    # (else the last before it); for "after", the last up to it; else where the branches parted.
+    at_or_after = [s for s in snapshots if s[0].index >= target]
+    decisive = (at_or_after[0] if at_or_after and state == "before" else None) or (
+        before[-1] if before else (diverged_snapshots[0] if diverged_snapshots else None)
+    )
+    if repo is not None and now is not None and decisive is not None:
         paths.update(os.path.join(repo.root, rel) for rel in repo.changed(decisive[2], now.tree))
         paths.update(os.path.join(repo.root, rel) for rel in now.skipped)
 
@@ -377,27 +383,37 @@ def plan_restore(
     for path in sorted(paths):
         rel = rels.get(path)
         observations = _observe(path, rel, records, relevant, in_tree, ignored)
-        if not observations:
-            continue
+        # What happened to the file since the point, on the branch the files come from.
+        seen = _observe(path, rel, source, source_snapshots, in_tree, ignored)
+        chosen: _Obs | None
         if state == "after":
             upto = [obs for obs in observations if obs.index <= target]
-            chosen = upto[-1] if upto else observations[0]
+            chosen = upto[-1] if upto else None
         else:
             at_or_after = [obs for obs in observations if obs.index >= target]
-            chosen = at_or_after[0] if at_or_after else observations[-1]
+            chosen = at_or_after[0] if at_or_after else (observations[-1] if observations else None)
+        from_source = chosen is None
+        if chosen is None:
+            # Nothing recorded on the point's branch yet (a point before the first change):
+            # the file as it was when the branch the files come from left it.
+            diverged = [obs for obs in seen if obs.index > common]
+            if not diverged:
+                continue
+            chosen = diverged[0]
         now_state = file_state(path, algo)
         current = now_state[0] if now_state is not None else None
         current_mode = now_state[1] if now_state is not None else None
         if chosen.value == current and (chosen.value is None or chosen.mode == current_mode):
             continue
-        # What happened to the file since the point, on the branch the files come from.
-        seen = _observe(path, rel, source, source_snapshots, in_tree, ignored)
-        if chosen.index <= common:
+        if from_source:
+            later = [obs for obs in seen if (obs.index, obs.seq) >= (chosen.index, chosen.seq)]
+            outside = _outside(later, current)
+        elif chosen.index <= common:
             later = [obs for obs in seen if (obs.index, obs.seq) > (chosen.index, chosen.seq)]
             outside = _outside([chosen, *later], current)
-        else:
+        else:  # the point is on another branch: what the agent did since the branches parted
             later = [obs for obs in seen if obs.index > common]
-            outside = _outside(later, current) if later else _outside([chosen], current)
+            outside = _outside(later or [chosen], current)
         problem = None
         if chosen.value is not None and chosen.source == "store":
             if not chosen.stored:

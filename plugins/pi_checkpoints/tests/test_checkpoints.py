@@ -515,7 +515,11 @@ def test_pruning_removes_old_content_first_then_the_oldest_over_the_cap(tmp_path
         ids.append(blob)
     assert blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git's id of the empty blob
     # Nothing is old, but the cap holds two: the oldest ("c") goes.
-    assert prune([tmp_path / "blobs"], max_bytes=250, max_age_days=30, now=1_000_000) == (1, 100)
+    assert prune([tmp_path / "blobs"], max_bytes=250, max_age_days=30, now=1_000_000) == (
+        1,
+        100,
+        {tmp_path / "blobs"},
+    )
     assert [store.has(blob) for blob in ids] == [True, True, False]
     # A day later with a one-day limit only the newest ("a", touched last) stays.
     assert prune([tmp_path / "blobs"], max_bytes=10_000, max_age_days=1, now=1_000_000 + 86400 - 500)[0] == 1
@@ -527,3 +531,38 @@ async def test_runs_that_only_talk_or_read_record_nothing(repo_session: tuple[Is
     await host.run("hello", replies=["hi"])
     await host.run("look", replies=[tool_call("read", path="a.txt"), tool_call("ls", path="."), "seen"])
     assert checkpoint_entries(await host.session()) == []
+
+
+async def test_tree_to_before_the_first_change_restores_it(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("alpha\n")
+    ui = RecordingUI()
+    host = host_for(environment, plain, ui)
+    try:
+        session, u1, _ = await two_runs(host)
+        assert (plain / "a.txt").read_text() == "two\n"
+        ui.answers.append(True)
+        await session.navigate_tree(u1)  # nothing is recorded on the branch up to u1's parent
+        assert (plain / "a.txt").read_text() == "alpha\n"
+    finally:
+        await host.close()
+
+
+def test_snapshots_work_again_after_their_objects_were_pruned(environment: Path) -> None:
+    from pi_checkpoints._git import GitRepo
+    from pi_checkpoints._plugin import _prune_now_and_then
+
+    repo_dir = make_repo(environment)
+    root = pi_checkpoints.store_root()
+    repo = GitRepo.discover(str(repo_dir), root)
+    assert repo is not None
+    (repo_dir / "untracked.txt").write_text("changed\n")
+    first = repo.snapshot(1 << 20)
+    assert any(repo.objects.rglob("*"))
+    _prune_now_and_then(pi_checkpoints.CheckpointSettings(max_store_bytes=0))
+    assert not [p for p in repo.objects.rglob("*") if p.is_file()] and not repo.index.exists()
+    # The private index named the pruned objects; it went with them, so git does not trust it.
+    again = repo.snapshot(1 << 20)
+    assert again.tree == first.tree
+    assert repo.read_blob(repo.entries(again.tree, ["untracked.txt"])["untracked.txt"][1]) == b"changed\n"
