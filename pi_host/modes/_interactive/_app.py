@@ -1039,7 +1039,7 @@ class InteractiveApp:
                     # Any other value names a plugin's command (pi-checkpoints' "rewind").
                     plugin = self.commands.plugin_command(f"/{action}")
                     if plugin is not None:
-                        self.spawn(self.session.run_plugin_command, *plugin)
+                        self.spawn(self.run_plugin_command, *plugin)
                     else:
                         self.warning(
                             f'doubleEscapeAction "{action}" in settings.json names no command; '
@@ -1097,7 +1097,7 @@ class InteractiveApp:
         self.buffer.reset()
         plugin = self.commands.plugin_command(text)
         if plugin is not None:
-            self.spawn(self.session.run_plugin_command, *plugin)
+            self.spawn(self.run_plugin_command, *plugin)
             return
         if self._compacting:
             self._compaction_queue.append((text, "followUp" if follow_up else "steer"))
@@ -1541,6 +1541,19 @@ class InteractiveApp:
         for tool in tools.values():  # calls whose results were never recorded
             tool.view.partial = False
             tool.done = True
+
+    async def run_plugin_command(self, name: str, args: str) -> None:
+        """Run a plugin's command; when it moved the conversation elsewhere (``ctx.navigate_tree``,
+        ``ctx.fork``, ``ctx.switch_session`` …), show the session where it now is, as the
+        built-in ``/tree`` and ``/fork`` do. A command that only adds to the conversation
+        leaves the screen as it is."""
+        file_before = self._safe(lambda: self.session.session_file, None)
+        before = list(self._safe(lambda: self.session.messages, ()))
+        await self.session.run_plugin_command(name, args)
+        after = list(self._safe(lambda: self.session.messages, ()))
+        moved = self._safe(lambda: self.session.session_file, None) != file_before
+        if moved or after[: len(before)] != before:
+            self.session_switched()
 
     def session_switched(self, status: str | None = None) -> None:
         """Show the session the runtime has switched to (after /resume, /fork, /tree …)."""

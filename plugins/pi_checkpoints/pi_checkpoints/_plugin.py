@@ -445,7 +445,7 @@ async def _rewind_command(args: str, ctx: CommandContext) -> None:
     from ._restore import RestoreRefused, describe_plan
 
     try:
-        await _rewind(ctx, state, branch, point.entry_id, action, force=force, ask=not words)
+        await _rewind(ctx, state, branch, point.entry_id, action, force=force, ask=not words, editor=True)
     except RestoreRefused as refused:
         preview = "\n".join(describe_plan(refused.plan, refused.plan.git_root or ctx.cwd))
         ctx.ui.notify(f"{refused}\n{preview}", "error")
@@ -460,13 +460,14 @@ async def _rewind(
     *,
     force: bool,
     ask: bool,
+    editor: bool = False,
 ) -> dict[str, Any]:
     """Rewind to ``entry_id``; returns what was done (``restored``, ``leafId`` …).
 
     :raises RestoreRefused: without ``ask``, when files changed outside the agent and not ``force``.
     """
     from ._restore import RestoreRefused, sync_record
-    from ._timeline import conversation_leaf, plan_restore
+    from ._timeline import conversation_leaf, plan_restore, user_text
 
     limit = state.settings.max_file_bytes
     done: dict[str, Any] = {"entryId": entry_id, "restore": action, "restored": [], "notRestored": []}
@@ -494,6 +495,9 @@ async def _rewind(
                     return done
             finally:
                 state.quiet = False
+            text = next((user_text(e) for e in branch if e.id == entry_id), None)
+            if editor and text:
+                ctx.ui.set_editor_text(text)  # the message comes back for editing, as with /tree
         done["leafId"] = ctx.session_manager.leaf_id
     if plan is not None and plan.changes:
         record = await _restore(ctx, plan, force=force)

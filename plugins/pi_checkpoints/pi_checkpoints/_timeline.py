@@ -36,6 +36,7 @@ __all__ = [
     "conversation_leaf",
     "list_points",
     "plan_restore",
+    "user_text",
 ]
 
 CUSTOM_TYPE = "checkpoint"
@@ -175,7 +176,8 @@ def checkpoint_records(branch: Sequence[Any]) -> list[_Record]:
     return records
 
 
-def _user_text(entry: Any) -> str | None:
+def user_text(entry: Any) -> str | None:
+    """The text of a user message entry, ``None`` for any other entry."""
     message = getattr(entry, "message", None) if getattr(entry, "type", None) == "message" else None
     if message is None or getattr(message, "role", None) != "user":
         return None
@@ -206,7 +208,7 @@ def conversation_leaf(branch: Sequence[Any], entry_id: str) -> str | None:
     """The leaf that rewinds the conversation to the point: a user message's parent (the
     message itself is taken back, as pi's tree does), or a restore entry itself."""
     entry = branch[_index_of(branch, entry_id)]
-    if _user_text(entry) is not None:
+    if user_text(entry) is not None:
         parent = entry.parent_id
         return str(parent) if parent is not None else None
     return str(entry.id)
@@ -227,7 +229,7 @@ def list_points(branch: Sequence[Any], *, cwd: str, store_root: Path) -> list[Re
     last_tree = snapshots[-1][2] if snapshots else None
     points = []
     for index, entry in enumerate(branch):
-        text = _user_text(entry)
+        text = user_text(entry)
         restore = next((r for r in records if r.index == index and r.data.get("kind") == "restore"), None)
         if text is None and restore is None:
             continue

@@ -188,7 +188,8 @@ async def test_conversation_and_files_together(repo_session: tuple[IsolatedHost,
     _, u2 = user_ids(session)
     await host.run(f"/rewind {u2} both")
     assert (repo / "a.txt").read_text() == "one\n"
-    assert user_ids(session)[-1] != u2  # the message is taken back
+    assert user_ids(session)[-1] != u2  # the message is taken back, into the editor
+    assert host.ui.editor_text == "two"
     assert [m.role for m in session.messages][-1] == "assistant"
 
 
