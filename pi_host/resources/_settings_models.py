@@ -115,7 +115,7 @@ class Settings(_Section):
     quiet_startup: bool = False
     default_project_trust: DefaultProjectTrust = DEFAULT_PROJECT_TRUST
     collapse_changelog: bool = False
-    # pi's three, or the name of a plugin's slash command (pi-checkpoints' "rewind").
+    # pi's three, or the name of a plugin's slash command.
     double_escape_action: Literal["tree", "fork", "none"] | str = "tree"
     tree_filter_mode: Literal["default", "no-tools", "user-only", "labeled-only", "all"] = "default"
     editor_padding_x: int = 0

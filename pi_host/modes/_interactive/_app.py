@@ -1036,7 +1036,7 @@ class InteractiveApp:
                 if action in (None, "tree", "fork"):
                     self.spawn(self.commands.run, f"/{action or 'tree'}")
                 elif isinstance(action, str) and action != "none":
-                    # Any other value names a plugin's command (pi-checkpoints' "rewind").
+                    # Any other value names a plugin's command.
                     plugin = self.commands.plugin_command(f"/{action}")
                     if plugin is not None:
                         self.spawn(self.run_plugin_command, *plugin)

@@ -90,8 +90,9 @@ class _State:
 
 
 _STATE = StashKey[_State]()
-# A restore made while forking is recorded in the new session (pi_session_start "fork").
-_FORK_RECORDS: dict[str | None, dict[str, Any]] = {}
+# Files to restore once a fork the user confirmed has happened (pi_session_start "fork"),
+# by the session forked from: another plugin may still cancel the fork after us.
+_FORK_PLANS: dict[str, RestorePlan] = {}
 
 
 def _state(ctx: PluginContext) -> _State | None:
@@ -290,9 +291,11 @@ async def pi_session_start(reason: str, previous_session_file: str | None, ctx: 
     if state is None:
         return
     if reason == "fork":
-        record = _FORK_RECORDS.pop(str(previous_session_file), None)
-        if record is not None:
-            ctx.append_entry("checkpoint", record)
+        plan = _FORK_PLANS.pop(str(previous_session_file), None)
+        if plan is not None:
+            record = await _restore(ctx, plan, force=True)
+            ctx.append_entry("checkpoint", record)  # in the new session: undone from there
+            _report(ctx, record)
     settings = state.settings
     await _thread(lambda: _prune_now_and_then(settings))
 
@@ -392,9 +395,12 @@ async def _restore(ctx: PluginContext, plan: RestorePlan, *, force: bool) -> dic
 def _report(ctx: PluginContext, record: dict[str, Any]) -> None:
     restored = len(record.get("files") or ())
     text = f"restored {restored} file{'s' if restored != 1 else ''}"
-    if record.get("notRestored"):
-        text += f"; not restored (content not kept): {', '.join(record['notRestored'])}"
-    ctx.ui.notify(text, "warning" if record.get("notRestored") else "info")
+    left = record.get("notRestored") or []
+    if left:
+        errors = record.get("errors") or {}
+        why = [f"{path} ({errors.get(path, 'its content was not kept')})" for path in left]
+        text += f"; not restored: {', '.join(why)}"
+    ctx.ui.notify(text, "warning" if left else "info")
 
 
 _ACTIONS = {"both": "Conversation and files", "conversation": "Conversation only", "files": "Files only"}
@@ -611,6 +617,7 @@ async def pi_session_tree(new_leaf_id: str | None, old_leaf_id: str | None, ctx:
 async def pi_session_before_fork(entry_id: str, position: str, ctx: PluginContext) -> None:
     """Before ``/fork`` from a message: offer to restore the files as they were before it."""
     state = _state(ctx)
+    _FORK_PLANS.pop(str(ctx.session_manager.session_file), None)  # a fork cancelled earlier
     if state is None or state.quiet or not ctx.has_ui or position != "before":
         return
     from ._timeline import plan_restore
@@ -624,6 +631,4 @@ async def pi_session_before_fork(entry_id: str, position: str, ctx: PluginContex
     )
     decision = await _confirm_plan(ctx, plan, "Restore the files as they were before this message?")
     if decision:
-        record = await _restore(ctx, plan, force=True)
-        _FORK_RECORDS[str(ctx.session_manager.session_file)] = record
-        _report(ctx, record)
+        _FORK_PLANS[str(ctx.session_manager.session_file)] = plan

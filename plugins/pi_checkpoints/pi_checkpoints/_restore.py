@@ -93,6 +93,20 @@ def _write(path: str, data: bytes, mode: int) -> None:
         raise
 
 
+def _remove_empty_parents(path: str, root: str | None) -> None:
+    """Remove the directories a deleted file leaves empty, up to the work tree's root (git
+    records no directories: one that only held files created after the point goes too)."""
+    if root is None:
+        return
+    parent = os.path.dirname(path)
+    while parent != root and parent.startswith(root + os.sep):
+        try:
+            os.rmdir(parent)
+        except OSError:
+            return
+        parent = os.path.dirname(parent)
+
+
 def apply_restore(
     plan: RestorePlan, *, store_root: Path, force: bool = False, max_file_bytes: int = 10 << 20
 ) -> dict[str, Any]:
@@ -111,6 +125,7 @@ def apply_restore(
     repo = GitRepo.discover(plan.git_root, store_root) if plan.git_root else None
     files: list[dict[str, Any]] = []
     not_restored: list[str] = []
+    failed: dict[str, str] = {}
     for change in plan.changes:
         if change.problem is not None:
             not_restored.append(change.path)
@@ -125,13 +140,19 @@ def apply_restore(
             if data is None:
                 not_restored.append(change.path)
                 continue
-        pre = capture(change.path, algo=plan.algo, store=store, max_file_bytes=max_file_bytes)
-        if data is None:
-            if os.path.lexists(change.path) and not os.path.isdir(change.path):
-                os.unlink(change.path)
-        else:
-            _write(change.path, data, change.mode)
-        post = capture(change.path, algo=plan.algo, store=store, max_file_bytes=max_file_bytes)
+        try:
+            pre = capture(change.path, algo=plan.algo, store=store, max_file_bytes=max_file_bytes)
+            if data is None:
+                if os.path.lexists(change.path) and not os.path.isdir(change.path):
+                    os.unlink(change.path)
+                    _remove_empty_parents(change.path, plan.git_root)
+            else:
+                _write(change.path, data, change.mode)
+            post = capture(change.path, algo=plan.algo, store=store, max_file_bytes=max_file_bytes)
+        except OSError as exc:  # a directory where the file was, no permission …: the others go on
+            failed[change.path] = exc.strerror or str(exc)
+            not_restored.append(change.path)
+            continue
         files.append(file_entry(change.path, pre, post))
     record: dict[str, Any] = {
         "v": 1,
@@ -146,6 +167,8 @@ def apply_restore(
         record["skipped"] = list(plan.now_skipped)
     if not_restored:
         record["notRestored"] = not_restored
+    if failed:
+        record["errors"] = failed
     if plan.notes:
         record["notes"] = list(plan.notes)
     return record

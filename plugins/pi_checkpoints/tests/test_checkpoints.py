@@ -161,7 +161,7 @@ async def test_edits_and_bash_are_restored_and_git_is_untouched(
     assert (repo / "a.txt").read_text() == "alpha\n"
     assert (repo / "c.txt").read_text() == "to be deleted\n"
     assert (repo / "logo.bin").read_bytes() == bytes(range(256))
-    assert not (repo / "made.txt").exists() and not (repo / "notes" / "new.md").exists()
+    assert not (repo / "made.txt").exists() and not (repo / "notes").exists()  # emptied dirs go too
     assert (repo / "build" / "out").exists()  # ignored: never snapshotted, never touched
     assert (repo / "untracked.txt").read_text() == "untracked\n"
     # The restore is a point of its own: rewinding to it undoes it.
@@ -498,7 +498,7 @@ async def test_files_over_the_cap_are_named_not_restored(environment: Path) -> N
         assert change.problem is not None and "maxFileBytes" in change.problem
         await host.run(f"/rewind {u1} files")
         assert (plain / "big.txt").read_text() == "small\n"
-        assert any("not restored" in text and "big.txt" in text for text, _ in ui.notifications)
+        assert any("not restored: " in text and "big.txt" in text for text, _ in ui.notifications)
     finally:
         await host.close()
 
@@ -567,3 +567,22 @@ def test_snapshots_work_again_after_their_objects_were_pruned(environment: Path)
     again = repo.snapshot(1 << 20)
     assert again.tree == first.tree
     assert repo.read_blob(repo.entries(again.tree, ["untracked.txt"])["untracked.txt"][1]) == b"changed\n"
+
+
+async def test_a_file_that_cannot_be_written_back_is_named_and_the_rest_restored(
+    repo_session: tuple[IsolatedHost, Path],
+) -> None:
+    host, repo = repo_session
+    await host.run(
+        "swap",
+        replies=[edit("a.txt", "alpha", "beta"), tool_call("bash", command="rm c.txt && mkdir c.txt"), "ok"],
+    )
+    session = await host.session()
+    (u1,) = user_ids(session)
+    await host.run(f"/rewind {u1} files")
+    assert (repo / "a.txt").read_text() == "alpha\n" and (repo / "c.txt").is_dir()
+    restore = checkpoint_entries(session)[-1]
+    assert restore["notRestored"] == [str(repo.resolve() / "c.txt")] and "c.txt" in next(
+        iter(restore["errors"])
+    )
+    assert any("not restored: " in text and "c.txt (" in text for text, _ in host.ui.notifications)
