@@ -90,9 +90,10 @@ class BlobStore:
 
 def prune(
     roots: list[Path], *, max_bytes: int, max_age_days: float, now: float | None = None
-) -> tuple[int, int]:
+) -> tuple[int, int, set[Path]]:
     """Delete blobs and git objects older than ``max_age_days``, then the oldest until the
-    rest fit in ``max_bytes``; returns ``(files removed, bytes removed)``.
+    rest (of all ``roots`` together) fit in ``max_bytes``; returns the files and bytes
+    removed, and the roots that lost some.
 
     A checkpoint whose content was pruned still lists and diffs; restoring that file says
     its content is gone.

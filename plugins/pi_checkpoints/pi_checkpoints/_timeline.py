@@ -364,8 +364,8 @@ def plan_restore(
     diverged_snapshots = [s for s in source_snapshots if s[0].index > common]
     # The snapshot holding the point's state: for "before", the first at or after the point
     # (else the last before it); for "after", the last up to it; else where the branches parted.
-    at_or_after = [s for s in snapshots if s[0].index >= target]
-    decisive = (at_or_after[0] if at_or_after and state == "before" else None) or (
+    snapshots_after = [s for s in snapshots if s[0].index >= target]
+    decisive = (snapshots_after[0] if snapshots_after and state == "before" else None) or (
         before[-1] if before else (diverged_snapshots[0] if diverged_snapshots else None)
     )
     if repo is not None and now is not None and decisive is not None:
