@@ -72,6 +72,7 @@ class _Run:
     id: str
     before: Snapshot | None = None
     before_taken: bool = False
+    dirty: bool = False  # a tool that may write ran since the last snapshot
     lock: Any = None  # an anyio.Lock, made in the event loop
     wrote_first: bool = False
     last_tree: str | None = None
@@ -174,6 +175,7 @@ async def _keep_pre_images(call: ToolInvocation, call_next: ToolNext) -> ToolRes
         return await call_next()
     run = state.run
     await _snapshot_before(state, run)
+    run.dirty = True
     paths = written_paths(call)
     if not paths:
         return await call_next()
@@ -263,24 +265,24 @@ async def _flush(ctx: PluginContext, state: _State, *, snapshot: bool) -> None:
             data["afterSkipped"] = list(after.skipped)
         run.last_tree = after.tree
     run.files = {}
+    run.dirty = False
     if "before" in data or "files" in data or "after" in data:
         ctx.append_entry("checkpoint", data)
         run.wrote_first = True
 
 
 @hookimpl
-async def pi_turn_end(tool_results: Sequence[Any], ctx: PluginContext) -> None:
+async def pi_turn_end(ctx: PluginContext) -> None:
     state = _state(ctx)
-    if state is not None:
-        wrote = any(getattr(result, "tool_name", None) not in _READ_ONLY for result in tool_results)
-        await _flush(ctx, state, snapshot=wrote)
+    if state is not None and state.run is not None:
+        await _flush(ctx, state, snapshot=state.run.dirty)
 
 
 @hookimpl
 async def pi_agent_end(ctx: PluginContext) -> None:
     state = _state(ctx)
     if state is not None and state.run is not None:
-        if state.run.files:  # a run aborted inside a turn
+        if state.run.dirty or state.run.files:  # a run aborted inside a turn
             await _flush(ctx, state, snapshot=True)
         state.run = None
 
