@@ -227,6 +227,7 @@ def list_points(branch: Sequence[Any], *, cwd: str, store_root: Path) -> list[Re
     repo = _repo_for(records, cwd, store_root) if snapshots else None
     base = repo.root if repo is not None else norm_path(cwd)
     last_tree = snapshots[-1][2] if snapshots else None
+    diffs: dict[str, list[str]] = {}
     points = []
     for index, entry in enumerate(branch):
         text = user_text(entry)
@@ -243,7 +244,9 @@ def list_points(branch: Sequence[Any], *, cwd: str, store_root: Path) -> list[Re
             after = [s for s in snapshots if s[0] >= index]
             start = after[0][2] if after else None
             if start is not None:
-                files.update(os.path.join(repo.root, rel) for rel in repo.changed(start, last_tree))
+                if start not in diffs:  # consecutive points often share their first snapshot
+                    diffs[start] = repo.changed(start, last_tree)
+                files.update(os.path.join(repo.root, rel) for rel in diffs[start])
         if restore is not None:
             kind: Literal["message", "restore"] = "restore"
             label = f"restore of the files of {restore.data.get('target', '?')} (rewind here to undo it)"

@@ -218,6 +218,8 @@ async def test_non_git_directory_restores_edits_only(environment: Path) -> None:
             session.session_manager.get_branch(), u1, cwd=str(plain), store_root=pi_checkpoints.store_root()
         )
         assert any("not a git work tree" in note for note in plan.notes)
+        await host.run("/rewind")  # the picker says so too (dismissed here)
+        assert ui.dialogs[-1][0] == "select" and "not a git work tree" in ui.dialogs[-1][1]
         await host.run(f"/rewind {u1} files")
         assert (plain / "a.txt").read_text() == "alpha\n"
         assert (plain / "pic.bin").read_bytes() == b"\x00\x01\x02"
