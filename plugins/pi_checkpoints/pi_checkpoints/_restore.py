@@ -58,7 +58,8 @@ def describe_plan(plan: RestorePlan, base: str) -> list[str]:
 
     def shown(path: str) -> str:
         rel = os.path.relpath(path, base)
-        return path if rel.startswith("..") else rel
+        # A path outside the project stands out: a session file from elsewhere could name any.
+        return f"{path} (outside {base})" if rel.startswith("..") else rel
 
     lines = []
     for change in plan.changes:

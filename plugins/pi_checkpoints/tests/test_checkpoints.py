@@ -307,6 +307,17 @@ def test_rpc_rewind_commands(environment: Path) -> None:
         done = call({"id": "r", "type": "rewind", "entryId": point["entry_id"], "restore": "files"})
         assert done["success"], done
         assert (repo / "c.txt").exists() and not (repo / "n.txt").exists()
+        # Undoing that restore would delete c.txt, which was edited by hand since: refused.
+        (repo / "c.txt").write_text("mine now\n")
+        points = call({"id": "l2", "type": "rewind_list"})["data"]["points"]
+        undo = next(p for p in points if p["kind"] == "restore")
+        refused = call({"id": "u", "type": "rewind", "entryId": undo["entry_id"], "restore": "files"})
+        assert refused["success"] is False and "changed outside the agent" in refused["error"]
+        assert (repo / "c.txt").read_text() == "mine now\n"
+        forced = call(
+            {"id": "f", "type": "rewind", "entryId": undo["entry_id"], "restore": "files", "force": True}
+        )
+        assert forced["success"] and not (repo / "c.txt").exists() and (repo / "n.txt").exists()
         bad = call({"id": "b", "type": "rewind", "restore": "files"})
         assert bad["success"] is False and "entryId is required" in bad["error"]
         # pi's own commands are untouched.
