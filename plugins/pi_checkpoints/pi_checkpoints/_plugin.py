@@ -76,6 +76,7 @@ class _Run:
     lock: Any = None  # an anyio.Lock, made in the event loop
     wrote_first: bool = False
     last_tree: str | None = None
+    last_skipped: tuple[str, ...] = ()
     # path -> (first pre-image, latest post-image) in the current turn
     files: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
 
@@ -224,7 +225,7 @@ async def _snapshot_before(state: _State, run: _Run) -> None:
             except Exception as exc:  # a broken repository must not stop the run
                 logger.warning("pi-checkpoints: no snapshot of %s: %s", repo.root, exc)
             else:
-                run.last_tree = run.before.tree
+                run.last_tree, run.last_skipped = run.before.tree, run.before.skipped
         run.before_taken = True
 
 
@@ -259,11 +260,11 @@ async def _flush(ctx: PluginContext, state: _State, *, snapshot: bool) -> None:
     files = [file_entry(path, pre, post) for path, (pre, post) in run.files.items()]
     if files:
         data["files"] = files
-    if after is not None and after.tree != run.last_tree:
+    if after is not None and (after.tree, after.skipped) != (run.last_tree, run.last_skipped):
         data["after"] = after.tree
         if after.skipped:
             data["afterSkipped"] = list(after.skipped)
-        run.last_tree = after.tree
+        run.last_tree, run.last_skipped = after.tree, after.skipped
     run.files = {}
     run.dirty = False
     if "before" in data or "files" in data or "after" in data:

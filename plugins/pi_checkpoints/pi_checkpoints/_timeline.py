@@ -410,15 +410,16 @@ def plan_restore(
         current_mode = now_state[1] if now_state is not None else None
         if chosen.value == current and (chosen.value is None or chosen.mode == current_mode):
             continue
+        unrecorded = [(r.index, seq) for r, seq, _, skipped in source_snapshots if rel in skipped]
         if from_source:
             later = [obs for obs in seen if (obs.index, obs.seq) >= (chosen.index, chosen.seq)]
-            outside = _outside(later, current)
+            outside = _outside(later, current, unrecorded)
         elif chosen.index <= common:
             later = [obs for obs in seen if (obs.index, obs.seq) > (chosen.index, chosen.seq)]
-            outside = _outside([chosen, *later], current)
+            outside = _outside([chosen, *later], current, unrecorded)
         else:  # the point is on another branch: what the agent did since the branches parted
             later = [obs for obs in seen if obs.index > common]
-            outside = _outside(later or [chosen], current)
+            outside = _outside(later or [chosen], current, unrecorded)
         problem = None
         if chosen.value is not None and chosen.source == "store":
             if not chosen.stored:
@@ -460,11 +461,20 @@ def plan_restore(
     )
 
 
-def _outside(observations: Sequence[_Obs], current: str | None) -> str | None:
-    """Why the file counts as changed outside the agent after the first observation, or ``None``."""
+def _outside(
+    observations: Sequence[_Obs], current: str | None, unrecorded: Sequence[tuple[int, int]] = ()
+) -> str | None:
+    """Why the file counts as changed outside the agent after the first observation, or ``None``.
+
+    :param unrecorded: where snapshots left the file out for its size (``(index, seq)``):
+        after such a snapshot its content is unknown, so the file now is not compared.
+    """
     for earlier, later in itertools.pairwise(observations):
         if later.value != earlier.value and later.run != earlier.run and not later.sync:
             return "changed outside the agent between two prompts"
-    if observations[-1].value != current:
+    last = observations[-1]
+    if any(at > (last.index, last.seq) for at in unrecorded):
+        return None
+    if last.value != current:
         return "changed outside the agent since the last checkpoint"
     return None

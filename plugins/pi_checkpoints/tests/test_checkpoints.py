@@ -599,3 +599,26 @@ async def test_a_file_that_cannot_be_written_back_is_named_and_the_rest_restored
         iter(restore["errors"])
     )
     assert any("not restored: " in text and "c.txt (" in text for text, _ in host.ui.notifications)
+
+
+async def test_a_big_untracked_file_is_left_out_of_snapshots_yet_removed_on_rewind(environment: Path) -> None:
+    repo = make_repo(environment)
+    host = build_host(
+        [pi_checkpoints],
+        load=["tools_fs", "bash"],
+        cwd=repo,
+        agent_dir=environment / "agent",
+        settings={"checkpoints": {"maxFileBytes": 100}},
+        session_options={"mode": "rpc"},
+    )
+    try:
+        await host.run("big", replies=[tool_call("bash", command="head -c 500 /dev/zero > big.bin"), "ok"])
+        session = await host.session()
+        records = checkpoint_entries(session)
+        assert records[-1]["afterSkipped"] == ["big.bin"]
+        (u1,) = user_ids(session)
+        # The agent made it, so removing it is no clobbering, though its content was never kept.
+        await host.run(f"/rewind {u1} files")
+        assert not (repo / "big.bin").exists()
+    finally:
+        await host.close()
