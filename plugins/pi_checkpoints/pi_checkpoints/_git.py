@@ -23,8 +23,21 @@ from ._store import norm_path
 
 __all__ = ["GitError", "GitRepo", "Snapshot"]
 
-# Settings that would make a snapshot write into the repository or start maintenance there.
-_SAFE_CONFIG = ("-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false")
+# Settings that would make a snapshot write into the repository, run the user's code there
+# or change the bytes it records: a split index writes a shared index into .git; maintenance;
+# hooks (post-index-change runs after every index write); Git LFS's clean filter stores
+# content under .git/lfs; end-of-line conversion would record other bytes than the file's.
+_SAFE_CONFIG = (
+    "-c", "core.splitIndex=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.autocrlf=false",
+    "-c", "filter.lfs.process=",
+    "-c", "filter.lfs.clean=",
+    "-c", "filter.lfs.smudge=",
+    "-c", "filter.lfs.required=false",
+)  # fmt: skip
 # Variables that would point git elsewhere than we say.
 _GIT_ENV = (
     "GIT_DIR",

@@ -622,3 +622,25 @@ async def test_a_big_untracked_file_is_left_out_of_snapshots_yet_removed_on_rewi
         assert not (repo / "big.bin").exists()
     finally:
         await host.close()
+
+
+def test_snapshots_run_none_of_the_repositorys_hooks_or_filters(environment: Path) -> None:
+    from pi_checkpoints._git import GitRepo
+
+    repo_dir = make_repo(environment)
+    hooks = repo_dir / ".git" / "hooks"
+    hook = hooks / "post-index-change"
+    hook.write_text('#!/bin/sh\ntouch "$GIT_DIR/hook-ran"\n')
+    hook.chmod(0o755)
+    # Git LFS installs itself so: its clean filter writes the content under .git/lfs.
+    git(repo_dir, "config", "filter.lfs.clean", "sh -c 'touch .git/filter-ran; cat'")
+    git(repo_dir, "config", "filter.lfs.process", "sh -c 'touch .git/filter-ran; exit 1'")
+    (repo_dir / ".gitattributes").write_text("*.dat filter=lfs\n")
+    (repo_dir / "big.dat").write_bytes(b"\x00raw bytes\r\n")
+    before = git_state(repo_dir)
+    repo = GitRepo.discover(str(repo_dir), pi_checkpoints.store_root())
+    assert repo is not None
+    snapshot = repo.snapshot(1 << 20)
+    assert git_state(repo_dir) == before  # no hook ran, no filter wrote into .git
+    blob = repo.entries(snapshot.tree, ["big.dat"])["big.dat"][1]
+    assert repo.read_blob(blob) == b"\x00raw bytes\r\n"  # the file's own bytes
