@@ -43,8 +43,8 @@ CUSTOM_TYPE = "checkpoint"
 """The ``customType`` of the plugin's session entries (pi's ``custom`` entry, ignored by pi)."""
 
 NO_GIT_NOTE = (
-    "not a git work tree: only files written by edit, write and tools that declare their writes "
-    "are restored; changes made by bash are not"
+    "no git snapshots (not a git work tree, or checkpoints.gitSnapshots is off): only files "
+    "written by edit, write and tools that declare their writes are restored; bash's changes are not"
 )
 
 
