@@ -36,6 +36,7 @@ FIRST_PARTY: tuple[tuple[str, str], ...] = (
     ("pi_retry", "pi-retry"),
     ("pi_guard", "pi-guard"),
     ("pi_shell_hooks", "pi-shell-hooks"),
+    ("pi_checkpoints", "pi-checkpoints"),
 )
 """Plugins whose implementations the reference lists ("Implemented by")."""
 

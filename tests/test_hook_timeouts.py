@@ -315,3 +315,62 @@ def test_the_setting_sets_the_timeout_and_the_variable_beats_it(
     assert any("plugins.hookTimeout in settings.json must be a number" in m for m in caplog.messages)
     monkeypatch.setenv("PI_HOST_HOOK_TIMEOUT", "7")
     assert configured(2.5).dispatcher.hook_timeout == 7.0
+
+
+class AsksTheUser:
+    """A hook that opens a dialog and waits for the answer (a policy, an offer to restore files)."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.dispatcher = dispatcher
+        self.answered = False
+
+    @hookimpl
+    async def pi_agent_start(self, ctx: Any) -> None:
+        guard = self.dispatcher._guard
+        with self.dispatcher.waiting_for_user():
+            # The user reads for longer than the hook timeout: the watchdog's clock passes it
+            # many times over while the dialog is open.
+            while guard._clock < 10 * (guard.timeout or 0):
+                await anyio.sleep(0.02)
+        self.answered = True
+
+
+async def test_the_time_a_hook_waits_for_the_user_does_not_count() -> None:
+    pm = PluginManager()
+    errors: list[ExtensionError] = []
+    dispatcher = Dispatcher(pm, on_error=errors.append, trace=False, timeout=0.1)
+    asks = AsksTheUser(dispatcher)
+    pm.register(asks, name="asks")
+    with anyio.fail_after(20):
+        await dispatcher.call("pi_agent_start", ctx=CTX)
+    assert asks.answered and errors == []
+    # Once the dialog is closed the limit holds again.
+    pm.register(Hangs(), name="hangs")
+    with anyio.fail_after(20):
+        await dispatcher.call("pi_agent_start", ctx=CTX)
+    assert [error.plugin for error in errors] == ["hangs"]
+
+
+async def test_a_plugins_dialogs_are_marked_as_waiting_for_the_user(tmp_path: Path) -> None:
+    from pi_host.testing import RecordingUI, build_host
+
+    seen: list[bool] = []
+
+    class Probe(RecordingUI):
+        async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+            import asyncio
+
+            seen.append(asyncio.current_task() in host.host.dispatcher._guard.asking)
+            return True
+
+    class Asker:
+        @hookimpl
+        async def pi_agent_start(self, ctx: Any) -> None:
+            await ctx.ui.confirm("Go on?", "a question")
+
+    host = build_host([Asker()], cwd=tmp_path / "p", agent_dir=tmp_path / "a", ui=Probe(), replies=["ok"])
+    try:
+        (await host.run("hi")).assert_ok()
+    finally:
+        await host.close()
+    assert seen == [True]

@@ -75,6 +75,7 @@ HOST_HOOKS = [
     "pi_register_tool_middleware",
     "pi_register_providers",
     "pi_register_commands",
+    "pi_register_rpc_commands",
     "pi_register_flags",
     "pi_register_settings",
     "pi_register_abort_scopes",

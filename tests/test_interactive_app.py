@@ -314,3 +314,38 @@ async def test_import_without_a_path_and_the_changelog(tmp_path: Path) -> None:
         await harness.committed("What's New")
         await harness.committed("[Unreleased]")
         app.request_exit()
+
+
+class _RewindingSession(FakeInteractiveSession):
+    """A plugin command that moves the conversation back, as pi-checkpoints' /rewind does."""
+
+    async def run_plugin_command(self, name: str, args: str) -> None:
+        self.plugin_log.append((name, args))
+        if args != "stay":
+            first = next(i for i, e in self._entries.items() if e[1]["type"] == "message")
+            await self.navigate_tree(first, summarize=False)
+
+
+async def test_a_plugin_command_that_moves_the_conversation_redraws_it(tmp_path: Path) -> None:
+    session = _RewindingSession(
+        cwd=str(tmp_path), script=[{"text": "first answer"}, {"text": "second answer"}]
+    )
+    await session.prompt("first question")
+    with create_pipe_input() as keys:
+        app = CapturingApp(
+            session, input=keys, output=DummyOutput(), keybindings_path=tmp_path / "keybindings.json"
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(app.run)
+            await until(lambda: "first answer" in app.written)
+            shown = len(app.written)
+            await app.run_plugin_command("greet", "")
+            # The conversation went back to before the first question: the screen says so.
+            assert session.messages == []
+            await until(lambda: "──" in app.written[shown:])
+            assert "first answer" not in app.written[shown:]
+            # A command that leaves the conversation as it was draws nothing new.
+            before = len(app.written)
+            await app.run_plugin_command("greet", "stay")
+            assert app.written[before:] == ""
+            app.request_exit()

@@ -89,6 +89,19 @@ async def test_double_escape_follows_the_setting(tmp_path: Path) -> None:
         assert spawned == []
 
 
+async def test_double_escape_may_name_a_plugin_command(tmp_path: Path) -> None:
+    # pi-checkpoints documents "doubleEscapeAction": "rewind"; any plugin command works.
+    async with running_with(tmp_path, {"doubleEscapeAction": "greet"}) as harness:
+        app = harness.app
+        app.on_escape()
+        app.on_escape()
+        await until(lambda: harness.session.plugin_log == [("greet", "")])
+    async with running_with(tmp_path, {"doubleEscapeAction": "nosuch"}) as harness:
+        harness.app.on_escape()
+        harness.app.on_escape()
+        await harness.committed('doubleEscapeAction "nosuch" in settings.json names no command')
+
+
 async def test_quiet_startup_leaves_out_the_header(tmp_path: Path) -> None:
     async with running_with(tmp_path, {"quietStartup": True}) as harness:
         harness.app.notice("ready")

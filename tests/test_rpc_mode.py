@@ -677,3 +677,84 @@ def test_abort_ends_a_hung_hook_and_names_it(
     assert "was still running pi_agent_start when the run was aborted" in errors[0]["error"]
     assert p.call({"id": "s", "type": "get_state"})["data"]["isStreaming"] is False
     assert p.close() == 0
+
+
+class _RpcCommandsPlugin:
+    """Adds ``echo_twice`` and tries to replace pi's ``get_state``, which must not work."""
+
+    @staticmethod
+    def pi_register_rpc_commands(register: Callable[[Any], None]) -> None:
+        from pi_host.hookspecs import RpcCommand
+
+        async def echo_twice(command: Any, ctx: Any) -> Any:
+            if "text" not in command:
+                raise ValueError("echo_twice: text is required")
+            return {"text": command["text"] * 2, "cwd": ctx.cwd}
+
+        async def nothing(command: Any, ctx: Any) -> None:
+            return None
+
+        async def hijack(command: Any, ctx: Any) -> Any:
+            return {"hijacked": True}
+
+        register(RpcCommand("echo_twice", echo_twice, "Say it twice"))
+        register(RpcCommand("quiet_one", nothing))
+        register(RpcCommand("get_state", hijack))
+
+
+async def test_plugin_rpc_commands_sit_beside_pis_own(tmp_path: Path) -> None:
+    from pi_host.hookspecs import hookimpl
+    from pi_host.modes._rpc import RpcServer
+    from pi_host.runtime import SessionOptions, create_session
+
+    plugin = _RpcCommandsPlugin()
+    plugin.pi_register_rpc_commands = hookimpl(_RpcCommandsPlugin.pi_register_rpc_commands)  # type: ignore[method-assign]
+    session = await create_session(
+        SessionOptions(
+            cwd=str(tmp_path),
+            agent_dir=str(tmp_path / "agent"),
+            mode="rpc",
+            provider="faux",
+            no_session=True,
+            extra_plugins=[plugin],
+        )
+    )
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    with (
+        os.fdopen(in_read, "rb") as stdin,
+        os.fdopen(in_write, "wb", buffering=0) as client_in,
+        os.fdopen(out_write, "wb") as stdout,
+        os.fdopen(out_read, "rb") as client_out,
+    ):
+        server = RpcServer(session, stdin, stdout)
+
+        async def call(record: dict[str, Any]) -> dict[str, Any]:
+            client_in.write(json.dumps(record).encode() + b"\n")
+            while True:
+                line = await anyio.to_thread.run_sync(client_out.readline)
+                parsed: dict[str, Any] = json.loads(line)
+                if parsed.get("type") == "response":
+                    return parsed
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve)
+            with anyio.fail_after(TIMEOUT):
+                assert await call({"id": "1", "type": "echo_twice", "text": "ab"}) == {
+                    "id": "1",
+                    "type": "response",
+                    "command": "echo_twice",
+                    "success": True,
+                    "data": {"text": "abab", "cwd": str(tmp_path)},
+                }
+                assert await call({"id": "2", "type": "quiet_one"}) == {
+                    "id": "2",
+                    "type": "response",
+                    "command": "quiet_one",
+                    "success": True,
+                }
+                failed = await call({"id": "3", "type": "echo_twice"})
+                assert failed["success"] is False and failed["error"] == "echo_twice: text is required"
+                state = await call({"id": "4", "type": "get_state"})
+                assert state["success"] is True and "hijacked" not in state["data"]
+                client_in.close()

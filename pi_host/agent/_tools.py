@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Generic, Literal, TypeVar
@@ -85,6 +85,11 @@ class Tool(Generic[P]):
         key order included; a tool that sets it should pin that with a test (compare with
         ``dataclasses.replace(tool, parameters_schema=None).spec()``). ``parameters`` still
         validates the arguments.
+    :ivar writes: ``writes(params, cwd) -> paths``: the files a call with these (validated)
+        arguments will create, overwrite or delete, as absolute paths. Declaring it lets a
+        plugin act before the change (a checkpoint plugin keeps the previous content); it is
+        called just before ``execute`` and must not touch the files. ``None``: the tool
+        declares nothing (it may still write, as ``bash`` does).
     """
 
     name: str
@@ -98,6 +103,7 @@ class Tool(Generic[P]):
     prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # Left out of ==/hash(): it is derived from ``parameters``, and a dict is not hashable.
     parameters_schema: Mapping[str, Any] | None = field(default=None, compare=False)
+    writes: Callable[[P, str], Sequence[str]] | None = field(default=None, compare=False)
 
     @cached_property
     def _spec(self) -> ToolSpec:

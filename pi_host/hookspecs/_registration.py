@@ -5,7 +5,7 @@ message and tool renderers)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -20,6 +20,7 @@ __all__ = [
     "Flag",
     "FlagType",
     "MessageRenderer",
+    "RpcCommand",
     "SettingsSection",
     "Shortcut",
     "ToolCallView",
@@ -56,6 +57,30 @@ class Command:
         if not _NAME.match(name):
             raise ValueError(f"invalid command name {self.name!r}: use letters, digits, '-', '_', ':' or '.'")
         object.__setattr__(self, "name", name)
+
+
+@dataclass(frozen=True)
+class RpcCommand:
+    """A command of RPC mode (``{"type": name, ...}`` on stdin) that a plugin adds.
+
+    :ivar name: the command's ``type``, in pi's snake_case (``rewind_list``). pi's own
+        commands (``prompt``, ``fork`` …) cannot be replaced: theirs are looked up first.
+    :ivar handler: ``async def handler(command: Mapping[str, Any], ctx: CommandContext) -> Any``;
+        ``command`` is the whole record. What it returns becomes the response's ``data``
+        (left out when ``None``); raising answers ``success: false`` with the message as
+        ``error``, as pi does for a failing command.
+    :ivar description: one line, for listings.
+    """
+
+    name: str
+    handler: Callable[[Mapping[str, Any], CommandContext], Awaitable[Any]]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not _SCOPE_NAME.match(self.name):
+            raise ValueError(
+                f"invalid RPC command name {self.name!r}: use lower case snake_case like 'my_command'"
+            )
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         Command,
         Flag,
         MessageRenderer,
+        RpcCommand,
         SettingsSection,
         Shortcut,
         ToolRenderer,
@@ -58,6 +59,7 @@ __all__ = [
     "pi_register_flags",
     "pi_register_message_renderers",
     "pi_register_providers",
+    "pi_register_rpc_commands",
     "pi_register_settings",
     "pi_register_shortcuts",
     "pi_register_tool_middleware",
@@ -221,10 +223,46 @@ def pi_register_commands(register: Callable[[Command], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
+def pi_register_rpc_commands(register: Callable[[RpcCommand], None]) -> None:
+    """Add commands to RPC mode (``--mode rpc``) beside pi's own.
+
+    Fires at startup after ``pi_register_commands``. A record on stdin whose ``type`` is not
+    one of pi's commands is looked up among these; pi's own commands keep their meaning (a
+    plugin cannot replace them), so pi's RPC clients see no difference. A client that sends
+    a plugin's command to a host without that plugin gets pi's ``Unknown command`` error.
+
+    :param register: call ``register(RpcCommand(name, handler, description))`` once per
+        command; ``handler`` is ``async def handler(command, ctx) -> data``, with ``command``
+        the whole record and ``ctx`` a :class:`CommandContext`. The response is pi's
+        ``{"type": "response", "command": name, "success": true, "data": data}`` (with the
+        record's ``id``); ``data`` is left out when the handler returns ``None``.
+
+    **Combination:** every implementation runs (synchronous). The first registration of a
+    name in call order wins (a later tier first); a second one is ignored.
+    **On error:** the plugin is reported as failed to load and unregistered; pi-host still
+    starts. A handler that raises answers ``"success": false`` with its message.
+
+    Example::
+
+        from pi_host import hookimpl
+        from pi_host.hookspecs import RpcCommand
+
+
+        async def word_count(command, ctx):
+            return {"words": sum(len(str(m.content).split()) for m in ctx.messages)}
+
+
+        @hookimpl
+        def pi_register_rpc_commands(register):
+            register(RpcCommand(name="word_count", handler=word_count, description="Count words"))
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
 def pi_register_flags(register: Callable[[Flag], None]) -> None:
     """Register command-line flags (``--name``) for your plugin.
 
-    Fires at startup after ``pi_register_commands``, before the command line's unknown
+    Fires at startup after ``pi_register_rpc_commands``, before the command line's unknown
     flags are checked: a flag no plugin registers is an error.
 
     :param register: call ``register(Flag(name, type, default, description))`` once per flag;

@@ -179,6 +179,8 @@ class RpcServer:
         handler = self._handlers.get(kind) if isinstance(kind, str) else None
         if handler is None and isinstance(kind, str) and kind.startswith("abort_"):
             handler = self._abort_scope_handler(kind.removeprefix("abort_"))
+        if handler is None and isinstance(kind, str):
+            handler = self._plugin_handler(kind)
         if handler is None:
             self.writer.write(_unknown_command(command))
             return
@@ -374,6 +376,20 @@ class RpcServer:
     async def _cmd_set_auto_retry(self, request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
         self.session.set_setting_value("retry.enabled", bool(command.get("enabled")))
         return _success(request_id, "set_auto_retry")
+
+    def _plugin_handler(
+        self, kind: str
+    ) -> Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any] | None]] | None:
+        """A command a plugin added (``pi_register_rpc_commands``); pi's own were looked up first."""
+        plugin_command = self.session.host.rpc_commands.get(kind)
+        if plugin_command is None:
+            return None
+
+        async def run(request_id: Any, command: dict[str, Any]) -> dict[str, Any]:
+            data = await plugin_command.handler(command, self.session.ctx)
+            return _success(request_id, kind) if data is None else _success(request_id, kind, data)
+
+        return run
 
     def _abort_scope_handler(
         self, name: str

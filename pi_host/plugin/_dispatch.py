@@ -21,6 +21,7 @@ import time
 import traceback
 from asyncio import current_task as _current_task
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
@@ -156,6 +157,11 @@ class Dispatcher:
     def set_hook_timeout(self, seconds: float | None) -> None:
         """Change the limit (settings are read after the dispatcher exists)."""
         self._guard.timeout = seconds
+
+    def waiting_for_user(self) -> AbstractContextManager[None]:
+        """``with dispatcher.waiting_for_user():`` while a hook waits for the user (a dialog):
+        that time does not count towards the hook timeout."""
+        return self._guard.waiting_for_user()
 
     def abort_hooks(self) -> int:
         """End every hook implementation awaiting now, as the user's abort does (RPC ``abort``,

@@ -32,6 +32,7 @@ import logging
 import os
 import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = [
@@ -134,6 +135,9 @@ class HookGuard:
         self.inflight: set[tuple[tuple[str, str], Any, int]] = set()
         # Those the guard cancelled, with why: "timeout" or "abort".
         self.claims: dict[tuple[tuple[str, str], Any, int], str] = {}
+        # Tasks waiting for the user (a plugin's dialog): their time is not the hook's.
+        # Replaced whole, never changed in place: the watchdog thread reads it.
+        self.asking: frozenset[Any] = frozenset()
         self.async_ok: bool | None = None
         self._loop: Any = None
         self._loop_thread = 0
@@ -163,6 +167,24 @@ class HookGuard:
         entry = (label, asyncio.current_task(), self.calls)
         self.inflight.add(entry)
         return entry
+
+    @contextlib.contextmanager
+    def waiting_for_user(self) -> Iterator[None]:
+        """``with guard.waiting_for_user():`` around a dialog a hook opened: the time the user
+        takes does not count towards the hook's timeout, which starts afresh after it (the
+        user's abort still ends the hook)."""
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:
+            task = None
+        if task is None or task in self.asking:
+            yield
+            return
+        self.asking = self.asking | {task}
+        try:
+            yield
+        finally:
+            self.asking = self.asking - {task}
 
     def _detect_loop(self) -> None:
         try:
@@ -256,8 +278,11 @@ class HookGuard:
             self._waiting.clear()
             return
         # Async implementations: how long each has been seen awaiting.
-        clock, waiting = self._clock, self._waiting
-        self._waiting = waiting = {entry: waiting.get(entry, clock) for entry in tuple(self.inflight)}
+        clock, waiting, asking = self._clock, self._waiting, self.asking
+        self._waiting = waiting = {
+            entry: clock if entry[1] in asking else waiting.get(entry, clock)
+            for entry in tuple(self.inflight)
+        }
         for entry, since in waiting.items():
             if clock - since >= timeout and self._loop is not None:
                 with contextlib.suppress(RuntimeError):  # the loop closed meanwhile

@@ -133,7 +133,8 @@ class Settings(_Section):
     quiet_startup: bool = False
     default_project_trust: DefaultProjectTrust = DEFAULT_PROJECT_TRUST
     collapse_changelog: bool = False
-    double_escape_action: Literal["tree", "fork", "none"] = "tree"
+    # pi's three, or the name of a plugin's slash command.
+    double_escape_action: Literal["tree", "fork", "none"] | str = "tree"
     tree_filter_mode: Literal["default", "no-tools", "user-only", "labeled-only", "all"] = "default"
     editor_padding_x: int = 0
     autocomplete_max_visible: int = 5

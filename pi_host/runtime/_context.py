@@ -38,6 +38,35 @@ __all__ = ["NullUI", "SessionPluginContext"]
 _M = TypeVar("_M", bound=BaseModel)
 
 
+class _UserWaits:
+    """The mode's UI, its dialogs marked as waiting for the user: a hook that asks (a policy,
+    a plugin offering to restore files) is not stopped by the hook timeout while the user
+    reads; everything else passes through."""
+
+    def __init__(self, inner: Any, dispatcher: Any) -> None:
+        self.inner = inner
+        self._dispatcher = dispatcher
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def select(self, title: str, options: Sequence[str], **kwargs: Any) -> Any:
+        with self._dispatcher.waiting_for_user():
+            return await self.inner.select(title, options, **kwargs)
+
+    async def confirm(self, title: str, message: str, **kwargs: Any) -> Any:
+        with self._dispatcher.waiting_for_user():
+            return await self.inner.confirm(title, message, **kwargs)
+
+    async def input(self, title: str, *args: Any, **kwargs: Any) -> Any:
+        with self._dispatcher.waiting_for_user():
+            return await self.inner.input(title, *args, **kwargs)
+
+    async def editor(self, title: str, *args: Any, **kwargs: Any) -> Any:
+        with self._dispatcher.waiting_for_user():
+            return await self.inner.editor(title, *args, **kwargs)
+
+
 class NullUI:
     """The UI of modes without a user to ask (print, JSON): dialogs return their defaults."""
 
@@ -86,6 +115,7 @@ class SessionPluginContext:
 
     def __init__(self, session: AgentSession) -> None:
         self._session = session
+        self._ui: _UserWaits | None = None
 
     # -- where and how pi-host runs ---------------------------------------------------------
 
@@ -103,7 +133,10 @@ class SessionPluginContext:
 
     @property
     def ui(self) -> Any:
-        return self._session.ui
+        ui = self._session.ui
+        if self._ui is None or self._ui.inner is not ui:
+            self._ui = _UserWaits(ui, self._session.host.dispatcher)
+        return self._ui
 
     @property
     def stash(self) -> Stash:

@@ -12,6 +12,7 @@ from pi_host.hookspecs._registration import (
     Command,
     Flag,
     MessageRenderer,
+    RpcCommand,
     SettingsSection,
     Shortcut,
     ToolRenderer,
@@ -48,6 +49,7 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("tool", "pi_register_tools"),
     ("middleware", "pi_register_tool_middleware"),
     ("command", "pi_register_commands"),
+    ("rpc_command", "pi_register_rpc_commands"),
     ("flag", "pi_register_flags"),
     ("settings", "pi_register_settings"),
     ("abort_scope", "pi_register_abort_scopes"),
@@ -79,6 +81,7 @@ class Host:
     tool_sources: dict[str, str] = field(default_factory=dict)
     providers: dict[str, Provider] = field(default_factory=dict)
     commands: dict[str, Command] = field(default_factory=dict)
+    rpc_commands: dict[str, RpcCommand] = field(default_factory=dict)
     flags: dict[str, Flag] = field(default_factory=dict)
     settings_sections: dict[str, SettingsSection] = field(default_factory=dict)
     settings_section_sources: dict[str, str] = field(default_factory=dict)
@@ -265,6 +268,7 @@ class Host:
         self.tool_sources.clear()
         self.providers.clear()
         self.commands.clear()
+        self.rpc_commands.clear()
         self.flags.clear()
         self.settings_sections.clear()
         self.settings_section_sources.clear()
@@ -315,6 +319,8 @@ class Host:
                         self.add_command(value)
         for _, name, value in offers["flag"]:
             self.flags.setdefault(name, value)
+        for _, name, value in offers["rpc_command"]:
+            self.rpc_commands.setdefault(name, value)
         for plugin, _, value in offers["settings"]:
             self.add_settings_section(value, plugin)
         for _, _, value in offers["abort_scope"]:
@@ -410,6 +416,7 @@ def _offer_name(kind: str, value: Any, plugin: str) -> str:
     expected: dict[str, tuple[type, str, str]] = {
         "provider": (Provider, "pi_host.providers.Provider", "api"),
         "command": (Command, "pi_host.hookspecs.Command", "name"),
+        "rpc_command": (RpcCommand, "pi_host.hookspecs.RpcCommand", "name"),
         "flag": (Flag, "pi_host.hookspecs.Flag", "name"),
         "settings": (SettingsSection, "pi_host.SettingsSection", "key"),
         "abort_scope": (AbortScope, "pi_host.AbortScope", "name"),

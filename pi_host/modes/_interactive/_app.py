@@ -1015,7 +1015,7 @@ class InteractiveApp:
     def on_escape(self) -> None:
         """Esc: abort the run (queued messages go back into the editor), a compaction, a retry
         wait or a ``!cmd``; clear a ``!`` line; twice on an empty editor, open ``/tree`` (or
-        what ``doubleEscapeAction`` says: ``fork``, ``none``).
+        what ``doubleEscapeAction`` says: ``fork``, ``none``, or a plugin command's name).
         With completions showing, it only closes them."""
         if self.buffer.complete_state is not None:
             self.buffer.cancel_completion()
@@ -1035,6 +1035,16 @@ class InteractiveApp:
                 action = self._safe(lambda: self.session.setting("doubleEscapeAction"), None)
                 if action in (None, "tree", "fork"):
                     self.spawn(self.commands.run, f"/{action or 'tree'}")
+                elif isinstance(action, str) and action != "none":
+                    # Any other value names a plugin's command.
+                    plugin = self.commands.plugin_command(f"/{action}")
+                    if plugin is not None:
+                        self.spawn(self.run_plugin_command, *plugin)
+                    else:
+                        self.warning(
+                            f'doubleEscapeAction "{action}" in settings.json names no command; '
+                            'use "tree", "fork", "none" or the name of a plugin\'s command'
+                        )
             else:
                 self._last_escape = now
 
@@ -1087,7 +1097,7 @@ class InteractiveApp:
         self.buffer.reset()
         plugin = self.commands.plugin_command(text)
         if plugin is not None:
-            self.spawn(self.session.run_plugin_command, *plugin)
+            self.spawn(self.run_plugin_command, *plugin)
             return
         if self._compacting:
             self._compaction_queue.append((text, "followUp" if follow_up else "steer"))
@@ -1533,6 +1543,19 @@ class InteractiveApp:
         for tool in tools.values():  # calls whose results were never recorded
             tool.view.partial = False
             tool.done = True
+
+    async def run_plugin_command(self, name: str, args: str) -> None:
+        """Run a plugin's command; when it moved the conversation elsewhere (``ctx.navigate_tree``,
+        ``ctx.fork``, ``ctx.switch_session`` …), show the session where it now is, as the
+        built-in ``/tree`` and ``/fork`` do. A command that only adds to the conversation
+        leaves the screen as it is."""
+        file_before = self._safe(lambda: self.session.session_file, None)
+        before = list(self._safe(lambda: self.session.messages, ()))
+        await self.session.run_plugin_command(name, args)
+        after = list(self._safe(lambda: self.session.messages, ()))
+        moved = self._safe(lambda: self.session.session_file, None) != file_before
+        if moved or after[: len(before)] != before:
+            self.session_switched()
 
     def session_switched(self, status: str | None = None) -> None:
         """Show the session the runtime has switched to (after /resume, /fork, /tree …)."""

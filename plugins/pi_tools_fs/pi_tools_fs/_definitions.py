@@ -128,6 +128,14 @@ _WRITE_SCHEMA: dict[str, Any] = {
 }
 
 
+def _written_path(params: WriteParams | EditParams, cwd: str) -> list[str]:
+    """What ``write`` and ``edit`` declare they write (``Tool.writes``): the one file, resolved
+    as the tool resolves it."""
+    from ._paths import resolve_to_cwd
+
+    return [resolve_to_cwd(params.path, cwd)]
+
+
 def create_write_tool() -> Tool[WriteParams]:
     """The ``write`` tool (runs inside the file's mutation queue)."""
 
@@ -148,6 +156,7 @@ def create_write_tool() -> Tool[WriteParams]:
         prompt_snippet="Create or overwrite files",
         prompt_guidelines=("Use write only for new files or complete rewrites.",),
         parameters_schema=_WRITE_SCHEMA,
+        writes=_written_path,
     )
 
 
@@ -267,6 +276,7 @@ def create_edit_tool() -> Tool[EditParams]:
         ),
         prepare_arguments=prepare_edit_arguments,
         parameters_schema=_EDIT_SCHEMA,
+        writes=_written_path,
     )
 
 

@@ -107,3 +107,21 @@ def test_importing_the_entry_point_stays_light() -> None:
     assert {name for name in modules if name.startswith("pi_tools_fs")} == {"pi_tools_fs"}
     assert "pi_host.runtime" not in modules
     assert "pi_host.agent" not in modules
+
+
+def test_write_and_edit_declare_the_file_they_write(tmp_path: Path) -> None:
+    tools = {tool.name: tool for tool in TOOLS}
+    home = str(Path.home())
+    for name, arguments in (
+        ("write", {"path": "@src/a.py", "content": "x"}),
+        ("edit", {"path": "src/a.py", "edits": [{"oldText": "a", "newText": "b"}]}),
+    ):
+        tool = tools[name]
+        assert tool.writes is not None
+        params = tool.validate_arguments(arguments)
+        assert tool.writes(params, str(tmp_path)) == [str(tmp_path / "src" / "a.py")]
+    params = tools["write"].validate_arguments({"path": "~/notes.md", "content": ""})
+    assert tools["write"].writes is not None
+    assert tools["write"].writes(params, str(tmp_path)) == [f"{home}/notes.md"]
+    # The tools that only read declare nothing.
+    assert all(tools[name].writes is None for name in ("read", "grep", "find", "ls"))

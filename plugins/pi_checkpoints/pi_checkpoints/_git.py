@@ -1,0 +1,237 @@
+"""Snapshots of a git work tree that leave the user's repository as it was.
+
+A snapshot is a tree object of the tracked and untracked-but-not-ignored files, built with
+git's plumbing against a private index (``GIT_INDEX_FILE``) and written into a private
+object directory under the agent directory (``GIT_OBJECT_DIRECTORY``, with the repository's
+own objects as an alternate to read from). Nothing is written into the repository: no
+object, no ref, no reflog, no index, no stash; ``git gc`` in the repository cannot prune a
+snapshot, and pruning the snapshots is ours (:func:`pi_checkpoints._store.prune`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._store import norm_path
+
+__all__ = ["GitError", "GitRepo", "Snapshot"]
+
+# Settings that would make a snapshot write into the repository, run the user's code there
+# or change the bytes it records: a split index writes a shared index into .git; maintenance;
+# hooks (post-index-change runs after every index write); Git LFS's clean filter stores
+# content under .git/lfs; end-of-line conversion would record other bytes than the file's.
+_SAFE_CONFIG = (
+    "-c", "core.splitIndex=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.autocrlf=false",
+    "-c", "filter.lfs.process=",
+    "-c", "filter.lfs.clean=",
+    "-c", "filter.lfs.smudge=",
+    "-c", "filter.lfs.required=false",
+)  # fmt: skip
+# Variables that would point git elsewhere than we say.
+_GIT_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+)
+
+
+class GitError(RuntimeError):
+    """A git command failed; the text has the command and git's message."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One snapshot: the tree and the untracked files left out for their size (relative paths)."""
+
+    tree: str
+    skipped: tuple[str, ...] = ()
+
+
+class GitRepo:
+    """A work tree and the private index and object directory its snapshots use."""
+
+    def __init__(self, root: str, common_dir: str, algo: str, state_dir: Path) -> None:
+        self.root = root
+        self.common_dir = common_dir
+        self.algo = algo
+        self.state_dir = state_dir
+        self.objects = state_dir / "objects"
+        self.index = state_dir / "index"
+
+    @classmethod
+    def discover(cls, cwd: str, store_root: Path) -> GitRepo | None:
+        """The work tree ``cwd`` is in, ``None`` outside one (or without git)."""
+        try:
+            out = subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    cwd,
+                    "rev-parse",
+                    "--show-toplevel",
+                    "--git-common-dir",
+                    "--show-object-format",
+                ],
+                capture_output=True,
+                text=True,
+                env=_clean_env(),
+                check=False,
+            )
+        except OSError:
+            return None
+        lines = out.stdout.splitlines()
+        if out.returncode != 0 or len(lines) < 3:
+            return None
+        root = os.path.realpath(lines[0])
+        common = lines[1] if os.path.isabs(lines[1]) else os.path.join(cwd, lines[1])
+        key = hashlib.sha256(root.encode()).hexdigest()[:16]
+        return cls(root, os.path.realpath(common), lines[2].strip() or "sha1", store_root / "git" / key)
+
+    def _env(self) -> dict[str, str]:
+        env = _clean_env()
+        env["GIT_INDEX_FILE"] = str(self.index)
+        env["GIT_OBJECT_DIRECTORY"] = str(self.objects)
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.path.join(self.common_dir, "objects")
+        return env
+
+    def _git(
+        self, *args: str, input: bytes | None = None, ok: Sequence[int] = (0,), literal: bool = False
+    ) -> bytes:
+        cmd = ["git", "-C", self.root, *_SAFE_CONFIG, *args]
+        env = self._env()
+        if literal:
+            env["GIT_LITERAL_PATHSPECS"] = "1"
+        out = subprocess.run(cmd, input=input, capture_output=True, env=env, check=False)
+        if out.returncode not in ok:
+            message = out.stderr.decode(errors="replace").strip()
+            raise GitError(f"git {' '.join(args[:2])} in {self.root} failed: {message}")
+        return out.stdout
+
+    def _user_index(self) -> Path | None:
+        out = subprocess.run(
+            ["git", "-C", self.root, "rev-parse", "--git-path", "index"],
+            capture_output=True,
+            text=True,
+            env=_clean_env(),
+            check=False,
+        )
+        if out.returncode != 0:
+            return None
+        path = Path(out.stdout.strip())
+        return path if path.is_absolute() else Path(self.root) / path
+
+    def snapshot(self, max_file_bytes: int) -> Snapshot:
+        """Record the work tree now; untracked files over ``max_file_bytes`` are left out.
+
+        The private index starts as a copy of the user's index (read, never written), so
+        the first snapshot only hashes what changed since the user's last ``git add``.
+        """
+        self.objects.mkdir(parents=True, exist_ok=True)
+        with open(self.state_dir / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not self.index.exists():
+                user_index = self._user_index()
+                if user_index is not None and user_index.is_file():
+                    shutil.copyfile(user_index, self.index)
+            others = self._git("ls-files", "-z", "--others", "--exclude-standard").split(b"\0")
+            skipped: list[str] = []
+            for raw in others:
+                if not raw:
+                    continue
+                rel = os.fsdecode(raw)
+                try:
+                    if os.lstat(os.path.join(self.root, rel)).st_size > max_file_bytes:
+                        skipped.append(rel)
+                except OSError:
+                    continue
+            pathspec = [".", *(f":(exclude,literal){rel}" for rel in skipped)]
+            try:
+                self._git("add", "-A", "--", *pathspec)
+            except GitError:
+                # A seeded index git cannot use (another version's extensions): start afresh.
+                self.index.unlink(missing_ok=True)
+                self._git("add", "-A", "--", *pathspec)
+            tree = self._git("write-tree").decode().strip()
+        return Snapshot(tree, tuple(skipped))
+
+    def entries(self, tree: str, rels: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """``{path: (mode, blob id)}`` for each of ``rels`` that is a file in ``tree``.
+
+        Read from the tree alone: a blob that was pruned still has its id here.
+        """
+        found: dict[str, tuple[int, str]] = {}
+        for start in range(0, len(rels), 500):
+            out = self._git(
+                "ls-tree", "-z", "--full-tree", tree, "--", *rels[start : start + 500], literal=True
+            )
+            for record in out.split(b"\0"):
+                if not record:
+                    continue
+                meta, _, name = record.partition(b"\t")
+                mode, kind, blob = meta.decode().split(" ", 2)
+                if kind == "blob":
+                    found[os.fsdecode(name)] = (int(mode, 8), blob)
+        return found
+
+    def missing(self, blobs: Iterable[str]) -> set[str]:
+        """Which of ``blobs`` are not in the snapshot objects nor the repository's."""
+        ids = list(dict.fromkeys(blobs))
+        if not ids:
+            return set()
+        out = self._git("cat-file", "--batch-check", input="".join(f"{blob}\n" for blob in ids).encode())
+        return {line.split()[0] for line in out.decode().splitlines() if line.endswith(" missing")}
+
+    def read_blob(self, blob: str) -> bytes | None:
+        """A blob's content, ``None`` when it is gone (pruned, or the repository's was)."""
+        try:
+            return self._git("cat-file", "blob", blob)
+        except GitError:
+            return None
+
+    def changed(self, tree_a: str, tree_b: str) -> list[str]:
+        """The relative paths whose files differ between two snapshots."""
+        if tree_a == tree_b:
+            return []
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--name-only", tree_a, tree_b)
+        return [os.fsdecode(name) for name in out.split(b"\0") if name]
+
+    def ignored(self, rels: Sequence[str]) -> set[str]:
+        """Which of ``rels`` git ignores (files in the snapshot index never count as ignored)."""
+        if not rels:
+            return set()
+        request = b"".join(os.fsencode(rel) + b"\0" for rel in rels)
+        out = self._git("check-ignore", "-z", "--stdin", input=request, ok=(0, 1))
+        return {os.fsdecode(name) for name in out.split(b"\0") if name}
+
+    def relative(self, path: str) -> str | None:
+        """``path`` relative to the work tree, ``None`` when it lies outside (or in ``.git``)."""
+        real = norm_path(path)
+        try:
+            rel = os.path.relpath(real, self.root)
+        except ValueError:
+            return None
+        if rel == "." or rel.startswith(".." + os.sep) or rel == ".." or rel.split(os.sep)[0] == ".git":
+            return None
+        return rel.replace(os.sep, "/")
+
+
+def _clean_env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in _GIT_ENV}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env

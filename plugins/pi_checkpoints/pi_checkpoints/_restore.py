@@ -1,0 +1,201 @@
+"""Changing the files back: applying a :class:`RestorePlan`, and recording that it happened."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._git import GitRepo
+from ._store import BlobStore, file_state, norm_path
+from ._timeline import CUSTOM_TYPE, RestorePlan, checkpoint_records
+
+__all__ = ["CUSTOM_TYPE", "RestoreRefused", "apply_restore", "capture", "describe_plan", "sync_record"]
+
+
+class RestoreRefused(RuntimeError):
+    """Restoring would overwrite files changed outside the agent; nothing was changed."""
+
+    def __init__(self, plan: RestorePlan) -> None:
+        self.plan = plan
+        names = ", ".join(change.path for change in plan.conflicts)
+        super().__init__(
+            f"not restoring: {names} changed outside the agent since the checkpoint; "
+            "look at the changes, then confirm (--force) to overwrite them"
+        )
+
+
+def capture(path: str, *, algo: str, store: BlobStore, max_file_bytes: int) -> dict[str, Any]:
+    """The file's state for a checkpoint (``id``, ``mode``, ``stored``), its content kept in
+    ``store`` when it is at most ``max_file_bytes``; ``{"id": None}`` when absent."""
+    state = file_state(path, algo)
+    if state is None:
+        return {"id": None}
+    blob, mode, data = state
+    stored = len(data) <= max_file_bytes
+    if stored:
+        store.put(blob, data)
+    return {"id": blob, "mode": mode, "stored": stored}
+
+
+def file_entry(path: str, pre: dict[str, Any], post: dict[str, Any]) -> dict[str, Any]:
+    """One ``files`` item of a checkpoint entry."""
+    item: dict[str, Any] = {"path": path}
+    for key, state in (("pre", pre), ("post", post)):
+        item[key] = state["id"]
+        if state["id"] is not None:
+            item[key + "Mode"] = state["mode"]
+            if not state["stored"]:
+                item[key + "Stored"] = False
+    return item
+
+
+def describe_plan(plan: RestorePlan, base: str) -> list[str]:
+    """The lines that show the user what restoring would do, before it is done."""
+
+    def shown(path: str) -> str:
+        rel = os.path.relpath(path, base)
+        # A path outside the project stands out: a session file from elsewhere could name any.
+        return f"{path} (outside {base})" if rel.startswith("..") else rel
+
+    lines = []
+    for change in plan.changes:
+        line = f"  {change.action:<6} {shown(change.path)}"
+        if change.outside:
+            line += f"  (!) {change.outside}"
+        if change.problem:
+            line += f"  (cannot restore: {change.problem})"
+        lines.append(line)
+    if not lines:
+        lines.append("  no file differs from the checkpoint")
+    lines.extend(f"  note: {note}" for note in plan.notes)
+    return lines
+
+
+def _write(path: str, data: bytes, mode: int) -> None:
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+        os.unlink(path)
+    if mode == 0o120000:
+        os.symlink(os.fsdecode(data), path)
+        return
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".pi-checkpoint-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o755 if mode == 0o100755 else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _remove_empty_parents(path: str, root: str | None) -> None:
+    """Remove the directories a deleted file leaves empty, up to the work tree's root (git
+    records no directories: one that only held files created after the point goes too)."""
+    if root is None:
+        return
+    parent = os.path.dirname(path)
+    while parent != root and parent.startswith(root + os.sep):
+        try:
+            os.rmdir(parent)
+        except OSError:
+            return
+        parent = os.path.dirname(parent)
+
+
+def apply_restore(
+    plan: RestorePlan, *, store_root: Path, force: bool = False, max_file_bytes: int = 10 << 20
+) -> dict[str, Any]:
+    """Restore the files of ``plan``; returns the checkpoint entry data that records it
+    (append it to the session so the restore can itself be rewound).
+
+    Files whose content is gone (:attr:`FileChange.problem`) are left as they are and
+    named in the record's ``notRestored``.
+
+    :raises RestoreRefused: the plan overwrites files changed outside the agent and
+        ``force`` is false; nothing was changed.
+    """
+    if plan.conflicts and not force:
+        raise RestoreRefused(plan)
+    store = BlobStore(store_root / "blobs")
+    repo = GitRepo.discover(plan.git_root, store_root) if plan.git_root else None
+    files: list[dict[str, Any]] = []
+    not_restored: list[str] = []
+    failed: dict[str, str] = {}
+    for change in plan.changes:
+        if change.problem is not None:
+            not_restored.append(change.path)
+            continue
+        data: bytes | None = None
+        if change.target is not None:
+            data = (
+                repo.read_blob(change.target)
+                if change.source == "git" and repo is not None
+                else store.get(change.target)
+            )
+            if data is None:
+                not_restored.append(change.path)
+                continue
+        try:
+            pre = capture(change.path, algo=plan.algo, store=store, max_file_bytes=max_file_bytes)
+            if data is None:
+                if os.path.lexists(change.path) and not os.path.isdir(change.path):
+                    os.unlink(change.path)
+                    _remove_empty_parents(change.path, plan.git_root)
+            else:
+                _write(change.path, data, change.mode)
+            post = capture(change.path, algo=plan.algo, store=store, max_file_bytes=max_file_bytes)
+        except OSError as exc:  # a directory where the file was, no permission …: the others go on
+            failed[change.path] = exc.strerror or str(exc)
+            not_restored.append(change.path)
+            continue
+        files.append(file_entry(change.path, pre, post))
+    record: dict[str, Any] = {
+        "v": 1,
+        "kind": "restore",
+        "run": uuid.uuid4().hex,
+        "target": plan.target_id,
+        "repo": {"root": plan.git_root, "algo": plan.algo} if plan.git_root else None,
+        "before": plan.now_tree,
+        "files": files,
+    }
+    if plan.now_skipped:
+        record["skipped"] = list(plan.now_skipped)
+    if not_restored:
+        record["notRestored"] = not_restored
+    if failed:
+        record["errors"] = failed
+    if plan.notes:
+        record["notes"] = list(plan.notes)
+    return record
+
+
+def sync_record(
+    branch: Sequence[Any], *, cwd: str, store_root: Path, max_file_bytes: int = 10 << 20
+) -> dict[str, Any]:
+    """The entry that records the files as they are after the conversation moved without them
+    (conversation-only rewinds): the files the left branch wrote, and a snapshot of the work
+    tree, taken as known so later rewinds on the new branch do not count them as outside
+    changes."""
+    records = checkpoint_records(branch)
+    store = BlobStore(store_root / "blobs")
+    repo = GitRepo.discover(cwd, store_root) if any(r.snapshots() for r in records) else None
+    algo = repo.algo if repo is not None else "sha1"
+    paths = sorted({norm_path(str(f["path"])) for r in records for f in r.files()})
+    files = []
+    for path in paths:
+        state = capture(path, algo=algo, store=store, max_file_bytes=max_file_bytes)
+        files.append(file_entry(path, state, state))
+    record: dict[str, Any] = {"v": 1, "kind": "sync", "run": uuid.uuid4().hex, "files": files}
+    if repo is not None:
+        snapshot = repo.snapshot(max_file_bytes)
+        record["repo"] = {"root": repo.root, "algo": repo.algo}
+        record["before"] = snapshot.tree
+        if snapshot.skipped:
+            record["skipped"] = list(snapshot.skipped)
+    return record

@@ -1,0 +1,646 @@
+"""pi-checkpoints in a real session on the scripted model, with real files and a real git repository."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pi_checkpoints
+import pytest
+
+from pi_host import SessionManager
+from pi_host import hookimpl as pi_host_hookimpl
+from pi_host.testing import IsolatedHost, RecordingUI, build_host, tool_call
+
+# Imported before any test moves HOME: its cache of pi 0.73 is under the real home.
+from tests.pi_reference import require_pi_package
+
+PI_HOST = str(Path(sys.executable).with_name("pi-host"))
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@t"
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def git_state(repo: Path) -> dict[str, str]:
+    """Every file under .git by content hash: branches, HEAD, index, stash, reflogs, objects."""
+    state = {}
+    for path in sorted((repo / ".git").rglob("*")):
+        if path.is_file():
+            state[str(path.relative_to(repo))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return state
+
+
+@pytest.fixture
+def environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith(("PI_HOST", "GIT_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    (tmp_path / "home").mkdir()
+    (tmp_path / "agent").mkdir()
+    return tmp_path
+
+
+def make_repo(root: Path) -> Path:
+    repo = root / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("alpha\n")
+    (repo / "c.txt").write_text("to be deleted\n")
+    (repo / "logo.bin").write_bytes(bytes(range(256)))
+    (repo / ".gitignore").write_text("build/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    (repo / "staged.txt").write_text("staged\n")
+    git(repo, "add", "staged.txt")
+    (repo / "scratch.txt").write_text("stash me\n")
+    git(repo, "stash", "push", "-q", "-u", "-m", "the user's stash")
+    (repo / "untracked.txt").write_text("untracked\n")
+    return repo
+
+
+def host_for(root: Path, cwd: Path, ui: RecordingUI | None = None) -> IsolatedHost:
+    return build_host(
+        [pi_checkpoints],
+        load=["tools_fs", "bash"],
+        cwd=cwd,
+        agent_dir=root / "agent",
+        ui=ui or RecordingUI(),
+        session_options={"mode": "rpc"},
+    )
+
+
+def edit(path: str, old: str, new: str) -> Any:
+    return tool_call("edit", path=path, edits=[{"oldText": old, "newText": new}])
+
+
+def checkpoint_entries(host_session: Any) -> list[dict[str, Any]]:
+    return [
+        e.data
+        for e in host_session.session_manager.get_branch()
+        if e.type == "custom" and e.custom_type == "checkpoint"
+    ]
+
+
+def user_ids(session: Any) -> list[str]:
+    return [
+        e.id
+        for e in session.session_manager.get_branch()
+        if e.type == "message" and getattr(e.message, "role", None) == "user"
+    ]
+
+
+@pytest.fixture
+async def repo_session(environment: Path) -> AsyncIterator[tuple[IsolatedHost, Path]]:
+    repo = make_repo(environment)
+    host = host_for(environment, repo)
+    try:
+        yield host, repo
+    finally:
+        await host.close()
+
+
+async def test_edits_and_bash_are_restored_and_git_is_untouched(
+    repo_session: tuple[IsolatedHost, Path],
+) -> None:
+    host, repo = repo_session
+    before_git = git_state(repo)
+    # Run 1: edit, write a new file, and bash creates, deletes and changes a binary file.
+    (
+        await host.run(
+            "change things",
+            replies=[
+                edit("a.txt", "alpha", "ALPHA"),
+                tool_call("write", path="notes/new.md", content="# new\n"),
+                tool_call(
+                    "bash",
+                    command=(
+                        "echo made > made.txt && rm c.txt && printf '\\000\\377\\001' > logo.bin"
+                        " && mkdir -p build && echo x > build/out"
+                    ),
+                ),
+                "done",
+            ],
+        )
+    ).assert_ok()
+    assert (repo / "a.txt").read_text() == "ALPHA\n" and not (repo / "c.txt").exists()
+    # Run 2: more edits.
+    (await host.run("again", replies=[edit("a.txt", "ALPHA", "OMEGA"), "ok"])).assert_ok()
+    session = await host.session()
+    records = checkpoint_entries(session)
+    assert records[0]["before"] and records[0]["repo"]["root"] == str(repo.resolve())
+    u1, u2 = user_ids(session)
+
+    points = pi_checkpoints.list_points(
+        session.session_manager.get_branch(), cwd=str(repo), store_root=pi_checkpoints.store_root()
+    )
+    by_id = {p.entry_id: p for p in points}
+    assert set(by_id[u1].files) == {"a.txt", "notes/new.md", "made.txt", "c.txt", "logo.bin"}
+    assert by_id[u2].files == ("a.txt",)
+
+    # Rewind the files to before run 2 (only a.txt changes back).
+    await host.run(f"/rewind {u2} files")
+    assert (repo / "a.txt").read_text() == "ALPHA\n"
+    # A change made outside the agent is detected, and the restore refused.
+    (repo / "made.txt").write_text("the user's work\n")
+    await host.run(f"/rewind {u1} files")
+    assert (repo / "made.txt").read_text() == "the user's work\n"
+    assert any("changed outside the agent" in text for text, _ in host.ui.notifications)
+    # Rewinding a second time, confirmed: everything is as before run 1.
+    await host.run(f"/rewind {u1} files force")
+    assert (repo / "a.txt").read_text() == "alpha\n"
+    assert (repo / "c.txt").read_text() == "to be deleted\n"
+    assert (repo / "logo.bin").read_bytes() == bytes(range(256))
+    assert not (repo / "made.txt").exists() and not (repo / "notes").exists()  # emptied dirs go too
+    assert (repo / "build" / "out").exists()  # ignored: never snapshotted, never touched
+    assert (repo / "untracked.txt").read_text() == "untracked\n"
+    # The restore is a point of its own: rewinding to it undoes it.
+    restores = [
+        e.id
+        for e in session.session_manager.get_branch()
+        if e.type == "custom" and e.data["kind"] == "restore"
+    ]
+    await host.run(f"/rewind {restores[-1]} files force")
+    assert (repo / "a.txt").read_text() == "ALPHA\n" and (
+        repo / "made.txt"
+    ).read_text() == "the user's work\n"
+    assert not (repo / "c.txt").exists()
+    # The user's branches, HEAD, index, stash and reflogs (all of .git) are byte-identical.
+    assert git_state(repo) == before_git
+    assert git(repo, "stash", "list").count("the user's stash") == 1
+
+
+async def test_conversation_and_files_together(repo_session: tuple[IsolatedHost, Path]) -> None:
+    host, repo = repo_session
+    await host.run("one", replies=[edit("a.txt", "alpha", "one"), "ok"])
+    await host.run("two", replies=[edit("a.txt", "one", "two"), "ok"])
+    session = await host.session()
+    _, u2 = user_ids(session)
+    await host.run(f"/rewind {u2} both")
+    assert (repo / "a.txt").read_text() == "one\n"
+    assert user_ids(session)[-1] != u2  # the message is taken back, into the editor
+    assert host.ui.editor_text == "two"
+    assert [m.role for m in session.messages][-1] == "assistant"
+
+
+async def test_non_git_directory_restores_edits_only(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("alpha\n")
+    (plain / "pic.bin").write_bytes(b"\x00\x01\x02")
+    ui = RecordingUI()
+    host = host_for(environment, plain, ui)
+    try:
+        await host.run(
+            "go",
+            replies=[
+                edit("a.txt", "alpha", "beta"),
+                tool_call("write", path="pic.bin", content="text now"),
+                tool_call("bash", command="echo by-bash > bashed.txt"),
+                "ok",
+            ],
+        )
+        session = await host.session()
+        records = checkpoint_entries(session)
+        assert all("before" not in r and "after" not in r for r in records)
+        (u1,) = user_ids(session)
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(plain), store_root=pi_checkpoints.store_root()
+        )
+        assert any("not a git work tree" in note for note in plan.notes)
+        await host.run("/rewind")  # the picker says so too (dismissed here)
+        assert ui.dialogs[-1][0] == "select" and "not a git work tree" in ui.dialogs[-1][1]
+        await host.run(f"/rewind {u1} files")
+        assert (plain / "a.txt").read_text() == "alpha\n"
+        assert (plain / "pic.bin").read_bytes() == b"\x00\x01\x02"
+        assert (plain / "bashed.txt").exists()  # bash's changes are not restored without git
+    finally:
+        await host.close()
+
+
+async def test_rewind_cli_lists_and_restores(
+    repo_session: tuple[IsolatedHost, Path], environment: Path
+) -> None:
+    host, repo = repo_session
+    await host.run(
+        "one", replies=[edit("a.txt", "alpha", "one"), tool_call("bash", command="rm c.txt"), "ok"]
+    )
+    session = await host.session()
+    file = str(session.session_manager.session_file)
+    (u1,) = user_ids(session)
+    env = {**os.environ, "PI_HOST_DIR": str(environment / "agent")}
+
+    def rewind(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PI_HOST, "rewind", "--session", file, *args], capture_output=True, text=True, env=env, cwd=repo
+        )
+
+    listed = rewind("--list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (point,) = json.loads(listed.stdout)["points"]
+    assert point["entry_id"] == u1 and set(point["files"]) == {"a.txt", "c.txt"}
+    (repo / "a.txt").write_text("edited by hand\n")
+    refused = rewind("--to", u1, "--files")
+    assert refused.returncode == 3 and "changed outside the agent" in refused.stderr
+    assert (repo / "a.txt").read_text() == "edited by hand\n"
+    done = rewind("--to", u1, "--both", "--force")
+    assert done.returncode == 0, done.stderr
+    assert (repo / "a.txt").read_text() == "alpha\n" and (repo / "c.txt").exists()
+    reopened = SessionManager.open(file)
+    branch = reopened.get_branch()  # the conversation is back before the first message
+    assert branch[-1].type == "custom" and not [e for e in branch if e.type == "message"]
+
+
+def test_rpc_rewind_commands(environment: Path) -> None:
+    repo = make_repo(environment)
+    script = environment / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"toolCalls": [{"name": "bash", "arguments": {"command": "echo new > n.txt && rm c.txt"}}]},
+                {"text": "done"},
+            ]
+        )
+    )
+    env = {**os.environ, "PI_HOST_FAUX_SCRIPT": str(script), "PI_HOST_DIR": str(environment / "agent")}
+    proc = subprocess.Popen(
+        [PI_HOST, "--mode", "rpc", "--provider", "faux"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=repo,
+        env=env,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def call(record: dict[str, Any]) -> dict[str, Any]:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(record) + "\n")
+        proc.stdin.flush()
+        while True:
+            line = json.loads(proc.stdout.readline())
+            if record["type"] == "prompt":
+                if line.get("type") == "agent_end":  # the run is over, not just accepted
+                    return line
+            elif line.get("type") == "response" and line.get("id") == record["id"]:
+                return line
+
+    try:
+        call({"id": "p", "type": "prompt", "message": "make a file"})
+        listed = call({"id": "l", "type": "rewind_list"})
+        assert listed["success"], listed
+        (point,) = listed["data"]["points"]
+        assert set(point["files"]) == {"n.txt", "c.txt"}
+        preview = call({"id": "v", "type": "rewind_preview", "entryId": point["entry_id"]})
+        assert {c["action"] for c in preview["data"]["changes"]} == {"create", "delete"}
+        done = call({"id": "r", "type": "rewind", "entryId": point["entry_id"], "restore": "files"})
+        assert done["success"], done
+        assert (repo / "c.txt").exists() and not (repo / "n.txt").exists()
+        # Undoing that restore would delete c.txt, which was edited by hand since: refused.
+        (repo / "c.txt").write_text("mine now\n")
+        points = call({"id": "l2", "type": "rewind_list"})["data"]["points"]
+        undo = next(p for p in points if p["kind"] == "restore")
+        refused = call({"id": "u", "type": "rewind", "entryId": undo["entry_id"], "restore": "files"})
+        assert refused["success"] is False and "changed outside the agent" in refused["error"]
+        assert (repo / "c.txt").read_text() == "mine now\n"
+        forced = call(
+            {"id": "f", "type": "rewind", "entryId": undo["entry_id"], "restore": "files", "force": True}
+        )
+        assert forced["success"] and not (repo / "c.txt").exists() and (repo / "n.txt").exists()
+        bad = call({"id": "b", "type": "rewind", "restore": "files"})
+        assert bad["success"] is False and "entryId is required" in bad["error"]
+        # pi's own commands are untouched.
+        assert call({"id": "s", "type": "get_state"})["success"] is True
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+async def two_runs(host: IsolatedHost) -> tuple[Any, str, str]:
+    await host.run("one", replies=[edit("a.txt", "alpha", "one"), "ok"])
+    await host.run("two", replies=[edit("a.txt", "one", "two"), tool_call("bash", command="rm c.txt"), "ok"])
+    session = await host.session()
+    u1, u2 = user_ids(session)
+    return session, u1, u2
+
+
+async def test_rewind_dialog_offers_conversation_files_or_both(environment: Path) -> None:
+    from pi_checkpoints._plugin import _label
+
+    repo = make_repo(environment)
+    ui = RecordingUI()
+    host = host_for(environment, repo, ui)
+    try:
+        session, _, u2 = await two_runs(host)
+        points = pi_checkpoints.list_points(
+            session.session_manager.get_branch(), cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        ui.answers.extend([_label(points[-1]), "Files only", True])
+        await host.run("/rewind")
+        assert [kind for kind, _ in ui.dialogs] == ["select", "select", "confirm"]
+        assert (repo / "a.txt").read_text() == "one\n" and (repo / "c.txt").exists()
+        assert user_ids(session)[-1] == u2  # files only: the conversation stays
+        # Declining the preview changes nothing.
+        (repo / "a.txt").write_text("one\n")
+        points = pi_checkpoints.list_points(
+            session.session_manager.get_branch(), cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        ui.answers.extend([_label(points[0]), "Conversation and files", False])
+        await host.run("/rewind")
+        assert (repo / "a.txt").read_text() == "one\n" and user_ids(session)[-1] == u2
+    finally:
+        await host.close()
+
+
+async def test_tree_navigation_offers_the_files(environment: Path) -> None:
+    repo = make_repo(environment)
+    ui = RecordingUI()
+    host = host_for(environment, repo, ui)
+    try:
+        session, u1, u2 = await two_runs(host)
+        old_leaf = session.session_manager.leaf_id
+        ui.answers.append(True)
+        await session.navigate_tree(u2)  # back to before the second message
+        assert ui.dialogs[-1] == ("confirm", "Restore the files of this point too?")
+        assert (repo / "a.txt").read_text() == "one\n" and (repo / "c.txt").exists()
+        # And forward again to the old leaf: the second run's files come back.
+        ui.answers.append(True)
+        assert old_leaf is not None
+        await session.navigate_tree(old_leaf)
+        assert (repo / "a.txt").read_text() == "two\n" and not (repo / "c.txt").exists()
+        # Declined: the files stay.
+        ui.answers.append(False)
+        await session.navigate_tree(u1)
+        assert (repo / "a.txt").read_text() == "two\n"
+    finally:
+        await host.close()
+
+
+async def test_fork_offers_the_files_and_records_the_restore_in_the_new_session(environment: Path) -> None:
+    repo = make_repo(environment)
+    ui = RecordingUI()
+    host = host_for(environment, repo, ui)
+    try:
+        session, _, u2 = await two_runs(host)
+        old_file = session.session_manager.session_file
+        ui.answers.append(True)
+        assert await session.fork(u2) is False
+        assert session.session_manager.session_file != old_file
+        assert (repo / "a.txt").read_text() == "one\n" and (repo / "c.txt").exists()
+        records = checkpoint_entries(session)
+        assert records[-1]["kind"] == "restore" and records[-1]["target"] == u2
+    finally:
+        await host.close()
+
+
+async def test_a_session_with_checkpoints_opens_in_pi_073(repo_session: tuple[IsolatedHost, Path]) -> None:
+    session_manager_js = require_pi_package() / "dist" / "core" / "session-manager.js"
+    host, _ = repo_session
+    session, _, u2 = await two_runs(host)
+    await host.run(f"/rewind {u2} both")  # a restore entry, on a second branch
+    await host.run("three", replies=[edit("a.txt", "one", "three"), "ok"])
+    file = Path(str(session.session_manager.session_file))
+    view_script = Path(__file__).parents[3] / "tests" / "data" / "session" / "pi_view.mjs"
+    done = subprocess.run(
+        ["node", str(view_script), str(session_manager_js), str(file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    pi = json.loads(done.stdout)
+    ours = SessionManager.open(file)
+    assert pi["leafId"] == ours.leaf_id
+    assert pi["entryIds"] == [entry.id for entry in ours.get_entries()]
+    customs = [e.id for e in ours.get_entries() if e.type == "custom" and e.custom_type == "checkpoint"]
+    assert len(customs) >= 4 and set(customs) <= set(pi["entryIds"])
+    # pi sends the model the same conversation: checkpoint entries are not part of it.
+    ours_messages = [message.to_json_dict() for message in ours.build_session_context().messages]
+    assert pi["leafContext"]["messages"] == ours_messages
+    assert [m["role"] for m in ours_messages] == ["user", "assistant", "toolResult", "assistant"] * 2
+
+
+class StampPlugin:
+    """A third-party tool that writes a file it names in its own argument, and says so."""
+
+    @staticmethod
+    def tool() -> Any:
+        from pydantic import BaseModel
+
+        from pi_host import Tool, ToolResult
+
+        class StampParams(BaseModel):
+            target: str
+
+        async def execute(params: StampParams, ctx: Any) -> ToolResult:
+            Path(ctx.cwd, params.target).write_bytes(b"\x89stamped\x00")
+            return ToolResult.text("stamped")
+
+        return Tool(
+            name="stamp",
+            description="Stamp a file.",
+            parameters=StampParams,
+            execute=execute,
+            writes=lambda params, cwd: [os.path.join(cwd, params.target)],
+        )
+
+    @pi_host_hookimpl
+    def pi_register_tools(self, register: Any) -> None:
+        register(self.tool())
+
+
+async def test_a_tool_that_declares_its_writes_is_checkpointed(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "seal.bin").write_bytes(b"\x00original\xff")
+    host = build_host(
+        [pi_checkpoints, StampPlugin()],
+        load=["tools_fs"],
+        cwd=plain,
+        agent_dir=environment / "agent",
+        session_options={"mode": "rpc"},
+    )
+    try:
+        assert host.tools["write"].writes is not None and host.tools["edit"].writes is not None
+        await host.run("stamp it", replies=[tool_call("stamp", target="seal.bin"), "ok"])
+        assert (plain / "seal.bin").read_bytes() == b"\x89stamped\x00"
+        session = await host.session()
+        (u1,) = user_ids(session)
+        await host.run(f"/rewind {u1} files")
+        assert (plain / "seal.bin").read_bytes() == b"\x00original\xff"
+    finally:
+        await host.close()
+
+
+async def test_files_over_the_cap_are_named_not_restored(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "big.txt").write_text("x" * 100 + "\n")
+    ui = RecordingUI()
+    host = build_host(
+        [pi_checkpoints],
+        load=["tools_fs"],
+        cwd=plain,
+        agent_dir=environment / "agent",
+        settings={"checkpoints": {"maxFileBytes": 50}},
+        ui=ui,
+        session_options={"mode": "rpc"},
+    )
+    try:
+        await host.run("shrink", replies=[tool_call("write", path="big.txt", content="small\n"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(plain), store_root=pi_checkpoints.store_root()
+        )
+        (change,) = plan.changes
+        assert change.problem is not None and "maxFileBytes" in change.problem
+        await host.run(f"/rewind {u1} files")
+        assert (plain / "big.txt").read_text() == "small\n"
+        assert any("not restored: " in text and "big.txt" in text for text, _ in ui.notifications)
+    finally:
+        await host.close()
+
+
+def test_pruning_removes_old_content_first_then_the_oldest_over_the_cap(tmp_path: Path) -> None:
+    from pi_checkpoints._store import BlobStore, blob_id, prune
+
+    store = BlobStore(tmp_path / "blobs")
+    ids = []
+    for age, data in enumerate([b"a" * 100, b"b" * 100, b"c" * 100]):
+        blob = blob_id(data)
+        store.put(blob, data)
+        path = tmp_path / "blobs" / blob[:2] / blob[2:]
+        os.utime(path, (1_000_000 - age * 1000, 1_000_000 - age * 1000))
+        ids.append(blob)
+    assert blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git's id of the empty blob
+    # Nothing is old, but the cap holds two: the oldest ("c") goes.
+    assert prune([tmp_path / "blobs"], max_bytes=250, max_age_days=30, now=1_000_000) == (
+        1,
+        100,
+        {tmp_path / "blobs"},
+    )
+    assert [store.has(blob) for blob in ids] == [True, True, False]
+    # A day later with a one-day limit only the newest ("a", touched last) stays.
+    assert prune([tmp_path / "blobs"], max_bytes=10_000, max_age_days=1, now=1_000_000 + 86400 - 500)[0] == 1
+    assert [store.has(blob) for blob in ids] == [True, False, False]
+
+
+async def test_runs_that_only_talk_or_read_record_nothing(repo_session: tuple[IsolatedHost, Path]) -> None:
+    host, _ = repo_session
+    await host.run("hello", replies=["hi"])
+    await host.run("look", replies=[tool_call("read", path="a.txt"), tool_call("ls", path="."), "seen"])
+    assert checkpoint_entries(await host.session()) == []
+
+
+async def test_tree_to_before_the_first_change_restores_it(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("alpha\n")
+    ui = RecordingUI()
+    host = host_for(environment, plain, ui)
+    try:
+        session, u1, _ = await two_runs(host)
+        assert (plain / "a.txt").read_text() == "two\n"
+        ui.answers.append(True)
+        await session.navigate_tree(u1)  # nothing is recorded on the branch up to u1's parent
+        assert (plain / "a.txt").read_text() == "alpha\n"
+    finally:
+        await host.close()
+
+
+def test_snapshots_work_again_after_their_objects_were_pruned(environment: Path) -> None:
+    from pi_checkpoints._git import GitRepo
+    from pi_checkpoints._plugin import _prune_now_and_then
+
+    repo_dir = make_repo(environment)
+    root = pi_checkpoints.store_root()
+    repo = GitRepo.discover(str(repo_dir), root)
+    assert repo is not None
+    (repo_dir / "untracked.txt").write_text("changed\n")
+    first = repo.snapshot(1 << 20)
+    assert any(repo.objects.rglob("*"))
+    _prune_now_and_then(pi_checkpoints.CheckpointSettings(max_store_bytes=0))
+    assert not [p for p in repo.objects.rglob("*") if p.is_file()] and not repo.index.exists()
+    # The private index named the pruned objects; it went with them, so git does not trust it.
+    again = repo.snapshot(1 << 20)
+    assert again.tree == first.tree
+    assert repo.read_blob(repo.entries(again.tree, ["untracked.txt"])["untracked.txt"][1]) == b"changed\n"
+
+
+async def test_a_file_that_cannot_be_written_back_is_named_and_the_rest_restored(
+    repo_session: tuple[IsolatedHost, Path],
+) -> None:
+    host, repo = repo_session
+    await host.run(
+        "swap",
+        replies=[edit("a.txt", "alpha", "beta"), tool_call("bash", command="rm c.txt && mkdir c.txt"), "ok"],
+    )
+    session = await host.session()
+    (u1,) = user_ids(session)
+    await host.run(f"/rewind {u1} files")
+    assert (repo / "a.txt").read_text() == "alpha\n" and (repo / "c.txt").is_dir()
+    restore = checkpoint_entries(session)[-1]
+    assert restore["notRestored"] == [str(repo.resolve() / "c.txt")] and "c.txt" in next(
+        iter(restore["errors"])
+    )
+    assert any("not restored: " in text and "c.txt (" in text for text, _ in host.ui.notifications)
+
+
+async def test_a_big_untracked_file_is_left_out_of_snapshots_yet_removed_on_rewind(environment: Path) -> None:
+    repo = make_repo(environment)
+    host = build_host(
+        [pi_checkpoints],
+        load=["tools_fs", "bash"],
+        cwd=repo,
+        agent_dir=environment / "agent",
+        settings={"checkpoints": {"maxFileBytes": 100}},
+        session_options={"mode": "rpc"},
+    )
+    try:
+        await host.run("big", replies=[tool_call("bash", command="head -c 500 /dev/zero > big.bin"), "ok"])
+        session = await host.session()
+        records = checkpoint_entries(session)
+        assert records[-1]["afterSkipped"] == ["big.bin"]
+        (u1,) = user_ids(session)
+        # The agent made it, so removing it is no clobbering, though its content was never kept.
+        await host.run(f"/rewind {u1} files")
+        assert not (repo / "big.bin").exists()
+    finally:
+        await host.close()
+
+
+def test_snapshots_run_none_of_the_repositorys_hooks_or_filters(environment: Path) -> None:
+    from pi_checkpoints._git import GitRepo
+
+    repo_dir = make_repo(environment)
+    hooks = repo_dir / ".git" / "hooks"
+    hook = hooks / "post-index-change"
+    hook.write_text('#!/bin/sh\ntouch "$GIT_DIR/hook-ran"\n')
+    hook.chmod(0o755)
+    # Git LFS installs itself so: its clean filter writes the content under .git/lfs.
+    git(repo_dir, "config", "filter.lfs.clean", "sh -c 'touch .git/filter-ran; cat'")
+    git(repo_dir, "config", "filter.lfs.process", "sh -c 'touch .git/filter-ran; exit 1'")
+    (repo_dir / ".gitattributes").write_text("*.dat filter=lfs\n")
+    (repo_dir / "big.dat").write_bytes(b"\x00raw bytes\r\n")
+    before = git_state(repo_dir)
+    repo = GitRepo.discover(str(repo_dir), pi_checkpoints.store_root())
+    assert repo is not None
+    snapshot = repo.snapshot(1 << 20)
+    assert git_state(repo_dir) == before  # no hook ran, no filter wrote into .git
+    blob = repo.entries(snapshot.tree, ["big.dat"])["big.dat"][1]
+    assert repo.read_blob(blob) == b"\x00raw bytes\r\n"  # the file's own bytes
