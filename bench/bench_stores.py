@@ -1,17 +1,14 @@
-"""Session stores: appends per second and resume time per store, and the memory of many
-concurrent in-process sessions on the scripted model.
+"""Session stores: appends per second and resume time per store.
 
-Run with ``uv run python bench/bench_stores.py [--sizes 1000,100000] [--postgres URI]
-[--sessions 100]``; the default run is short (1,000 entries, 100 sessions).
+Run with ``uv run python bench/bench_stores.py [--sizes 1000,100000] [--postgres URI]``; the
+default run is short (1,000 entries). Many concurrent in-process sessions are measured by
+``bench/bench_concurrent_sessions.py``.
 
 - *appends/s*: a session manager on the store appends ``size`` messages (user and assistant in
   turn); each append is one store write (a file append, a transaction), as in a real session.
 - *resume*: opening that session again and building the context the model is sent
   (``SessionManager.open_stored`` + ``build_session_context``); for pi's files also the
   session manager's own lazy file path (``SessionManager.open``), which is the default.
-- *sessions*: ``--sessions`` sessions made by ``create_session`` on one event loop, each
-  answering one prompt from the faux script, all alive at once: resident memory grown per
-  session.
 """
 
 from __future__ import annotations
@@ -19,12 +16,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
-
-import anyio
 
 from pi_host.messages import AssistantMessage, TextContent, UserMessage
 from pi_host.session import JsonlStore, SessionManager, SessionStore, SqliteStore
@@ -82,51 +76,10 @@ def _bench_store(name: str, store: SessionStore, size: int, cwd: str) -> dict[st
     return row
 
 
-async def _sessions(count: int, work: Path) -> dict[str, object]:
-    from pi_host.runtime import SessionOptions, create_session
-
-    script = work / "script.json"
-    script.write_text(json.dumps([{"text": "done"}]))
-    os.environ["PI_HOST_FAUX_SCRIPT"] = str(script)
-    os.environ["PI_HOST_DIR"] = str(work / "agent")
-    # One session first, so imports and caches are not counted against the many.
-    warm = await create_session(
-        SessionOptions(cwd=str(work), provider="faux", no_tools=True, no_session=True)
-    )
-    await warm.prompt("warm up")
-    gc.collect()
-    before = _rss_kib()
-    sessions = []
-    start = time.perf_counter()
-
-    async def one(number: int) -> None:
-        session = await create_session(
-            SessionOptions(cwd=str(work), provider="faux", no_tools=True, no_session=True)
-        )
-        await session.prompt(f"hello {number}")
-        sessions.append(session)
-
-    async with anyio.create_task_group() as tg:
-        for number in range(count):
-            tg.start_soon(one, number)
-    seconds = time.perf_counter() - start
-    gc.collect()
-    grown = _rss_kib() - before
-    for session in [warm, *sessions]:
-        await session.shutdown("quit")
-    return {
-        "sessions": count,
-        "rss_grown_mib": round(grown / 1024, 1),
-        "kib_per_session": round(grown / count),
-        "seconds": round(seconds, 2),
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000", help="comma-separated entry counts (default 1000)")
     parser.add_argument("--postgres", help="a postgresql:// URI of an empty database to include")
-    parser.add_argument("--sessions", type=int, default=100)
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,8 +95,6 @@ def main() -> None:
                 stores.append(("postgres", PostgresStore(args.postgres)))
             for name, store in stores:
                 print(json.dumps(_bench_store(name, store, size, str(work))), flush=True)
-        if args.sessions:
-            print(json.dumps(anyio.run(_sessions, args.sessions, work)), flush=True)
 
 
 if __name__ == "__main__":
