@@ -301,7 +301,7 @@ def check_resume_like_a_file(factory: StoreFactory) -> None:
     finally:
         store.close()
     if not lines:
-        _fail("load() returned nothing for a session a session manager appended to")
+        raise AssertionError("load() returned nothing for a session a session manager appended to")
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"2026-01-02T03-04-05-678Z_{session_id}.jsonl"
         file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

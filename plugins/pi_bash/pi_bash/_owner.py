@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_host import StashKey
+
+if TYPE_CHECKING:
+    from pi_host import Stash
 
 __all__ = ["session_owner"]
 
@@ -19,7 +22,7 @@ def session_owner(ctx: Any) -> object | None:
     background processes do too, as a terminal keeps its jobs) and is no other session's:
     many sessions may share one process (``create_session`` on one event loop).
     """
-    stash = getattr(ctx, "stash", None)
+    stash: Stash | None = getattr(ctx, "stash", None)
     if stash is None:
         return None
     return stash.setdefault(_OWNER, object())
