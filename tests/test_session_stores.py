@@ -198,7 +198,9 @@ def test_resuming_from_a_store_reads_back_to_the_last_compaction_only(tmp_path: 
     """As from a file: the lines before the compaction are parsed only when something asks
     for the whole session. A damaged entry there is reported then, naming its line; before,
     every line of a stored session was parsed to resume it."""
-    store: SessionStore = JsonlStore(tmp_path / "files") if kind == "jsonl" else SqliteStore(tmp_path / "s.db")
+    store: SessionStore = (
+        JsonlStore(tmp_path / "files") if kind == "jsonl" else SqliteStore(tmp_path / "s.db")
+    )
     manager = SessionManager.create("/home/user/project", store=store)
     first = manager.append_message(UserMessage(content="first", timestamp=1))
     manager.append_message(reply("one"))
@@ -214,7 +216,9 @@ def test_resuming_from_a_store_reads_back_to_the_last_compaction_only(tmp_path: 
     damaged["message"] = {"role": "user", "content": 5}
     lines[1] = json.dumps(damaged, separators=(",", ":"))
     store.close()
-    copy: SessionStore = JsonlStore(tmp_path / "copy") if kind == "jsonl" else SqliteStore(tmp_path / "copy.db")
+    copy: SessionStore = (
+        JsonlStore(tmp_path / "copy") if kind == "jsonl" else SqliteStore(tmp_path / "copy.db")
+    )
     copy.append(manager.session_id, lines)
 
     resumed = SessionManager.open_stored(copy, manager.session_id)
