@@ -2,7 +2,7 @@
 sessions on one event loop, against the scripted model over real HTTP.
 
 Run with ``uv run python bench/bench_concurrent_sessions.py [--sessions 100] [--prompts 3]
-[--no-session] [--faux]``.
+[--no-session | --session-store URI] [--faux]``.
 
 Every session is made by ``create_session`` (the default plugins, a project directory of its
 own) and answers ``--prompts`` prompts; each prompt is a ``read`` tool call and a final
@@ -95,8 +95,9 @@ def _mib(kib: float) -> float:
 
 
 class _Bench:
-    def __init__(self, work: Path, *, faux: bool, no_session: bool, prompts: int) -> None:
+    def __init__(self, work: Path, *, faux: bool, no_session: bool, store: str | None, prompts: int) -> None:
         self.work = work
+        self.store = store
         self.faux = faux
         self.no_session = no_session
         self.prompts = prompts
@@ -117,11 +118,20 @@ class _Bench:
         project = self.project()
         if self.faux:
             options = SessionOptions(
-                cwd=str(project), provider="faux", no_tools=True, no_session=self.no_session
+                cwd=str(project),
+                provider="faux",
+                no_tools=True,
+                no_session=self.no_session,
+                session_store=self.store,
             )
         else:
             options = SessionOptions(
-                cwd=str(project), provider="local", model=MODEL, tools=["read"], no_session=self.no_session
+                cwd=str(project),
+                provider="local",
+                model=MODEL,
+                tools=["read"],
+                no_session=self.no_session,
+                session_store=self.store,
             )
         return await create_session(options)
 
@@ -213,7 +223,13 @@ async def _run(args: argparse.Namespace, work: Path, base_url: str | None) -> No
             }
         }
         (agent / "models.json").write_text(json.dumps(models))
-    bench = _Bench(work, faux=base_url is None, no_session=args.no_session, prompts=args.prompts)
+    bench = _Bench(
+        work,
+        faux=base_url is None,
+        no_session=args.no_session,
+        store=args.session_store,
+        prompts=args.prompts,
+    )
     warm = await bench.create()
     await bench.work_through(warm, -1)
     await warm.shutdown("quit")
@@ -230,6 +246,9 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=3, help="prompts per session (default 3)")
     parser.add_argument("--serial", type=int, default=10, help="sessions run one by one after (0: none)")
     parser.add_argument("--no-session", action="store_true", help="keep no session files")
+    parser.add_argument(
+        "--session-store", metavar="URI", help="keep the sessions in this store (sqlite:///...)"
+    )
     parser.add_argument("--faux", action="store_true", help="the in-process faux provider, no HTTP")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
