@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from tests.fakeservers import AnthropicServer, Reply
+from tests.fakeservers import AnthropicServer, RecordedRequest, Reply
 
 
 def _raw_body(server: AnthropicServer) -> bytes:
@@ -48,3 +48,21 @@ def test_coalesced_reply_sends_the_same_bytes_in_fewer_chunks() -> None:
 def test_coalesce_refuses_options_that_need_one_write_per_piece(conflict: dict[str, object]) -> None:
     with pytest.raises(ValueError, match="coalesce cannot be combined"):
         Reply(pieces=[b"a", b"b"], coalesce=1024, **conflict)  # type: ignore[arg-type]
+
+
+def test_a_responder_answers_each_request_from_its_body() -> None:
+    def respond(request: RecordedRequest) -> Reply:
+        return Reply.text(200, "echo " + request.body.decode())
+
+    with AnthropicServer(respond=respond) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        for body in (b"one", b"two"):
+            head = b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n" % len(body)
+            with socket.create_connection((host, int(port))) as sock:
+                sock.sendall(head + body)
+                received = b""
+                while not received.endswith(b"echo " + body):
+                    chunk = sock.recv(65536)
+                    assert chunk, "the server closed the connection before the reply"
+                    received += chunk
+        assert [request.body for request in server.requests] == [b"one", b"two"]

@@ -6,9 +6,11 @@ SDK): they share the wire mapping and must behave identically.
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -983,12 +985,12 @@ def test_a_one_shot_stream_does_not_import_the_sdk(tmp_path: Any) -> None:
 
 def _fresh_messages(model: Model, messages: list[Any], **options: Any) -> list[dict[str, Any]]:
     """What convert_messages gives with nothing remembered from earlier requests."""
-    saved = _anthropic_wire._previous_wire
-    _anthropic_wire._previous_wire = {}
+    saved = _anthropic_wire._wire_memo
+    _anthropic_wire._wire_memo = _anthropic_wire._WireMemo()
     try:
         return convert_messages(messages, model, **options)
     finally:
-        _anthropic_wire._previous_wire = saved
+        _anthropic_wire._wire_memo = saved
 
 
 def test_a_growing_history_converts_as_if_each_request_were_the_first() -> None:
@@ -1011,3 +1013,33 @@ def test_a_growing_history_converts_as_if_each_request_were_the_first() -> None:
             # The last message's cache_control went to a copy, never to what is remembered.
             assert "cache_control" not in json.dumps(convert_messages(history, model))
     assert convert_messages(history, model) == _fresh_messages(model, history)
+
+
+def test_interleaved_conversations_each_reuse_their_own_wire_forms() -> None:
+    # Many sessions in one process (issue 21): one conversation's request must not make the
+    # other's next request convert its whole history again, nor be served the other's forms.
+    model = sonnet()
+    first: list[Any] = [UserMessage(content="first"), AssistantMessage(content=[TextContent(text="one")])]
+    second: list[Any] = [UserMessage(content="second"), AssistantMessage(content=[TextContent(text="two")])]
+    sent_first = convert_messages(first, model)
+    sent_second = convert_messages(second, model)
+    first.append(UserMessage(content="first again"))
+    second.append(UserMessage(content="second again"))
+    again_first = convert_messages(first, model)
+    again_second = convert_messages(second, model)
+    assert all(again is before for again, before in zip(again_first, sent_first, strict=False))
+    assert all(again is before for again, before in zip(again_second, sent_second, strict=False))
+    assert again_first == _fresh_messages(model, first)
+    assert again_second == _fresh_messages(model, second)
+
+
+def test_a_finished_conversation_leaves_nothing_remembered() -> None:
+    model = sonnet()
+    message = UserMessage(content="a closed session's prompt")
+    convert_messages([message], model)
+    alive = weakref.ref(message)
+    remembered = len(_anthropic_wire._wire_memo)
+    del message
+    gc.collect()
+    assert alive() is None
+    assert len(_anthropic_wire._wire_memo) == remembered - 1

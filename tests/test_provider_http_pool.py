@@ -13,7 +13,7 @@ from pi_host.messages import DoneEvent, UserMessage
 from pi_host.providers import LlmContext, Model, StreamOptions
 from pi_host.providers._anthropic import TRANSPORT_ENV, stream
 from pi_host.providers._lean_http import LEAN_HTTP_ENV
-from tests.fakeservers import AnthropicServer, anthropic_reply
+from tests.fakeservers import AnthropicServer, RecordedRequest, Reply, anthropic_reply
 
 
 class CountingServer(AnthropicServer):
@@ -97,3 +97,42 @@ async def test_a_closed_connection_is_replaced(server: CountingServer) -> None:
     await ask(server)
     await ask(server)
     assert server.accepted == 2
+
+
+def test_more_streams_at_once_than_a_default_pool_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Many sessions in one process (issue 21): httpx's default pool opens 100 connections, so a
+    # 101st session's request waited for another session's stream to end (up to the timeout).
+    # The server answers no request before all of them arrived.
+    count = 120
+    arrived = 0
+    all_arrived: anyio.Event | None = None
+
+    async def respond(request: RecordedRequest) -> Reply:
+        nonlocal arrived, all_arrived
+        if all_arrived is None:
+            all_arrived = anyio.Event()  # made on the server's loop
+        arrived += 1
+        if arrived == count:
+            all_arrived.set()
+        await all_arrived.wait()
+        return anthropic_reply("together")
+
+    for client in ("lean", "httpx"):
+        arrived, all_arrived = 0, None
+        monkeypatch.setenv(TRANSPORT_ENV, "httpx")
+        monkeypatch.setenv(LEAN_HTTP_ENV, "0" if client == "httpx" else "1")
+        with AnthropicServer(respond=respond) as server:
+
+            async def main(server: AnthropicServer = server) -> list[DoneEvent]:
+                done: list[DoneEvent] = []
+
+                async def one() -> None:
+                    done.append(await ask(server))
+
+                with anyio.fail_after(60):
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(count):
+                            tg.start_soon(one)
+                return done
+
+            assert len(anyio.run(main)) == count, client

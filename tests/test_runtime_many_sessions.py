@@ -66,6 +66,27 @@ async def test_twenty_concurrent_sessions_keep_their_own_transcripts(
             ]
 
 
+async def test_a_session_knows_its_own_projects_plugins_not_the_processs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Disabling a project's own plugin is no typo, whatever directory the process is in:
+    # the project's .pi/plugins names were looked up in the process's working directory.
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    project = tmp_path / "project"
+    (project / ".pi" / "plugins").mkdir(parents=True)
+    (project / ".pi" / "plugins" / "mine.py").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    session = await create_session(
+        SessionOptions(
+            cwd=str(project), provider="faux", no_tools=True, no_session=True, disabled_plugins=["mine"]
+        )
+    )
+    await session.shutdown("quit")
+    assert not [record for record in caplog.records if 'cannot disable plugin "mine"' in record.getMessage()]
+
+
 def _text(message: object) -> str:
     if isinstance(message, UserMessage):
         content = message.content

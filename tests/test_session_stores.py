@@ -247,3 +247,42 @@ async def test_the_store_hook_is_not_awaited_through_the_dispatcher() -> None:
 
     with pytest.raises(HookError, match=r"synchronous hook; call it with PluginManager\.call_first\(\)"):
         await Dispatcher(_manager(), trace=False).call("pi_session_store", uri="x")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+def test_resuming_from_a_store_reads_back_to_the_last_compaction_only(tmp_path: Path, kind: str) -> None:
+    """As from a file: the lines before the compaction are parsed only when something asks
+    for the whole session. A damaged entry there is reported then, naming its line; before,
+    every line of a stored session was parsed to resume it."""
+    store: SessionStore = (
+        JsonlStore(tmp_path / "files") if kind == "jsonl" else SqliteStore(tmp_path / "s.db")
+    )
+    manager = SessionManager.create("/home/user/project", store=store)
+    first = manager.append_message(UserMessage(content="first", timestamp=1))
+    manager.append_message(reply("one"))
+    kept = manager.append_message(UserMessage(content="kept", timestamp=3))
+    manager.append_message(reply("two"))
+    manager.append_compaction("The story so far.", kept, tokens_before=1000)
+    manager.append_message(UserMessage(content="after", timestamp=5))
+    lines = store.load(manager.session_id)
+    assert lines is not None
+    # The first message's line becomes an entry pi-host cannot validate (valid JSON still).
+    damaged = json.loads(lines[1])
+    assert damaged["id"] == first
+    damaged["message"] = {"role": "user", "content": 5}
+    lines[1] = json.dumps(damaged, separators=(",", ":"))
+    store.close()
+    copy: SessionStore = (
+        JsonlStore(tmp_path / "copy") if kind == "jsonl" else SqliteStore(tmp_path / "copy.db")
+    )
+    copy.append(manager.session_id, lines)
+
+    resumed = SessionManager.open_stored(copy, manager.session_id)
+    context = resumed.build_session_context()
+    assert [m.role for m in context.messages] == ["compactionSummary", "user", "assistant", "user"]
+    assert resumed.warnings == []  # the damaged line lies before the compaction: not read
+    assert len(resumed.get_entries()) == len(lines) - 1
+    (warning,) = resumed.warnings
+    assert f"kept invalid message entry {first} as unknown" in str(warning)
+    assert f"line 2 of session {manager.session_id} in {copy.uri}" in str(warning)
+    copy.close()

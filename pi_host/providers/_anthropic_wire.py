@@ -24,6 +24,7 @@ Claude Code identity system block and beta headers, and Claude Code's tool-name 
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -278,13 +279,53 @@ def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
     }
 
 
-# The wire form of each message of the previous request, by id (the entry keeps the message,
-# so the id cannot be reused meanwhile). A request repeats the previous one's history and adds
-# a few messages, so only those are converted: converting the whole history on every request
-# grew with the conversation. Messages are frozen and the wire form depends only on the
-# message and ``oauth``; the payload is read-only for ``pi_before_provider_request``, and
-# convert_messages copies the one dict it changes (the last, for cache_control).
-_previous_wire: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
+class _WireMemo:
+    """The wire form of every message that is still alive, by identity.
+
+    A request repeats the previous one's history and adds a few messages, so only those are
+    converted: converting the whole history on every request grew with the conversation.
+    Messages are frozen and the wire form depends only on the message and ``oauth``, so a
+    message's wire form is valid for every request that sends that very object; a hit needs
+    the same object (``is``), never an equal one.
+
+    Why by weak reference, not "the previous request's messages": many sessions share one
+    process (``create_session`` on one event loop, issue 21). A single "previous request"
+    slot was replaced by each session's request in turn, so interleaved sessions converted
+    their whole history every time, and a closed session's messages stayed alive until some
+    other request replaced them. Here each session hits its own messages' entries, and an
+    entry goes when its message does. The wire dicts are never changed after they are made:
+    the payload is read-only for ``pi_before_provider_request``, and :func:`convert_messages`
+    copies the one dict it changes (the last, for ``cache_control``).
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[Message], bool, dict[str, Any] | None]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def wire(self, message: Message, oauth: bool) -> dict[str, Any] | None:
+        """``message``'s wire form, converted now unless it is remembered."""
+        key = id(message)
+        hit = self._entries.get(key)
+        if hit is not None and hit[0]() is message and hit[1] == oauth:
+            return hit[2]
+        wire = _message_wire(message, oauth)
+        entries = self._entries
+
+        def forget(ref: weakref.ref[Message]) -> None:
+            # Only this reference's own entry: a later one for the same message replaced it.
+            current = entries.get(key)
+            if current is not None and current[0] is ref:
+                entries.pop(key, None)  # pop: another thread's request may have replaced it
+
+        entries[key] = (weakref.ref(message, forget), oauth, wire)
+        return wire
+
+
+_wire_memo = _WireMemo()
 
 
 def convert_messages(
@@ -295,21 +336,13 @@ def convert_messages(
     cache_control: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """pi's messages as Messages API ``messages``."""
-    global _previous_wire
     out: list[dict[str, Any]] = []
     transformed = transform_messages(messages, model, normalize_tool_call_id)
-    previous = _previous_wire
-    current: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
+    memo = _wire_memo.wire
     kinds = MESSAGE_KINDS
     results: list[dict[str, Any]] | None = None  # consecutive tool results, gathered
     for message in transformed:
-        key = id(message)
-        hit = previous.get(key)
-        if hit is not None and hit[0] is message and hit[1] == oauth:
-            wire = hit[2]
-        else:
-            wire = _message_wire(message, oauth)
-        current[key] = (message, oauth, wire)
+        wire = memo(message, oauth)
         kind = kinds[type(message)]
         if kind is UserMessage or kind is AssistantMessage:
             results = None
@@ -322,7 +355,6 @@ def convert_messages(
             results = []
             out.append({"role": "user", "content": results})
         results.append(wire)
-    _previous_wire = current
 
     if cache_control is not None and out and out[-1]["role"] == "user":
         last = out[-1]

@@ -57,6 +57,8 @@ T = TypeVar("T")
 #: left to the retry plugin (it is kept on the failed message).
 _MAX_INLINE_RETRY_DELAY_S = 60.0
 _DEFAULT_TIMEOUT_S = 600.0
+# Idle connections kept per pool (httpx's default is 20): one per concurrent session, up to this.
+_KEEP_ALIVE_CONNECTIONS = 100
 _CONNECT_TIMEOUT_S = 30.0
 
 
@@ -265,6 +267,10 @@ def _new_client(tls: bool) -> httpx.AsyncClient:
         follow_redirects=False,
         # Plain-HTTP targets (local servers) need no certificates at all.
         verify=tls_context() if tls else False,
+        # The pool is the event loop's, so every session of the process draws on it: httpx's
+        # default of 100 connections made the 101st concurrent stream wait for another
+        # session's to end. No cap, as the lean client and pi's (undici's) have none.
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=_KEEP_ALIVE_CONNECTIONS),
     )
 
 

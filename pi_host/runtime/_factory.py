@@ -263,7 +263,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     )
     if host is None:
         disabled = [*global_settings.settings.plugins.disable, *options.disabled_plugins]
-        host = Host.load(disabled=disabled, extra_plugins=options.extra_plugins)
+        host = Host.load(disabled=disabled, extra_plugins=options.extra_plugins, cwd=cwd)
     trusted = await _decide_trust(trust, cwd, host, options)
     settings_manager = SettingsManager.load(cwd, root, project_trusted=True) if trusted else global_settings
     settings = settings_manager.settings

@@ -112,6 +112,7 @@ class Host:
         extensions: Sequence[str] = (),
         essentials: Iterable[str] = ESSENTIALS,
         trace: bool | TextIO | None = None,
+        cwd: str | None = None,
     ) -> Host:
         """Load the essentials, the installed plugins, ``extra_plugins`` and ``extensions``,
         then collect registrations.
@@ -120,6 +121,9 @@ class Host:
         :param extra_plugins: plugin objects (modules, instances) registered after discovery,
             as tests and embedding programs do.
         :param extensions: ``-e PATH`` plugin files or folders, loaded for this run only.
+        :param cwd: the session's project directory, whose ``.pi/plugins`` names count as
+            known when ``disabled`` names them; the process's working directory by default
+            (sessions in one process may each have another).
         :raises UsageError: for an ``-e`` path that holds no plugin.
         """
         from pi_host.plugin import Dispatcher, PluginControls, PluginManager, load_plugins
@@ -143,7 +147,7 @@ class Host:
             from pi_host.plugin import local_plugin_files
             from pi_host.plugin._loading import warn_unknown_disabled
 
-            local = [path.stem for path in local_plugin_files(os.getcwd())]
+            local = [path.stem for path in local_plugin_files(cwd if cwd is not None else os.getcwd())]
             warn_unknown_disabled(pm, controls.disabled, also_known=local)
         host = cls(pm, Dispatcher(pm, trace=trace), errors)
         host.collect_registrations()

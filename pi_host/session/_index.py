@@ -14,6 +14,7 @@ gives short reads and warnings, not a crash.
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re
 import zlib
@@ -131,10 +132,22 @@ class FileIndex:
     :param start: offset of the first entry line (just after the header line).
     :param end: file size at open; later appends are the session manager's business.
     :param warn: called with a message and a byte offset for every problem found.
+    :param data: the file's bytes when they are in memory already (a session loaded from a
+        :class:`~pi_host.session.SessionStore`), read instead of ``path``: a store's session
+        is then parsed as lazily as a file, back to the last compaction.
     """
 
-    def __init__(self, path: Path, start: int, end: int, warn: Callable[[str, int | None], None]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        start: int,
+        end: int,
+        warn: Callable[[str, int | None], None],
+        *,
+        data: bytes | None = None,
+    ) -> None:
         self.path = path
+        self._data = data
         self._start = start
         self._end = end
         self._warn = warn
@@ -160,7 +173,7 @@ class FileIndex:
         if self._f is not None:
             yield
             return
-        with open(self.path, "rb") as f:
+        with io.BytesIO(self._data) if self._data is not None else open(self.path, "rb") as f:
             self._f = f
             try:
                 yield

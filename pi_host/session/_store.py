@@ -372,8 +372,10 @@ class SessionManager:
     ) -> SessionManager:
         """Open the session ``session_id`` of ``store``; its appends go to the store.
 
-        The whole session is read (a store is an append log, not an index). Entry lines the
-        manager cannot read are skipped and reported in :attr:`warnings`, as for a file.
+        The store loads the whole session (it is an append log, not an index), but the lines
+        are parsed as a file's are: lazily, from the end, so resuming parses the branch back
+        to its last compaction. Entry lines the manager cannot read are skipped and reported
+        in :attr:`warnings`, as for a file.
 
         :raises SessionStoreError: when the store has no such session, or holds it in an old
             format (import it again with ``pi-host sessions import``, which migrates).
@@ -405,8 +407,15 @@ class SessionManager:
         return cls.create(cwd_text, store=store)
 
     def _load_lines(self, lines: builtins.list[str], store: SessionStore) -> None:
+        """Read a store's session as a file is read: indexed from the end, and parsed only
+        as far as it is asked for (resuming parses the branch back to the last compaction).
+
+        The lines are kept as the bytes a file of them would hold, so entries keep their
+        exact lines for re-serialisation, as entries read from a file do.
+        """
         from ._backend import SessionStoreError
-        from ._entries import parse_entry, parse_header
+        from ._entries import parse_header
+        from ._index import FileIndex
 
         try:
             header = parse_header(lines[0])
@@ -419,29 +428,24 @@ class SessionManager:
                 f"{store.uri}: session {header.id} is in session format version {header.version or 1}; "
                 "import it again with `pi-host sessions import FILE`, which migrates it to version 3"
             )
+        data = _file_bytes(lines)
+        start = data.index(b"\n") + 1
+
+        def warn(message: str, offset: int | None) -> None:
+            # A byte offset means nothing in a store: name the line instead.
+            where = f"session {header.id} in {store.uri}"
+            if offset is not None:
+                line = data.count(b"\n", 0, offset) + 1
+                where = f"line {line} of {where}"
+            self._warn(f"{message} ({where})", None)
+
         self._init_state(header, None)
-        entries: builtins.list[SessionEntry] = []
-        by_id: dict[str, SessionEntry] = {}
-        for number, line in enumerate(lines[1:], start=1):
-            try:
-                entry = parse_entry(line)
-            except ValueError as exc:
-                self._warn(f"skipped line {number + 1} of session {header.id}: {exc}", None)
-                continue
-            if entry.id in by_id:
-                self._warn(f"skipped a second entry with id {entry.id}", None)
-                continue
-            entries.append(entry)
-            by_id[entry.id] = entry
-        self._new, self._new_by_id = entries, by_id
-        self._written = len(entries)
         self._on_disk = True
-        self._has_assistant = any(
-            isinstance(entry, SessionMessageEntry) and entry.message.role == "assistant" for entry in entries
-        )
-        self._leaf_id = entries[-1].id if entries else None
-        self._leaf_settings = None if entries else ResolvedSettings(None, None)
+        self._leaf_settings = None
         self._labels = None
+        self._index = FileIndex(Path(store.uri), start, len(data), warn, data=data)
+        leaf = self._index.leaf()
+        self._leaf_id = leaf.id if leaf is not None else None
 
     @classmethod
     def open(
@@ -1487,3 +1491,21 @@ def _free_name(path: Path) -> Path:
         number += 1
         candidate = path.with_name(f"{path.name}.{number}")
     return candidate
+
+
+def _file_bytes(lines: builtins.list[str]) -> bytes:
+    """The bytes of a file holding ``lines``: the bytes a :class:`JsonlStore` read them from
+    (it decodes with ``surrogateescape``), or the manager's own encoding for lines with other
+    lone surrogates (it writes with ``surrogatepass``)."""
+    text = "".join(line + "\n" for line in lines)
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return b"".join(_line_bytes(line) + b"\n" for line in lines)
+
+
+def _line_bytes(line: str) -> bytes:
+    try:
+        return line.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return line.encode("utf-8", "surrogatepass")

@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "check_idempotent_append",
     "check_list_and_delete",
     "check_refuses_malformed",
+    "check_resume_like_a_file",
     "check_round_trip",
     "check_session_store",
     "sample_session",
@@ -259,12 +261,87 @@ def check_concurrent_writers(factory: StoreFactory, *, processes: int = 8, entri
             _fail(f"writer {writer}'s entries are out of the order it appended them in")
 
 
+def check_resume_like_a_file(factory: StoreFactory) -> None:
+    """A session a session manager kept in the store resumes from it exactly as a file of the
+    same lines resumes: the same context (the compaction's summary, what it kept, what came
+    after), model, thinking level, leaf, name, labels, entries and tree, and no warnings.
+
+    The session has what a resume reads lazily, back to the last compaction: settings and a
+    label recorded before it, a branch, and entries after it.
+    """
+    from pi_host.messages import AssistantMessage, TextContent, UserMessage
+    from pi_host.session import SessionManager
+
+    def reply(text: str) -> AssistantMessage:
+        return AssistantMessage(
+            content=[TextContent(text=text)], provider="anthropic", model="claude-a", api="anthropic-messages"
+        )
+
+    store = _opened(factory)
+    try:
+        manager = SessionManager.create("/home/user/project", store=store)
+        manager.append_model_change("anthropic", "claude-a")
+        manager.append_thinking_level_change("high")
+        ids = []
+        for number in range(12):
+            ids.append(
+                manager.append_message(UserMessage(content=f"question {number} {_AWKWARD_TEXTS[number % 5]}"))
+            )
+            ids.append(manager.append_message(reply(f"answer {number}")))
+        manager.append_label_change(ids[3], "the start")
+        manager.append_session_info("a resumable session")
+        manager.branch(ids[19])  # leave the last two turns on a branch of their own
+        manager.append_message(UserMessage(content="on the branch"))
+        manager.append_compaction("What happened so far.", ids[15], tokens_before=12_345)
+        manager.append_message(reply("after the compaction"))
+        session_id = manager.session_id
+        lines = store.load(session_id)
+        resumed = SessionManager.open_stored(store, session_id)
+        got = _resume_view(resumed, ids[3])
+    finally:
+        store.close()
+    if not lines:
+        raise AssertionError("load() returned nothing for a session a session manager appended to")
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / f"2026-01-02T03-04-05-678Z_{session_id}.jsonl"
+        file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        want = _resume_view(SessionManager.open(file, cache_dir=False), ids[3])
+    for key, value in want.items():
+        if got[key] != value:
+            _fail(
+                f"resumed from the store, the session's {key} differs from its file's:"
+                f"\nwant {value}\ngot  {got[key]}"
+            )
+
+
+def _resume_view(manager: Any, labelled: str) -> dict[str, Any]:
+    """What a resumed session manager answers, in comparable form (the context first: that
+    is what a resume reads; the rest reads the whole session)."""
+    context = manager.build_session_context()
+
+    def tree(nodes: list[Any]) -> list[Any]:
+        return [(node.entry.id, node.label, tree(node.children)) for node in nodes]
+
+    return {
+        "context messages": [message.model_dump(mode="json") for message in context.messages],
+        "model": context.model,
+        "thinking level": context.thinking_level,
+        "leaf": manager.leaf_id,
+        "name": manager.session_name,
+        "label": manager.get_label(labelled),
+        "entries": [entry.to_json() for entry in manager.get_entries()],
+        "tree": tree(manager.get_tree()),
+        "warnings": [str(warning) for warning in manager.warnings],
+    }
+
+
 def check_session_store(factory: StoreFactory, *, processes: int = 8, entries: int = 200) -> None:
     """Every check of the suite, in order (see the ``check_*`` functions)."""
     check_round_trip(factory)
     check_idempotent_append(factory)
     check_list_and_delete(factory)
     check_refuses_malformed(factory)
+    check_resume_like_a_file(factory)
     check_concurrent_writers(factory, processes=processes, entries=entries)
 
 
@@ -299,6 +376,9 @@ class SessionStoreConformance:
 
     def test_refuses_malformed(self) -> None:
         check_refuses_malformed(self.store_factory())
+
+    def test_resume_like_a_file(self) -> None:
+        check_resume_like_a_file(self.store_factory())
 
     def test_concurrent_writers(self) -> None:
         check_concurrent_writers(self.store_factory(), processes=self.processes, entries=self.entries)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ._anthropic import AnthropicServer, anthropic_error, anthropic_events, anthropic_reply, sse_event
 from ._openai import OpenAIServer, openai_chunks, openai_error, openai_reply
-from ._server import FakeServer, RecordedRequest, Reply
+from ._server import FakeServer, RecordedRequest, Reply, Responder
 
 __all__ = [
     "AnthropicServer",
@@ -30,6 +30,7 @@ __all__ = [
     "OpenAIServer",
     "RecordedRequest",
     "Reply",
+    "Responder",
     "anthropic_error",
     "anthropic_events",
     "anthropic_reply",

@@ -12,21 +12,22 @@ talk to it.
 
 from __future__ import annotations
 
+import inspect
 import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 import anyio.abc
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-__all__ = ["TIMING_KEYS", "FakeServer", "RecordedRequest", "Reply"]
+__all__ = ["TIMING_KEYS", "FakeServer", "RecordedRequest", "Reply", "Responder"]
 
 _MAX_HEADER_BYTES = 64 * 1024
 
@@ -104,6 +105,12 @@ class RecordedRequest:
         return json.loads(self.body)
 
 
+Responder: TypeAlias = Callable[
+    [RecordedRequest], "Reply | dict[str, Any] | Awaitable[Reply | dict[str, Any]]"
+]
+"""``respond(request) -> reply``: a server's reply computed from the request (sync or async)."""
+
+
 class FakeServer(AbstractContextManager["FakeServer"]):
     """Serve scripted replies on ``127.0.0.1:<port>`` (an ephemeral port by default).
 
@@ -113,9 +120,11 @@ class FakeServer(AbstractContextManager["FakeServer"]):
     :param replies: the initial queue.
     :param repeat: serve the last reply again when the queue runs dry (benchmarks); otherwise an
         empty queue answers 500 ``No more scripted replies``.
-    :param respond: choose the reply from the request itself (many clients at once, in no
-        order, e.g. a batch of agents): called with each request, in the server's thread;
-        its reply (or step dict) is served, ``None`` falls back to the queue.
+    :param respond: compute each reply from its request instead of taking the next one from
+        the queue, for many clients at once whose requests arrive in no fixed order (sessions
+        sharing one process, a benchmark). Sync or async; it runs on the server's event loop,
+        so an async one may wait (for other requests, a test's signal) without blocking the
+        others. Returns a :class:`Reply` or a step :meth:`render` knows.
     """
 
     def __init__(
@@ -124,8 +133,9 @@ class FakeServer(AbstractContextManager["FakeServer"]):
         *,
         port: int = 0,
         repeat: bool = False,
-        respond: Callable[[RecordedRequest], Reply | dict[str, Any] | None] | None = None,
+        respond: Responder | None = None,
     ) -> None:
+        self._respond_to = respond
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._port_wanted = port
@@ -153,11 +163,15 @@ class FakeServer(AbstractContextManager["FakeServer"]):
         with self._lock:
             self._queue.extend(rendered)
 
-    def _next_reply(self, request: RecordedRequest | None = None) -> Reply:
-        if self._respond_to is not None and request is not None:
-            chosen = self._respond_to(request)
-            if chosen is not None:
-                return chosen if isinstance(chosen, Reply) else self.render(chosen)
+    async def _reply_to(self, request: RecordedRequest) -> Reply:
+        if self._respond_to is None:
+            return self._next_reply()
+        step = self._respond_to(request)
+        if inspect.isawaitable(step):
+            step = await step
+        return step if isinstance(step, Reply) else self.render(step)
+
+    def _next_reply(self) -> Reply:
         with self._lock:
             if self._queue:
                 self._last = self._queue.popleft()
@@ -242,7 +256,7 @@ class FakeServer(AbstractContextManager["FakeServer"]):
                 with self._request_event:
                     self.requests.append(request)
                     self._request_event.notify_all()
-                keep_alive = await self._respond(stream, self._next_reply(request))
+                keep_alive = await self._respond(stream, await self._reply_to(request))
                 if not keep_alive:
                     return
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):

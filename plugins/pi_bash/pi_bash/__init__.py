@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         DEFAULT_MAX_BYTES,
         DEFAULT_MAX_LINES,
         AbortSignal,
+        PluginContext,
         Tool,
         TruncationResult,
         format_size,
@@ -195,14 +196,21 @@ async def pi_user_bash(
     cwd: str,
     signal: AbortSignal,
     on_output: Callable[[str], None] | None,
+    ctx: PluginContext,
 ) -> UserBashResult:
     """Run the user's ``!command`` when no other plugin did (the default executor)."""
     from pi_host.hookspecs import UserBashResult
 
+    from ._owner import session_owner
     from ._user import run_user_bash
 
     message = await run_user_bash(
-        command, cwd, signal=signal, on_output=on_output, exclude_from_context=exclude_from_context
+        command,
+        cwd,
+        signal=signal,
+        on_output=on_output,
+        exclude_from_context=exclude_from_context,
+        owner=session_owner(ctx),
     )
     return UserBashResult(
         output=message.output,
@@ -214,12 +222,15 @@ async def pi_user_bash(
 
 
 @hookimpl
-async def pi_session_shutdown(reason: SessionShutdownReason) -> None:
-    """On exit, stop the processes commands left running in the background.
+async def pi_session_shutdown(reason: SessionShutdownReason, ctx: PluginContext) -> None:
+    """On exit, stop the processes this session's commands left running in the background.
 
-    Switching sessions or reloading keeps them, as a terminal keeps its jobs.
+    Switching sessions or reloading keeps them, as a terminal keeps its jobs. Other sessions
+    of the process keep theirs (they are stopped when those sessions quit, or at exit).
     """
     # No command ran if the runner was never imported, so nothing can be left running.
     process = sys.modules.get(f"{__name__}._process")
     if reason == "quit" and process is not None:
-        await process.kill_background_processes()
+        from ._owner import session_owner
+
+        await process.kill_background_processes(owner=session_owner(ctx))

@@ -15,6 +15,7 @@ from pi_host import DEFAULT_MAX_BYTES, TextContent, ToolCallContext, ToolResult,
 
 from ._limits import BackgroundPolicy
 from ._output import OutputAccumulator, OutputSnapshot
+from ._owner import session_owner
 from ._process import BashError, build_env, run_shell_command
 from ._tool import BashParams, format_number
 
@@ -60,6 +61,7 @@ async def run_bash_call(
                     env=build_env(env),
                     kill_grace=kill_grace,
                     background=background,
+                    owner=session_owner(ctx.session),
                 )
             except BashError as exc:
                 failure = exc

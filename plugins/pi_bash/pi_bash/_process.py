@@ -128,6 +128,7 @@ async def run_shell_command(
     env: Mapping[str, str] | None = None,
     kill_grace: float = DEFAULT_KILL_GRACE,
     background: BackgroundPolicy = "keep",
+    owner: object | None = None,
 ) -> CommandOutcome:
     """Run ``command`` with the shell in ``cwd``; stdout and stderr merged into ``on_data``.
 
@@ -136,6 +137,8 @@ async def run_shell_command(
     propagates after the group is dead).
 
     :param env: the complete environment (see :func:`build_env`); default ``build_env()``.
+    :param owner: what processes left in the background belong to (a session's token), so
+        that :func:`kill_background_processes` for that owner stops them and no others.
     :raises BashError: the working directory does not exist, or the shell cannot start.
     """
     if sys.platform == "win32":  # pragma: no cover
@@ -160,7 +163,7 @@ async def run_shell_command(
         )
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command or env
         raise BashError(f"Could not start {shell} in {cwd}: {exc}") from exc
-    return await _CommandRun(process, run_id, on_data, kill_grace, background).run(signal, timeout)
+    return await _CommandRun(process, run_id, on_data, kill_grace, background, owner).run(signal, timeout)
 
 
 class _CommandRun:
@@ -177,6 +180,7 @@ class _CommandRun:
         on_data: OnData,
         kill_grace: float,
         background: BackgroundPolicy,
+        owner: object | None = None,
     ) -> None:
         self.process = process
         self.pgid = process.pid  # a session leader's pid is its group id
@@ -184,6 +188,7 @@ class _CommandRun:
         self.on_data = on_data
         self.kill_grace = kill_grace
         self.background = background
+        self.owner = owner
         self.eof = anyio.Event()
 
     async def run(self, signal: AbortSignal | None, timeout: float | None) -> CommandOutcome:
@@ -225,7 +230,7 @@ class _CommandRun:
                     raise group.exceptions[0] from None
                 raise
             if self.background == "keep" and _group_alive(self.pgid, self.run_id):
-                _track_background_group(self.pgid, self.run_id)
+                _track_background_group(self.pgid, self.run_id, self.owner)
             completed = True
         finally:
             with anyio.CancelScope(shield=True):
@@ -392,38 +397,51 @@ def _live_members(pgid: int) -> Iterator[int]:
 
 # -- background groups ----------------------------------------------------------------------
 
-# group id -> the run that created it (checked before signalling: ids get recycled)
-_background_groups: dict[int, str] = {}
+# group id -> the run that created it (checked before signalling: ids get recycled) and its
+# owner. The owner is why this is not just a set: many sessions share one process (issue 21),
+# and one session quitting must stop its own background processes, not another's.
+_background_groups: dict[int, tuple[str, object | None]] = {}
 _atexit_registered = False
 
 
-def _track_background_group(pgid: int, run_id: str) -> None:
+def _track_background_group(pgid: int, run_id: str, owner: object | None = None) -> None:
     global _atexit_registered
-    for old, old_run in list(_background_groups.items()):
+    for old, (old_run, _) in list(_background_groups.items()):
         if not _group_alive(old, old_run):
             del _background_groups[old]
-    _background_groups[pgid] = run_id
+    _background_groups[pgid] = (run_id, owner)
     if not _atexit_registered:
         atexit.register(_kill_background_at_exit)
         _atexit_registered = True
 
 
-def _take_live_background_groups() -> list[tuple[int, str]]:
-    groups = [(pgid, run_id) for pgid, run_id in _background_groups.items() if _group_alive(pgid, run_id)]
-    _background_groups.clear()
+def _take_live_background_groups(owner: object | None = None) -> list[tuple[int, str]]:
+    groups: list[tuple[int, str]] = []
+    for pgid, (run_id, group_owner) in list(_background_groups.items()):
+        if owner is not None and group_owner is not owner:
+            continue
+        del _background_groups[pgid]
+        if _group_alive(pgid, run_id):
+            groups.append((pgid, run_id))
     return groups
 
 
-def background_process_groups() -> frozenset[int]:
-    """Process groups of commands that returned while leaving processes running."""
-    return frozenset(pgid for pgid, run_id in _background_groups.items() if _group_alive(pgid, run_id))
+def background_process_groups(owner: object | None = None) -> frozenset[int]:
+    """Process groups of commands that returned while leaving processes running: every one,
+    or only those of ``owner`` (the token the commands ran with, see :func:`run_shell_command`)."""
+    return frozenset(
+        pgid
+        for pgid, (run_id, group_owner) in _background_groups.items()
+        if (owner is None or group_owner is owner) and _group_alive(pgid, run_id)
+    )
 
 
-async def kill_background_processes(*, grace: float = DEFAULT_KILL_GRACE) -> int:
-    """Stop every process that commands left running in the background; return how many
-    groups were stopped. Call it when the session ends.
+async def kill_background_processes(*, grace: float = DEFAULT_KILL_GRACE, owner: object | None = None) -> int:
+    """Stop the processes that commands left running in the background; return how many
+    groups were stopped. Call it when a session ends with the session's ``owner`` token (the
+    one its commands ran with): only those groups stop. Without one, every group stops.
     """
-    groups = _take_live_background_groups()
+    groups = _take_live_background_groups(owner)
     with anyio.CancelScope(shield=True):
         async with anyio.create_task_group() as task_group:
             for pgid, run_id in groups:

@@ -93,6 +93,7 @@ async def run_user_bash(
     kill_grace: float = DEFAULT_KILL_GRACE,
     background: BackgroundPolicy = "keep",
     env: Mapping[str, str] | None = None,
+    owner: object | None = None,
 ) -> BashExecutionMessage:
     """Run a command the user typed (``!cmd``) and return the ``bashExecution`` message.
 
@@ -108,6 +109,8 @@ async def run_user_bash(
     :param exclude_from_context: ``!!cmd``: recorded, but never sent to the model.
     :param command_prefix: lines run before the command (pi's ``shellCommandPrefix``); the
         message records the command as typed.
+    :param owner: the session's token for processes left in the background (see
+        :func:`~pi_bash.run_shell_command`).
     :raises BashError: the working directory does not exist, or the shell cannot start.
     """
     resolved = f"{command_prefix}\n{command}" if command_prefix else command
@@ -131,6 +134,7 @@ async def run_user_bash(
             env=build_env(env),
             kill_grace=kill_grace,
             background=background,
+            owner=owner,
         )
         rest = output.finish()
         if on_output is not None and rest:

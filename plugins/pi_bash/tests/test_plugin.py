@@ -14,8 +14,8 @@ import pi_bash
 import pluggy
 import pytest
 
-from pi_host import AbortSignal, Tool
-from pi_host.hookspecs import UserBashResult
+from pi_host import AbortSignal, Tool, ToolCallContext
+from pi_host.hookspecs import Stash, UserBashResult
 from pi_host.testing import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 
 
@@ -58,6 +58,7 @@ async def test_the_user_bash_hook_runs_the_command(tmp_path: Path) -> None:
         cwd=str(tmp_path),
         signal=AbortSignal(),
         on_output=chunks.append,
+        ctx=SimpleNamespace(stash=Stash()),
     )
     assert result == UserBashResult(output="hi\n", exit_code=3)
     assert "".join(chunks) == "hi\n"
@@ -67,19 +68,70 @@ async def test_the_user_bash_hook_follows_its_signal(tmp_path: Path) -> None:
     signal = AbortSignal()
     signal.abort()
     result = await pi_bash.pi_user_bash(
-        command="sleep 100", exclude_from_context=True, cwd=str(tmp_path), signal=signal, on_output=None
+        command="sleep 100",
+        exclude_from_context=True,
+        cwd=str(tmp_path),
+        signal=signal,
+        on_output=None,
+        ctx=SimpleNamespace(stash=Stash()),
     )
     assert result.cancelled and result.exit_code is None
 
 
+async def _leave_background_sleep(tmp_path: Path, ctx: Any) -> int:
+    result = await pi_bash.pi_user_bash(
+        command="sleep 100 & echo $$",
+        exclude_from_context=False,
+        cwd=str(tmp_path),
+        signal=AbortSignal(),
+        on_output=None,
+        ctx=ctx,
+    )
+    return int(result.output)
+
+
 async def test_shutdown_on_quit_stops_background_processes(tmp_path: Path) -> None:
-    message = await pi_bash.run_user_bash("sleep 100 & echo $$", str(tmp_path))
-    pgid = int(message.output)
+    ctx = SimpleNamespace(stash=Stash())
+    pgid = await _leave_background_sleep(tmp_path, ctx)
     assert pgid in pi_bash.background_process_groups()
-    await pi_bash.pi_session_shutdown(reason="reload")
+    await pi_bash.pi_session_shutdown(reason="reload", ctx=ctx)
     assert pgid in pi_bash.background_process_groups()
-    await pi_bash.pi_session_shutdown(reason="quit")
+    await pi_bash.pi_session_shutdown(reason="quit", ctx=ctx)
     assert pi_bash.background_process_groups() == frozenset()
+
+
+async def test_quitting_one_session_keeps_the_background_processes_of_another(tmp_path: Path) -> None:
+    # Many sessions in one process (issue 21): a session's quit stopped every session's.
+    first, second = SimpleNamespace(stash=Stash()), SimpleNamespace(stash=Stash())
+    first_group = await _leave_background_sleep(tmp_path, first)
+    second_group = await _leave_background_sleep(tmp_path, second)
+    await pi_bash.pi_session_shutdown(reason="quit", ctx=first)
+    assert pi_bash.background_process_groups() == {second_group}
+    assert first_group not in pi_bash.background_process_groups()
+    await pi_bash.pi_session_shutdown(reason="quit", ctx=second)
+    assert pi_bash.background_process_groups() == frozenset()
+
+
+async def test_the_tool_files_background_processes_under_its_session(tmp_path: Path) -> None:
+    sessions = [SimpleNamespace(stash=Stash()), SimpleNamespace(stash=Stash())]
+    (tool,) = _registered_tools()
+    groups = []
+    for number, session in enumerate(sessions):
+        ctx = ToolCallContext(
+            tool_call_id=f"call-{number}", signal=AbortSignal(), cwd=str(tmp_path), session=session
+        )
+        result = await tool.execute(tool.parameters(command="sleep 100 & echo $$"), ctx)
+        groups.append(int(result.content[0].text))
+    await pi_bash.pi_session_shutdown(reason="quit", ctx=sessions[1])
+    assert pi_bash.background_process_groups() == {groups[0]}
+    await pi_bash.pi_session_shutdown(reason="quit", ctx=sessions[0])
+    assert pi_bash.background_process_groups() == frozenset()
+
+
+def _registered_tools() -> list[Tool[Any]]:
+    tools: list[Tool[Any]] = []
+    pi_bash.pi_register_tools(tools.append)
+    return tools
 
 
 def test_imports_only_the_public_pi_host_api() -> None:
