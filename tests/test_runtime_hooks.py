@@ -26,6 +26,7 @@ from pi_host import (
     ContinueRun,
     CustomMessage,
     Flag,
+    HookError,
     ImageContent,
     InputHandled,
     InputTransform,
@@ -935,3 +936,41 @@ async def test_ctx_system_prompt_follows_the_before_agent_start_chain(tmp_path: 
     async with open_session(tmp_path, [faux_assistant_message("x")], plugins=[A(), B()]) as rig:
         await rig.session.prompt("hi")
     assert seen == [True]
+
+
+class _OrderProbe:
+    """Reads the session's own ``pi_tool_call`` order at session start."""
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    @hookimpl(tryfirst=True)
+    def pi_tool_call(self, tool_name: str) -> None:
+        return None
+
+    @hookimpl
+    def pi_session_start(self, ctx: Any) -> None:
+        self.seen = ctx.hook_implementations("pi_tool_call")
+
+
+class _LastCheck:
+    @hookimpl(trylast=True)
+    def pi_tool_call(self, tool_name: str) -> None:
+        return None
+
+
+async def test_hook_implementations_lists_the_sessions_own_plugins_in_call_order(make_host: Any) -> None:
+    with_last, alone = _OrderProbe(), _OrderProbe()
+    first = make_host(with_last, _LastCheck())
+    second = make_host(alone)
+    await first.session()
+    await second.session()
+    assert [(impl.plugin, impl.tryfirst, impl.trylast) for impl in with_last.seen] == [
+        ("_OrderProbe", True, False),
+        ("_LastCheck", False, True),
+    ]
+    assert with_last.seen[0].function.endswith("_OrderProbe.pi_tool_call")
+    assert [impl.plugin for impl in alone.seen] == ["_OrderProbe"]
+    session = await first.session()
+    with pytest.raises(HookError, match="unknown hook 'pi_no_such_hook'"):
+        session.ctx.hook_implementations("pi_no_such_hook")

@@ -32,6 +32,7 @@ __all__ = [
     "ContextUsage",
     "DeliverAs",
     "ExecResult",
+    "HookImplementation",
     "HostConfig",
     "Mode",
     "NotifyLevel",
@@ -82,6 +83,24 @@ class ExecResult(BaseModel):
     stderr: str
     code: int
     killed: bool = False
+
+
+class HookImplementation(BaseModel):
+    """One implementation of a hook, as :meth:`PluginContext.hook_implementations` lists it.
+
+    :ivar plugin: the name the plugin is registered under (``pi-host plugins list``).
+    :ivar function: the implementing function's ``module.qualname``
+        (``"pi_guard._plugin.pi_tool_call"``), so a plugin can find its own implementation.
+    :ivar tryfirst: marked ``tryfirst``.
+    :ivar trylast: marked ``trylast``.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    plugin: str
+    function: str
+    tryfirst: bool = False
+    trylast: bool = False
 
 
 class SessionView(Protocol):
@@ -207,6 +226,23 @@ class PluginContext(Protocol):
     def session_manager(self) -> SessionView: ...
 
     def is_project_trusted(self) -> bool: ...
+
+    def hook_implementations(self, hook: str) -> list[HookImplementation]:
+        """The implementations of ``hook`` in this session's plugins, in the order they are
+        called (blocked and unregistered plugins left out).
+
+        Each session has its own plugins (many may run in one process), so a plugin that
+        checks where it runs among the others asks its own session rather than remembering a
+        plugin manager. Example: a policy plugin warns when a ``pi_tool_call`` would run
+        after its own::
+
+            order = ctx.hook_implementations("pi_tool_call")
+            mine = [i for i, impl in enumerate(order) if impl.function == "my_plugin.pi_tool_call"]
+            later = [impl.plugin for impl in order[mine[0] + 1 :]] if mine else []
+
+        :raises pi_host.HookError: no hookspec declares ``hook``.
+        """
+        ...
 
     # -- the agent's state --
 

@@ -17,6 +17,7 @@ from pi_host.hookspecs import (
     DeliverAs,
     ExecResult,
     Flag,
+    HookImplementation,
     Mode,
     NotifyLevel,
     Stash,
@@ -148,6 +149,24 @@ class SessionPluginContext:
 
     def is_project_trusted(self) -> bool:
         return self._session.project_trusted
+
+    def hook_implementations(self, hook: str) -> list[HookImplementation]:
+        from pi_host.errors import HookError
+
+        pm = self._session.host.plugin_manager
+        caller = getattr(pm.hook, hook, None)
+        if caller is None or caller.spec is None:
+            raise HookError(f"unknown hook {hook!r}: no hookspec declares it", hook=hook)
+        # The dispatcher's own order (call_order), so what a plugin reads is what will run.
+        return [
+            HookImplementation(
+                plugin=impl.plugin_name,
+                function=f"{impl.function.__module__}.{impl.function.__qualname__}",
+                tryfirst=impl.tryfirst,
+                trylast=impl.trylast,
+            )
+            for impl in pm.call_order(caller)
+        ]
 
     # -- the agent's state ------------------------------------------------------------------
 

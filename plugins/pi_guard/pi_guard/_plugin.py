@@ -12,7 +12,6 @@ that plugin could change arguments the guard already approved.
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,8 +27,6 @@ from ._policy import MODES, CallTarget, Mode, Policy, Verdict, describe_call, no
 from ._rules import Rule, escape_pattern, parse_rule
 
 if TYPE_CHECKING:
-    import pluggy
-
     from pi_host.hookspecs import CommandContext, PluginContext
 
 __all__ = [
@@ -41,7 +38,6 @@ __all__ = [
     "FLAG_NAME",
     "GuardState",
     "guard_state",
-    "pi_addhooks",
     "pi_register_commands",
     "pi_register_flags",
     "pi_session_start",
@@ -66,9 +62,8 @@ _MODE_HELP: dict[Mode, str] = {
 }
 
 _STATE = StashKey["GuardState"]()
-# The plugin manager that registered the guard last (one per process outside tests); a weak
-# reference, so a finished host is not kept alive by the guard.
-_manager: weakref.ref[pluggy.PluginManager] | None = None
+# How the session's plugin list names the guard's own pi_tool_call.
+_OWN_TOOL_CALL = f"{__name__}.pi_tool_call"
 
 
 @dataclass
@@ -163,27 +158,19 @@ def _report_problems(ctx: PluginContext, state: GuardState) -> None:
     state.settings.problems.clear()
 
 
-def _plugins_after_guard() -> list[str]:
-    """Plugins whose ``pi_tool_call`` runs after the guard's."""
-    manager = _manager() if _manager is not None else None
-    caller = getattr(manager.hook, "pi_tool_call", None) if manager is not None else None
-    if caller is None:
-        return []
-    order = list(reversed(caller.get_hookimpls()))  # pluggy calls the last one first
-    positions = [i for i, impl in enumerate(order) if impl.function is pi_tool_call]
+def _plugins_after_guard(ctx: PluginContext) -> list[str]:
+    """Plugins of this session whose ``pi_tool_call`` runs after the guard's.
+
+    Asked of the session itself: sessions in one process each have their own plugins.
+    """
+    order = ctx.hook_implementations("pi_tool_call")
+    positions = [i for i, impl in enumerate(order) if impl.function == _OWN_TOOL_CALL]
     if not positions:
         return []
-    return list(dict.fromkeys(impl.plugin_name for impl in order[positions[0] + 1 :]))
+    return list(dict.fromkeys(impl.plugin for impl in order[positions[0] + 1 :]))
 
 
 # -- hooks -----------------------------------------------------------------------------------
-
-
-@hookimpl
-def pi_addhooks(pluginmanager: pluggy.PluginManager) -> None:
-    """Remember the plugin manager, to check at session start that the guard runs last."""
-    global _manager
-    _manager = weakref.ref(pluginmanager)
 
 
 @hookimpl
@@ -221,7 +208,7 @@ def pi_session_start(reason: str, ctx: PluginContext) -> None:
     _report_problems(ctx, state)
     _show_status(ctx, state)
     if state.active:
-        later = _plugins_after_guard()
+        later = _plugins_after_guard(ctx)
         if later:
             message = (
                 f"pi-guard: {', '.join(later)} run pi_tool_call after pi-guard (trylast, registered "

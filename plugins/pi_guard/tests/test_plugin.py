@@ -13,7 +13,6 @@ def test_the_entry_point_names_the_package() -> None:
 
 def test_every_hook_implementation_matches_a_spec() -> None:
     hooks = {
-        "pi_addhooks",
         "pi_register_flags",
         "pi_register_commands",
         "pi_session_start",

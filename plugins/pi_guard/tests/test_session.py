@@ -274,6 +274,25 @@ async def test_a_plugin_that_would_run_after_the_guard_is_reported(make_host: Ho
     assert any("LateRewriter" in message and "after pi-guard" in message for message in warnings)
 
 
+async def test_the_order_warning_is_about_the_sessions_own_plugins(make_host: HostFactory) -> None:
+    """Many sessions in one process: each is judged on its own plugins, not on the plugins of
+    whichever host was loaded last (the guard once remembered that host's plugin manager)."""
+    late = make_host(pi_guard, LateRewriter(), load=["tools_fs"], settings={"permissions": {}})
+    clean = make_host(pi_guard, load=["tools_fs"], settings={"permissions": {}})
+    await late.session()
+    await clean.session()
+    warnings = [message for message, level in late.ui.notifications if level == "warning"]
+    assert any("LateRewriter" in message and "after pi-guard" in message for message in warnings)
+    assert not any(level == "warning" for _, level in clean.ui.notifications)
+    # and the other way round: the host loaded last warns, the one loaded first does not
+    clean_first = make_host(pi_guard, load=["tools_fs"], settings={"permissions": {}})
+    late_last = make_host(pi_guard, LateRewriter(), load=["tools_fs"], settings={"permissions": {}})
+    await clean_first.session()
+    await late_last.session()
+    assert not any(level == "warning" for _, level in clean_first.ui.notifications)
+    assert any("after pi-guard" in message for message, _ in late_last.ui.notifications)
+
+
 async def test_guard_is_the_last_pi_tool_call(make_host: HostFactory) -> None:
     host = make_host(RedirectToEnv(), pi_guard, load=["tools_fs"], settings={"permissions": {}})
     await host.session()
