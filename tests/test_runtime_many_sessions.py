@@ -10,7 +10,9 @@ import anyio
 import pytest
 
 from pi_host.messages import AssistantMessage, TextContent, UserMessage
-from pi_host.runtime import SessionOptions, create_session
+from pi_host.plugin import PluginControls
+from pi_host.runtime import Host, SessionOptions, create_session
+from pi_host.runtime._config import SessionHostConfig
 from pi_host.session import SessionManager, SqliteStore
 
 
@@ -96,3 +98,27 @@ def _text(message: object) -> str:
     if isinstance(message, AssistantMessage):
         return "".join(part.text for part in message.content if isinstance(part, TextContent))
     return ""
+
+
+def _bash_timeout_text(host: Host) -> str:
+    schema = host.tools["bash"].spec().parameters
+    return str(schema["properties"]["timeout"]["description"])
+
+
+def test_each_host_re_collects_its_tools_with_its_own_settings(tmp_path: Path) -> None:
+    """A host re-collects its registrations (a hand-built session's ``/reload``) with the
+    configuration it was given, not with the one of the host configured last: pi-bash kept
+    the settings ``pi_configure`` saw in module state, so the first host's ``bash`` tool got
+    the second host's default timeout."""
+    hosts = []
+    for timeout in (7, 9):
+        host = Host.load(controls=PluginControls(allow=frozenset({"bash"})))
+        host.configure(
+            SessionHostConfig(cwd=str(tmp_path), mode="print", settings={"bash": {"defaultTimeout": timeout}})
+        )
+        hosts.append(host)
+    first, second = hosts
+    first.collect_registrations()
+    assert "default 7 seconds" in _bash_timeout_text(first)
+    assert "default 9 seconds" in _bash_timeout_text(second)
+    assert first.config is not None and first.config.settings["bash"]["defaultTimeout"] == 7

@@ -68,7 +68,12 @@ def pi_configure(config: HostConfig) -> None:
     """Read the final configuration: settings, command-line flags, the working directory.
 
     Fires once at startup after every registration hook ran (so plugin flags are parsed),
-    before ``pi_project_trust`` and the first ``pi_session_start``.
+    before ``pi_project_trust`` and the first ``pi_session_start``; again on ``/reload``.
+
+    Several hosts may live in one process (many ``create_session`` sessions), each with its
+    own configuration, so keep nothing of it in module state: the registration hooks receive
+    the same ``config`` (build tools from settings there), and lifecycle hooks read the
+    session's ``ctx.settings``.
 
     :param config: the host configuration (settings, flag values, a :class:`Stash` for
         state that outlives sessions).

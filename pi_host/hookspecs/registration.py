@@ -20,6 +20,18 @@ settings choose the winner::
     {"plugins": {"prefer": {"tools": {"read": "tools_fs"}, "commands": {"review": "my_plugin"},
                             "providers": {"anthropic-messages": "my_provider"}}}}
 
+Each also receives ``config``, the configuration of the host it registers with (the
+``HostConfig`` that ``pi_configure`` got), or ``None`` at the first collection, before settings
+are read. A plugin that builds what it registers from settings reads them there rather than
+keeping what ``pi_configure`` saw in module state: several hosts may live in one process (many
+``create_session`` sessions on one event loop), and a host re-collects its registrations on
+``/reload`` with its own configuration, not the one configured last::
+
+    @hookimpl
+    def pi_register_tools(register, config):
+        shell = config.settings.get("shellPath") if config is not None else None
+        register(create_shell_tool(shell_path=shell))
+
 ``pi_session_store`` and ``pi_batch_executor`` are synchronous too, but questions rather than
 registrations: they fire whenever a session store is opened by URI or a batch run chooses its
 executor, and the first plugin (in call order) that answers wins (``Strategy.SYNC_FIRST``, run
@@ -41,6 +53,7 @@ if TYPE_CHECKING:
     from pi_host.providers import Provider
     from pi_host.session import SessionStore
 
+    from ._context import HostConfig
     from ._registration import (
         AbortScope,
         Command,
@@ -70,7 +83,7 @@ __all__ = [
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_providers(register: Callable[[Provider], None]) -> None:
+def pi_register_providers(register: Callable[[Provider], None], config: HostConfig | None) -> None:
     """Register wire protocols (provider implementations), chosen by a model's ``api``.
 
     Fires at startup before ``pi_register_tools``.
@@ -78,6 +91,9 @@ def pi_register_providers(register: Callable[[Provider], None]) -> None:
     :param register: call ``register(Provider(api, stream))`` once per protocol. ``stream``
         may be a lazy ``"module:attribute"`` reference so the provider's SDK is only
         imported when a model of that API is used.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous). The first registration of an
     ``api`` in call order wins (a later tier first); ``plugins.prefer.providers.<api>`` in
@@ -97,13 +113,16 @@ def pi_register_providers(register: Callable[[Provider], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
+def pi_register_tools(register: Callable[[Tool[Any]], None], config: HostConfig | None) -> None:
     """Register tools the model can call.
 
     Fires at startup after ``pi_register_providers``. Which registered tools are active is
     decided later by settings and flags (``--tools``, ``--no-tools``).
 
     :param register: call ``register(tool)`` once per :class:`pi_host.Tool`.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous). The first registration of a
     name in call order wins: a later tier comes first, so an installed plugin's tool named like
@@ -140,7 +159,9 @@ def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_tool_middleware(register: Callable[[ToolMiddleware], None]) -> None:
+def pi_register_tool_middleware(
+    register: Callable[[ToolMiddleware], None], config: HostConfig | None
+) -> None:
     """Wrap tools you do not own: change their arguments, their result, or the call itself.
 
     Fires at startup after ``pi_register_tools``. A middleware does not own a tool name, so
@@ -153,6 +174,9 @@ def pi_register_tool_middleware(register: Callable[[ToolMiddleware], None]) -> N
         middleware; ``wrap`` is ``async def wrap(call, call_next) -> ToolResult``, where
         ``call`` is a :class:`pi_host.ToolInvocation` (``tool``, ``params``, ``ctx``) and
         ``await call_next()`` (or ``call_next(new_params)``) runs the rest of the chain.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Order:** middlewares nest in call order: the first one called is the outermost (it sees
     the arguments first and the result last). Call order follows the plugin tiers (a later
@@ -190,7 +214,7 @@ def pi_register_tool_middleware(register: Callable[[ToolMiddleware], None]) -> N
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_commands(register: Callable[[Command], None]) -> None:
+def pi_register_commands(register: Callable[[Command], None], config: HostConfig | None) -> None:
     """Register slash commands (``/name args``).
 
     Fires at startup after ``pi_register_tool_middleware``. A command runs when the user's input starts
@@ -198,6 +222,9 @@ def pi_register_commands(register: Callable[[Command], None]) -> None:
 
     :param register: call ``register(Command(name, description, handler))`` once per command;
         ``handler`` is ``async def handler(args: str, ctx: CommandContext) -> None``.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous). Commands with the same name
     from several plugins get ``:1``, ``:2`` suffixes, as in pi: the first in call order (a
@@ -223,7 +250,7 @@ def pi_register_commands(register: Callable[[Command], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_rpc_commands(register: Callable[[RpcCommand], None]) -> None:
+def pi_register_rpc_commands(register: Callable[[RpcCommand], None], config: HostConfig | None) -> None:
     """Add commands to RPC mode (``--mode rpc``) beside pi's own.
 
     Fires at startup after ``pi_register_commands``. A record on stdin whose ``type`` is not
@@ -236,6 +263,9 @@ def pi_register_rpc_commands(register: Callable[[RpcCommand], None]) -> None:
         the whole record and ``ctx`` a :class:`CommandContext`. The response is pi's
         ``{"type": "response", "command": name, "success": true, "data": data}`` (with the
         record's ``id``); ``data`` is left out when the handler returns ``None``.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous). The first registration of a
     name in call order wins (a later tier first); a second one is ignored.
@@ -259,7 +289,7 @@ def pi_register_rpc_commands(register: Callable[[RpcCommand], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_flags(register: Callable[[Flag], None]) -> None:
+def pi_register_flags(register: Callable[[Flag], None], config: HostConfig | None) -> None:
     """Register command-line flags (``--name``) for your plugin.
 
     Fires at startup after ``pi_register_rpc_commands``, before the command line's unknown
@@ -267,6 +297,9 @@ def pi_register_flags(register: Callable[[Flag], None]) -> None:
 
     :param register: call ``register(Flag(name, type, default, description))`` once per flag;
         read the value with ``ctx.get_flag(name)`` or ``config.get_flag(name)``.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous).
     **On error:** the plugin is reported as failed to load and unregistered; pi-host still starts.
@@ -284,7 +317,7 @@ def pi_register_flags(register: Callable[[Flag], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
+def pi_register_settings(register: Callable[[SettingsSection], None], config: HostConfig | None) -> None:
     """Declare the ``settings.json`` sections your plugin owns.
 
     Fires at startup after ``pi_register_flags``. The host reads each section from the global
@@ -294,6 +327,9 @@ def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
     is used) and the run goes on with the model's default for it.
 
     :param register: call ``register(SettingsSection(key, model, description))`` once per section.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous). The first registration of a
     key wins; a second plugin declaring the same key is reported in the log and ignored.
@@ -328,7 +364,7 @@ def pi_register_settings(register: Callable[[SettingsSection], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_abort_scopes(register: Callable[[AbortScope], None]) -> None:
+def pi_register_abort_scopes(register: Callable[[AbortScope], None], config: HostConfig | None) -> None:
     """Declare the named kinds of work your plugin lets users and clients abort on their own.
 
     Fires at startup after ``pi_register_settings``. Once ``name`` is declared, RPC
@@ -339,6 +375,9 @@ def pi_register_abort_scopes(register: Callable[[AbortScope], None]) -> None:
     open scope whatever its name.
 
     :param register: call ``register(AbortScope(name, description))`` once per name.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous); a name declared twice is one scope.
     **On error:** the plugin is reported as failed to load and unregistered; pi-host still starts.
@@ -364,7 +403,7 @@ def pi_register_abort_scopes(register: Callable[[AbortScope], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_shortcuts(register: Callable[[Shortcut], None]) -> None:
+def pi_register_shortcuts(register: Callable[[Shortcut], None], config: HostConfig | None) -> None:
     """Register key bindings for the interactive editor (pi's ``registerShortcut``).
 
     Fires at startup after ``pi_register_abort_scopes``; only the interactive mode binds them.
@@ -372,6 +411,9 @@ def pi_register_shortcuts(register: Callable[[Shortcut], None]) -> None:
     :param register: call ``register(Shortcut(key, description, handler))`` once per key;
         ``handler`` is ``async def handler(ctx: CommandContext) -> None`` and runs in the
         background, as a slash command's handler does. ``/hotkeys`` lists the keys.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous). The first registration of a key
     wins; a key the interactive mode binds itself (Enter, Ctrl+C, the keys of
@@ -397,7 +439,9 @@ def pi_register_shortcuts(register: Callable[[Shortcut], None]) -> None:
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_message_renderers(register: Callable[[MessageRenderer], None]) -> None:
+def pi_register_message_renderers(
+    register: Callable[[MessageRenderer], None], config: HostConfig | None
+) -> None:
     """Register how the interactive screen shows your custom messages.
 
     pi's ``registerMessageRenderer``: for the messages sent with ``ctx.send_message``.
@@ -407,6 +451,9 @@ def pi_register_message_renderers(register: Callable[[MessageRenderer], None]) -
     :param register: call ``register(MessageRenderer(custom_type, render))`` once per type;
         ``render(message, expanded)`` returns what to show (anything rich can print: a
         ``str``, a ``rich.text.Text`` …) or ``None`` for the default look.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous). The first registration of a
     ``custom_type`` wins.
@@ -432,7 +479,7 @@ def pi_register_message_renderers(register: Callable[[MessageRenderer], None]) -
 
 
 @hookspec(strategy=Strategy.SYNC)
-def pi_register_tool_renderers(register: Callable[[ToolRenderer], None]) -> None:
+def pi_register_tool_renderers(register: Callable[[ToolRenderer], None], config: HostConfig | None) -> None:
     """Register how the interactive screen draws a tool's calls.
 
     pi's ``renderCall`` and ``renderResult``. Fires at startup after
@@ -444,6 +491,9 @@ def pi_register_tool_renderers(register: Callable[[ToolRenderer], None]) -> None
     :param register: call ``register(ToolRenderer(tool, render_call, render_result))`` once
         per tool; both functions receive a :class:`ToolCallView` and return anything rich can
         print (``None``: nothing for that part). Leave one out to keep its default.
+    :param config: the host's configuration (:class:`~pi_host.hookspecs.HostConfig`:
+        settings, flags, mode), ``None`` at the first collection, before settings are read;
+        see the module's docs.
 
     **Combination:** every implementation runs (synchronous). The first registration of a
     tool name wins.

@@ -21,6 +21,7 @@ from pi_host.hookspecs._registration import (
 if TYPE_CHECKING:
     from pi_host.agent import Tool, ToolMiddleware
     from pi_host.errors import PluginLoadError
+    from pi_host.hookspecs import HostConfig
     from pi_host.plugin import Dispatcher, PluginControls, PluginManager
     from pi_host.plugin._info import Conflict
     from pi_host.providers import Provider
@@ -96,6 +97,9 @@ class Host:
     message_renderers: dict[str, MessageRenderer] = field(default_factory=dict)
     tool_renderers: dict[str, ToolRenderer] = field(default_factory=dict)
     local_plugins_loaded: bool = False
+    #: The configuration ``pi_configure`` last received from this host (``configure``), handed
+    #: to every registration hook as ``config``; ``None`` until the host is configured.
+    config: HostConfig | None = field(default=None, repr=False, compare=False)
     #: Builds a fresh host with the same plugins, loaded the same way (a child session's:
     #: :meth:`pi_host.hookspecs.PluginContext.create_child_session`); ``None`` for a host
     #: assembled by hand, which has no recipe to repeat.
@@ -190,7 +194,8 @@ class Host:
 
     def configure(self, config: Any) -> None:
         """Call ``pi_configure`` (settings and flags are known now), then collect registrations
-        again so tools built from settings (the bash tool's shell, timeouts) use them.
+        again, with ``config`` (kept as :attr:`config`), so tools built from settings (the bash
+        tool's shell, timeouts) use them.
 
         The settings' ``plugins.prefer`` decides conflicts from here on, ``plugins.hookTimeout``
         bounds hooks (``PI_HOST_HOOK_TIMEOUT`` beats it), and each conflict is warned about once.
@@ -204,6 +209,9 @@ class Host:
         }
         if isinstance(plugins, dict) and "hookTimeout" in plugins:
             self._set_hook_timeout(plugins["hookTimeout"])
+        # Kept on the host, not in the plugins: a reload re-collects with this host's own
+        # configuration, whichever host of the process was configured last.
+        self.config = config
         for error in self.plugin_manager.call_setup("pi_configure", config=config):
             self.load_errors.append(error)
         self.collect_registrations()
@@ -257,7 +265,9 @@ class Host:
             ) -> None:
                 offers[kind].extend((plugin, name, value) for name, value in pending.pop(plugin, ()))
 
-            errors.extend(pm.call_setup(hook_name, per_plugin=per_plugin, on_success=accept))
+            errors.extend(
+                pm.call_setup(hook_name, per_plugin=per_plugin, on_success=accept, config=self.config)
+            )
         # A plugin that failed in a later hook takes back what it offered in earlier ones.
         failed = {error.name for error in errors}
         for kind in offers:
@@ -507,5 +517,5 @@ def plugin_flags(
 
         return {"register": register}
 
-    pm.call_setup("pi_register_flags", per_plugin=per_plugin)
+    pm.call_setup("pi_register_flags", per_plugin=per_plugin, config=None)
     return flags

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pi_host import hookimpl
@@ -79,7 +79,6 @@ __all__ = [
     "create_bash_tool",
     "format_size",
     "kill_background_processes",
-    "pi_configure",
     "pi_register_tools",
     "pi_session_shutdown",
     "pi_user_bash",
@@ -137,36 +136,36 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-_tool_options: dict[str, Any] = {}
-
-
-@hookimpl
-def pi_configure(config: HostConfig) -> None:
-    """Read pi's ``shellPath`` and ``shellCommandPrefix`` and pi-host's ``bash`` settings
-    (``bash.defaultTimeout`` in seconds, 0 for none; ``bash.background``: keep or kill)."""
-    settings = config.settings
+def _tool_options(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``bash`` tool's options from the merged settings: pi's ``shellPath`` and
+    ``shellCommandPrefix``, and pi-host's ``bash`` section (``bash.defaultTimeout`` in
+    seconds, 0 for none; ``bash.background``: keep or kill)."""
     options: dict[str, Any] = {}
     if isinstance(settings.get("shellPath"), str):
         options["shell_path"] = settings["shellPath"]
     if isinstance(settings.get("shellCommandPrefix"), str):
         options["command_prefix"] = settings["shellCommandPrefix"]
     bash = settings.get("bash")
-    if isinstance(bash, dict):
+    if isinstance(bash, Mapping):
         timeout = bash.get("defaultTimeout")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout >= 0:
             options["default_timeout"] = float(timeout) or None
         if bash.get("background") in ("keep", "kill"):
             options["background"] = bash["background"]
-    _tool_options.clear()
-    _tool_options.update(options)
+    return options
 
 
 @hookimpl
-def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
-    """Register the ``bash`` tool, configured from settings once ``pi_configure`` ran."""
+def pi_register_tools(register: Callable[[Tool[Any]], None], config: HostConfig | None) -> None:
+    """Register the ``bash`` tool, built from the settings of the host it registers with.
+
+    Read from ``config`` each time rather than kept from ``pi_configure``: hosts in one
+    process (many ``create_session`` sessions) each have their own settings, and a reload
+    re-collects with its own host's.
+    """
     from ._tool import create_bash_tool
 
-    register(create_bash_tool(**_tool_options))
+    register(create_bash_tool(**_tool_options(config.settings if config is not None else {})))
 
 
 def _render_call(view: ToolCallView) -> Any:
@@ -198,15 +197,21 @@ async def pi_user_bash(
     on_output: Callable[[str], None] | None,
     ctx: PluginContext,
 ) -> UserBashResult:
-    """Run the user's ``!command`` when no other plugin did (the default executor)."""
+    """Run the user's ``!command`` when no other plugin did (the default executor), with the
+    session's ``shellPath`` and ``shellCommandPrefix`` as the ``bash`` tool has them."""
     from pi_host.hookspecs import UserBashResult
 
     from ._owner import session_owner
     from ._user import run_user_bash
 
+    # pi runs the user's command with the same shell and prefix as the model's (``shellPath``,
+    # ``shellCommandPrefix``), read from this session's settings.
+    settings = ctx.settings
     message = await run_user_bash(
         command,
         cwd,
+        shell_path=settings.shell_path,
+        command_prefix=settings.shell_command_prefix,
         signal=signal,
         on_output=on_output,
         exclude_from_context=exclude_from_context,

@@ -14,7 +14,7 @@ import pi_bash
 import pluggy
 import pytest
 
-from pi_host import AbortSignal, Tool, ToolCallContext
+from pi_host import AbortSignal, Settings, Tool, ToolCallContext
 from pi_host.hookspecs import Stash, UserBashResult
 from pi_host.testing import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 
@@ -30,7 +30,6 @@ def plugin_manager() -> pluggy.PluginManager:
 
 def test_every_hook_implementation_matches_a_spec() -> None:
     hooks = {
-        "pi_configure",
         "pi_register_tools",
         "pi_register_tool_renderers",
         "pi_user_bash",
@@ -46,7 +45,7 @@ def test_user_bash_is_the_last_resort(plugin_manager: pluggy.PluginManager) -> N
 
 def test_registers_the_bash_tool(plugin_manager: pluggy.PluginManager) -> None:
     tools: list[Tool[Any]] = []
-    plugin_manager.hook.pi_register_tools(register=tools.append)
+    plugin_manager.hook.pi_register_tools(register=tools.append, config=None)
     assert [tool.name for tool in tools] == ["bash"]
 
 
@@ -58,7 +57,7 @@ async def test_the_user_bash_hook_runs_the_command(tmp_path: Path) -> None:
         cwd=str(tmp_path),
         signal=AbortSignal(),
         on_output=chunks.append,
-        ctx=SimpleNamespace(stash=Stash()),
+        ctx=_session_ctx(),
     )
     assert result == UserBashResult(output="hi\n", exit_code=3)
     assert "".join(chunks) == "hi\n"
@@ -73,7 +72,7 @@ async def test_the_user_bash_hook_follows_its_signal(tmp_path: Path) -> None:
         cwd=str(tmp_path),
         signal=signal,
         on_output=None,
-        ctx=SimpleNamespace(stash=Stash()),
+        ctx=_session_ctx(),
     )
     assert result.cancelled and result.exit_code is None
 
@@ -91,7 +90,7 @@ async def _leave_background_sleep(tmp_path: Path, ctx: Any) -> int:
 
 
 async def test_shutdown_on_quit_stops_background_processes(tmp_path: Path) -> None:
-    ctx = SimpleNamespace(stash=Stash())
+    ctx = _session_ctx()
     pgid = await _leave_background_sleep(tmp_path, ctx)
     assert pgid in pi_bash.background_process_groups()
     await pi_bash.pi_session_shutdown(reason="reload", ctx=ctx)
@@ -102,7 +101,7 @@ async def test_shutdown_on_quit_stops_background_processes(tmp_path: Path) -> No
 
 async def test_quitting_one_session_keeps_the_background_processes_of_another(tmp_path: Path) -> None:
     # Many sessions in one process (issue 21): a session's quit stopped every session's.
-    first, second = SimpleNamespace(stash=Stash()), SimpleNamespace(stash=Stash())
+    first, second = _session_ctx(), _session_ctx()
     first_group = await _leave_background_sleep(tmp_path, first)
     second_group = await _leave_background_sleep(tmp_path, second)
     await pi_bash.pi_session_shutdown(reason="quit", ctx=first)
@@ -113,7 +112,7 @@ async def test_quitting_one_session_keeps_the_background_processes_of_another(tm
 
 
 async def test_the_tool_files_background_processes_under_its_session(tmp_path: Path) -> None:
-    sessions = [SimpleNamespace(stash=Stash()), SimpleNamespace(stash=Stash())]
+    sessions = [_session_ctx(), _session_ctx()]
     (tool,) = _registered_tools()
     groups = []
     for number, session in enumerate(sessions):
@@ -128,9 +127,15 @@ async def test_the_tool_files_background_processes_under_its_session(tmp_path: P
     assert pi_bash.background_process_groups() == frozenset()
 
 
-def _registered_tools() -> list[Tool[Any]]:
+def _session_ctx(**settings: Any) -> Any:
+    """What ``pi_user_bash`` reads of a plugin context: the session's stash and settings."""
+    return SimpleNamespace(stash=Stash(), settings=Settings.model_validate(settings))
+
+
+def _registered_tools(settings: dict[str, Any] | None = None) -> list[Tool[Any]]:
     tools: list[Tool[Any]] = []
-    pi_bash.pi_register_tools(tools.append)
+    config = None if settings is None else SimpleNamespace(settings=settings)
+    pi_bash.pi_register_tools(tools.append, config)
     return tools
 
 
@@ -140,22 +145,36 @@ def test_imports_only_the_public_pi_host_api() -> None:
 
 def test_settings_configure_the_registered_tool() -> None:
     settings = {"shellCommandPrefix": "set -u", "bash": {"defaultTimeout": 7, "background": "kill"}}
-    try:
-        pi_bash.pi_configure(SimpleNamespace(settings=settings))
-        tools: list[Tool[Any]] = []
-        pi_bash.pi_register_tools(tools.append)
-        (tool,) = tools
-        assert "default 7 seconds" in tool.spec().parameters["properties"]["timeout"]["description"]
-    finally:
-        pi_bash.pi_configure(SimpleNamespace(settings={}))
+    (tool,) = _registered_tools(settings)
+    assert "default 7 seconds" in tool.spec().parameters["properties"]["timeout"]["description"]
+    # nothing is kept between hosts: another host's registration has its own settings
+    (other,) = _registered_tools({})
+    assert "default 120 seconds" in other.spec().parameters["properties"]["timeout"]["description"]
 
 
 def test_malformed_bash_settings_are_ignored() -> None:
     bad = {"shellPath": 3, "bash": {"defaultTimeout": "soon", "background": "maybe"}}
-    pi_bash.pi_configure(SimpleNamespace(settings=bad))
-    tools: list[Tool[Any]] = []
-    pi_bash.pi_register_tools(tools.append)
-    assert "default 120 seconds" in tools[0].spec().parameters["properties"]["timeout"]["description"]
+    (tool,) = _registered_tools(bad)
+    assert "default 120 seconds" in tool.spec().parameters["properties"]["timeout"]["description"]
+
+
+async def test_user_bash_runs_in_the_sessions_shell_with_its_prefix(tmp_path: Path) -> None:
+    """pi runs ``!cmd`` with ``shellPath`` and ``shellCommandPrefix`` as it runs the tool's."""
+    shell = tmp_path / "my-shell"
+    # a real shell behind a wrapper that says it ran, so the test sees which shell was used
+    shell.write_text('#!/bin/sh\necho "via my-shell"\nexec /bin/sh "$@"\n')
+    shell.chmod(0o755)
+    ctx = _session_ctx(shellPath=str(shell), shellCommandPrefix="GREETING=prefixed")
+    result = await pi_bash.pi_user_bash(
+        command='echo "$GREETING"',
+        exclude_from_context=False,
+        cwd=str(tmp_path),
+        signal=AbortSignal(),
+        on_output=None,
+        ctx=ctx,
+    )
+    assert result.output == "via my-shell\nprefixed\n"
+    assert result.exit_code == 0
 
 
 @pytest.mark.parametrize("default_timeout", [None, 120.0, 2.5, 7])
@@ -182,8 +201,8 @@ def test_loading_the_plugin_imports_no_process_runner() -> None:
         "manager = PluginManager()\n"
         "manager.register(pi_bash, name='bash')\n"
         "tools = []\n"
-        "manager.hook.pi_register_tools(register=tools.append)\n"
-        "manager.hook.pi_register_tool_renderers(register=tools.append)\n"
+        "manager.hook.pi_register_tools(register=tools.append, config=None)\n"
+        "manager.hook.pi_register_tool_renderers(register=tools.append, config=None)\n"
         "specs = [tool.spec() for tool in tools[:1]]\n"
     )
     own = sorted(name for name in modules if name.startswith("pi_bash"))

@@ -53,7 +53,7 @@ def test_registers_through_the_hook() -> None:
     manager = PluginManager()
     manager.register(pi_tools_fs, name="tools_fs")
     registered: list[Any] = []
-    manager.hook.pi_register_tools(register=registered.append)
+    manager.hook.pi_register_tools(register=registered.append, config=None)
     assert registered == list(TOOLS)
 
 
@@ -92,7 +92,7 @@ def test_loading_the_plugin_imports_no_tool_implementation() -> None:
         "manager = PluginManager()\n"
         "manager.register(pi_tools_fs, name='tools_fs')\n"
         "tools = []\n"
-        "manager.hook.pi_register_tools(register=tools.append)\n"
+        "manager.hook.pi_register_tools(register=tools.append, config=None)\n"
         "specs = [tool.spec() for tool in tools]\n"
     )
     own = sorted(name for name in modules if name.startswith("pi_tools_fs"))
