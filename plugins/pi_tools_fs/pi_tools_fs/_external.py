@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
@@ -54,23 +53,35 @@ class FdBinary:
     no_require_git: bool
 
 
-@functools.lru_cache(maxsize=8)
-def _probe_fd(path: str) -> FdBinary:
+# Per process, as the binaries are: an executable's flags do not change while pi-host runs.
+_probed: dict[str, FdBinary] = {}
+
+
+async def _probe_fd(path: str) -> FdBinary:
+    """Ask ``path --help`` whether it knows ``--no-require-git``, without blocking the loop
+    (many sessions may share it); an fd that cannot answer within 10 s is taken as old."""
+    help_text = ""
     try:
-        help_text = subprocess.run(
-            [path, "--help"], capture_output=True, text=True, timeout=10, check=False
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        help_text = ""
+        with anyio.move_on_after(10):
+            completed = await anyio.run_process([path, "--help"], check=False, stdin=subprocess.DEVNULL)
+            help_text = completed.stdout.decode("utf-8", "replace")
+    except OSError:
+        pass
     return FdBinary(path, "--no-require-git" in help_text)
 
 
-def find_fd() -> FdBinary | None:
-    """fd on ``PATH`` (``fdfind`` is its name on Debian and Ubuntu), probed once per path."""
+async def find_fd() -> FdBinary | None:
+    """fd on ``PATH`` (``fdfind`` is its name on Debian and Ubuntu), probed once per path.
+
+    Two sessions asking at once may both probe a new path; they get the same answer.
+    """
     for name in ("fd", "fdfind"):
         path = shutil.which(name)
         if path is not None:
-            return _probe_fd(path)
+            known = _probed.get(path)
+            if known is None:
+                known = _probed[path] = await _probe_fd(path)
+            return known
     return None
 
 

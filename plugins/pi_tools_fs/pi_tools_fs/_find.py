@@ -321,7 +321,7 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
     except GlobError as exc:
         raise ToolError(str(exc)) from None
 
-    fd = find_fd() if backend in ("auto", "fd") else None
+    fd = await find_fd() if backend in ("auto", "fd") else None
     if backend == "fd" and fd is None:
         raise ToolError("fd is not available")
     if (
