@@ -6,9 +6,12 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
 from pi_host import SessionStore, SessionStoreError, hookimpl
@@ -16,7 +19,7 @@ from pi_host.messages import AssistantMessage, TextContent, UserMessage
 from pi_host.plugin import PluginManager
 from pi_host.runtime._stores import open_session_store
 from pi_host.session import JsonlStore, SessionManager, SqliteStore, builtin_store
-from pi_host.testing import SessionStoreConformance, sample_session
+from pi_host.testing import HostFactory, SessionStoreConformance, sample_session
 
 
 class TestJsonlStore(SessionStoreConformance):
@@ -286,3 +289,100 @@ def test_resuming_from_a_store_reads_back_to_the_last_compaction_only(tmp_path: 
     assert f"kept invalid message entry {first} as unknown" in str(warning)
     assert f"line 2 of session {manager.session_id} in {copy.uri}" in str(warning)
     copy.close()
+
+
+class _GatedStore(SqliteStore):
+    """An SQLite store whose appends wait for ``gate``, opened by a task of the event loop
+    once an append has started: a store that blocks the loop waits in vain (10 s), and
+    refuses the append then."""
+
+    def __init__(self, path: Path, uri: str) -> None:
+        super().__init__(path, uri=uri)
+        self.started = threading.Event()
+        self.gate = threading.Event()
+        self.threads: list[int] = []
+
+    def append(self, session_id: str, lines: Sequence[str]) -> None:
+        self.threads.append(threading.get_ident())
+        self.started.set()
+        if not self.gate.wait(timeout=10):
+            raise SessionStoreError("the event loop was blocked while the store wrote")
+        super().append(session_id, lines)
+
+
+async def test_store_appends_leave_the_event_loop_to_other_sessions(
+    make_host: HostFactory, tmp_path: Path
+) -> None:
+    """Sessions of one process share one event loop; a store append (a PostgreSQL round
+    trip and commit) used to run on it, so every session waited for every other's writes."""
+    stores: list[_GatedStore] = []
+
+    class GatedPlugin:
+        @hookimpl
+        def pi_session_store(self, uri: str) -> SessionStore | None:
+            if not uri.startswith("gated:"):
+                return None
+            stores.append(_GatedStore(tmp_path / "gated.db", uri))
+            return stores[-1]
+
+    host = make_host(GatedPlugin(), replies=["hello"], session_options={"session_store": "gated:x"})
+    opened: list[bool] = []
+
+    async def another_session() -> None:
+        # waits in a thread, so the loop is free; resumes only if the loop is not blocked
+        await anyio.to_thread.run_sync(lambda: stores[-1].started.wait(10) if stores else None)
+        opened.append(bool(stores))
+        stores[-1].gate.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(another_session)
+        (await host.run("hi")).assert_text("hello")
+    await host.close()
+    (store,) = stores
+    assert opened == [True]
+    assert store.threads and threading.get_ident() not in store.threads
+    lines = store.load(store.list()[0].id)
+    assert lines is not None
+    entries = [json.loads(line) for line in lines[1:]]
+    assert [entry["message"]["role"] for entry in entries if entry["type"] == "message"] == [
+        "user",
+        "assistant",
+    ]
+
+
+def test_background_writes_keep_the_order_and_retry_what_failed(tmp_path: Path) -> None:
+    """Off the loop, a failed write still never ends the turn, and the next entry sends
+    everything held back again, once and in order."""
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    manager = SessionManager.create(tmp_path, store=store)
+    manager.write_in_background()
+    manager.append_message(UserMessage(content="hi", timestamp=1))
+    manager.append_message(reply("hello"))
+    assert manager.wait_for_writes(timeout=10)
+    blocker = sqlite3.connect(path, timeout=0, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    store._db.execute("PRAGMA busy_timeout = 0")  # fail at once instead of waiting 30 s
+    manager.append_message(UserMessage(content="held back", timestamp=3))
+    assert manager.wait_for_writes(timeout=10)
+    assert manager.write_error is not None and "locked" in str(manager.write_error)
+    blocker.execute("ROLLBACK")
+    for number in range(20):
+        manager.append_message(reply(f"saved {number}"))
+    assert manager.wait_for_writes(timeout=10)
+    assert manager.write_error is None
+    lines = store.load(manager.session_id)
+    assert lines is not None
+    texts = [json.loads(line)["message"]["content"] for line in lines[1:]]
+    assert [t if isinstance(t, str) else t[0]["text"] for t in texts] == [
+        "hi",
+        "hello",
+        "held back",
+        *(f"saved {number}" for number in range(20)),
+    ]
+    # switching to another session finishes the writes of the one left
+    manager.append_message(UserMessage(content="last words", timestamp=4))
+    first = manager.session_id
+    manager.new_session()
+    lines = store.load(first)
+    assert lines is not None and "last words" in lines[-1]

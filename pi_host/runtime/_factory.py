@@ -290,6 +290,8 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     store_uri = options.session_store or settings.session_store
     if store_uri and not options.no_session:
         manager = _open_stored_session(options, cwd, store_uri, host)
+        # Store appends wait on a database: off the loop, which other sessions may share.
+        manager.write_in_background()
     else:
         manager = _open_session_manager(options, cwd, session_dir, root / "cache" / "sessions")
     _check_session_cwd(manager, cwd)

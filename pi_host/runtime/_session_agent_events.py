@@ -133,6 +133,17 @@ class AgentEventRelay:
             event = MessageEndEvent(message=message)
         await self._emit(event)
         self.persist(message)
+        asks_for_tools = isinstance(message, AssistantMessage) and any(
+            block.type == "toolCall" for block in message.content
+        )
+        if asks_for_tools:
+            # The reply that asks for tools is saved before they run (and maybe crash the
+            # process), as a file append is; a store's write is awaited off the loop.
+            manager = self._session.session_manager
+            if not manager.wait_for_writes(timeout=0):
+                import anyio
+
+                await anyio.to_thread.run_sync(manager.wait_for_writes)
         return message
 
     def persist(self, message: AgentMessage) -> None:

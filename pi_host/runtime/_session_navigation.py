@@ -120,11 +120,17 @@ class SessionNavigation:
         reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit",
         target_session_file: str | None = None,
     ) -> None:
-        """Fire ``pi_session_shutdown``."""
+        """Fire ``pi_session_shutdown``, then wait (off the event loop) until the store
+        writes asked for so far, the plugins' last entries included, were sent."""
         session = self._session
         await session.host.dispatcher.session_shutdown(
             reason=reason, target_session_file=target_session_file, ctx=session.ctx
         )
+        manager = session.session_manager
+        if not manager.wait_for_writes(timeout=0):
+            import anyio
+
+            await anyio.to_thread.run_sync(manager.wait_for_writes)
 
     def _restore(self) -> Model | None:
         """Load the (new) session file's context; returns the model it replaced, if any."""

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import stat
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -37,6 +38,7 @@ from ._entries import (
 from ._jsjson import js_dumps
 from ._migrate import migrate_entries, new_entry_id
 from ._resume_cache import ResolvedSettings, ResumeCache
+from ._store_writer import BackgroundWriter
 
 if TYPE_CHECKING:
     from ._backend import SessionStore
@@ -305,6 +307,11 @@ class SessionManager:
         self._warnings: list[SessionWarning] = []
         self._warning_set: set[SessionWarning] = set()
         self._write_error: OSError | None = None
+        # Background store writes (write_in_background): the writer, and whether a write of
+        # what is held back is already queued (one queued write sends all there is then).
+        self._writer: BackgroundWriter | None = None
+        self._write_queued = False
+        self._write_lock = threading.Lock()
         self._init_state(SessionHeader(id="", cwd=cwd), None)
         if session_file is not None:
             self.set_session_file(session_file)
@@ -312,6 +319,9 @@ class SessionManager:
             self._start_new(self.next_session(session_id), parent_session)
 
     def _init_state(self, header: SessionHeader, file: Path | None) -> None:
+        if self._writer is not None:
+            # The writes asked for belong to the session left: finish them before its state goes.
+            self._writer.wait()
         self._header = header
         self._file = file
         self._index: FileIndex | None = None
@@ -1128,32 +1138,68 @@ class SessionManager:
 
     def _flush_to_store(self) -> None:
         """Append what the store lacks. Appends are idempotent, so after a failure the next
-        one simply sends every line held back again."""
-        from ._backend import SessionStoreError
+        one simply sends every line held back again.
 
+        With :meth:`write_in_background`, the append is queued to the session's writer
+        thread instead, and sends what is held back when it runs (appends made meanwhile
+        join it); a write already queued covers a new entry, so nothing is queued twice.
+        """
         assert self._store is not None
         if not self._on_disk and not self._has_assistant:
             return
-        lines = [] if self._on_disk else [self._header.to_json()]
-        pending = self._new[self._written :]
+        if self._writer is None:
+            self._write_to_store()
+            return
+        with self._write_lock:
+            if self._write_queued:
+                return
+            self._write_queued = True
+        self._writer.submit(self._write_to_store)
+
+    def _write_to_store(self) -> None:
+        from ._backend import SessionStoreError
+
+        assert self._store is not None
+        with self._write_lock:
+            self._write_queued = False  # entries appended from now on need another write
+            header, on_disk, pending = self._header, self._on_disk, self._new[self._written :]
+            upto = self._written + len(pending)
+        lines = [] if on_disk else [header.to_json()]
         lines.extend(entry.to_json() for entry in pending)
         if not lines:
             return
         try:
-            self._store.append(self._header.id, lines)
+            self._store.append(header.id, lines)
         except OSError as exc:
             self._write_failed(exc)
             return
         except SessionStoreError as exc:
             self._write_failed(OSError(errno.EIO, str(exc)))
             return
-        self._on_disk = True
-        self._written = len(self._new)
+        with self._write_lock:
+            self._on_disk = True
+            self._written = max(self._written, upto)
         if self._write_error is not None:
             self._write_error = None
             logger.warning(
                 "%s: the session is saved again (every entry held back is written)", self._store.uri
             )
+
+    def write_in_background(self) -> None:
+        """Send this session's store appends from a thread of its own, in order, so that a
+        slow store (a PostgreSQL round trip and commit per append) does not block the event
+        loop other sessions share. Sessions in files are written directly (a file append
+        does not wait on a server). Call :meth:`wait_for_writes` before reading the session
+        back from the store; switching to another session waits for them itself.
+        """
+        if self._store is not None and self._writer is None:
+            self._writer = BackgroundWriter(f"pi-host session writes {self._store.uri}")
+
+    def wait_for_writes(self, timeout: float | None = None) -> bool:
+        """Block until the appends asked for so far were sent to the store (successfully or
+        not: see :attr:`write_error`); returns whether they were within ``timeout`` seconds.
+        Immediate without :meth:`write_in_background`."""
+        return True if self._writer is None else self._writer.wait(timeout)
 
     @property
     def session_store(self) -> SessionStore | None:
