@@ -2,7 +2,7 @@
 sessions on one event loop, against the scripted model over real HTTP.
 
 Run with ``uv run python bench/bench_concurrent_sessions.py [--sessions 100] [--prompts 3]
-[--no-session | --session-store URI] [--faux]``.
+[--no-session | --session-store URI | --start-postgres] [--writes-on-loop] [--faux]``.
 
 Every session is made by ``create_session`` (the default plugins, a project directory of its
 own) and answers ``--prompts`` prompts; each prompt is a ``read`` tool call and a final
@@ -17,7 +17,10 @@ Printed, one JSON line per phase:
 - *sessions*: the peak resident memory while all sessions were alive and running (``VmHWM``,
   reset after the warm-up), the memory still held once they all finished but were not shut
   down, both total and per session, and the throughput: prompts, model requests and tool
-  calls per second over the wall time of the concurrent run;
+  calls per second over the wall time of the concurrent run, and how late a 5 ms timer
+  fires meanwhile (``loop_late_*``: what blocking work on the shared loop costs every
+  session; ``--writes-on-loop`` writes to the store on the loop, as pi-host did before its
+  stores had a writer thread, to compare);
 - *one-by-one*: the same work for ``--serial`` sessions run one after the other, the
   throughput ratio of concurrency on this machine.
 
@@ -159,9 +162,23 @@ async def _concurrent(bench: _Bench, count: int) -> dict[str, object]:
         sessions[number] = await bench.create()
         await bench.work_through(sessions[number], number)
 
-    async with anyio.create_task_group() as tg:
-        for number in range(count):
-            tg.start_soon(one, number)
+    stalls: list[float] = []
+    running = True
+
+    async def ticker() -> None:
+        # How late a 5 ms timer fires while the sessions run: what one session's blocking
+        # work (a store's write on the loop) costs every other session.
+        while running:
+            asked = time.perf_counter()
+            await anyio.sleep(0.005)
+            stalls.append(time.perf_counter() - asked - 0.005)
+
+    async with anyio.create_task_group() as outer:
+        outer.start_soon(ticker)
+        async with anyio.create_task_group() as tg:
+            for number in range(count):
+                tg.start_soon(one, number)
+        running = False
     seconds = time.perf_counter() - start
     peak = _status_kib("VmHWM") - before
     gc.collect()
@@ -180,7 +197,17 @@ async def _concurrent(bench: _Bench, count: int) -> dict[str, object]:
         "prompts_per_s": round(count * bench.prompts / seconds, 1),
         "requests_per_s": round(bench.requests / seconds, 1),
         "tool_calls_per_s": round(bench.tool_calls / seconds, 1),
+        "loop_late_p50_ms": _percentile_ms(stalls, 0.5),
+        "loop_late_p99_ms": _percentile_ms(stalls, 0.99),
+        "loop_late_max_ms": _percentile_ms(stalls, 1.0),
     }
+
+
+def _percentile_ms(values: list[float], fraction: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return round(1000 * ordered[min(len(ordered) - 1, int(fraction * len(ordered)))], 1)
 
 
 async def _one_by_one(bench: _Bench, count: int) -> dict[str, object]:
@@ -249,12 +276,38 @@ def main() -> None:
     parser.add_argument(
         "--session-store", metavar="URI", help="keep the sessions in this store (sqlite:///...)"
     )
+    parser.add_argument(
+        "--start-postgres",
+        action="store_true",
+        help="run a PostgreSQL server of its own and keep the sessions there (as bench_stores.py)",
+    )
+    parser.add_argument(
+        "--writes-on-loop",
+        action="store_true",
+        help="write to the store on the event loop, as before store writes had a thread (to compare)",
+    )
     parser.add_argument("--faux", action="store_true", help="the in-process faux provider, no HTTP")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         _serve()
         return
+    if args.writes_on_loop:
+        from pi_host import SessionManager
+
+        SessionManager.write_in_background = lambda self: None  # type: ignore[method-assign]
+    if args.start_postgres:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_stores import _postgres_server
+
+        with _postgres_server() as uri:
+            args.session_store = uri
+            _main(args)
+    else:
+        _main(args)
+
+
+def _main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if args.faux:
