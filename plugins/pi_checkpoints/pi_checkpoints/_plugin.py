@@ -93,8 +93,10 @@ class _State:
 
 _STATE = StashKey[_State]()
 # Files to restore once a fork the user confirmed has happened (pi_session_start "fork"),
-# by the session forked from: another plugin may still cancel the fork after us.
-_FORK_PLANS: dict[str, RestorePlan] = {}
+# with the session file forked from: another plugin may still cancel the fork after us. In
+# the session's stash, which outlives the fork and is no other session's (sessions in one
+# process may share a file name: every unsaved one has none).
+_FORK_PLAN = StashKey[tuple[str, "RestorePlan"]]()
 
 
 def _state(ctx: PluginContext) -> _State | None:
@@ -294,7 +296,10 @@ async def pi_session_start(reason: str, previous_session_file: str | None, ctx: 
     if state is None:
         return
     if reason == "fork":
-        plan = _FORK_PLANS.pop(str(previous_session_file), None)
+        pending = ctx.stash.get(_FORK_PLAN, None)
+        if pending is not None:
+            del ctx.stash[_FORK_PLAN]
+        plan = pending[1] if pending is not None and pending[0] == str(previous_session_file) else None
         if plan is not None:
             record = await _restore(ctx, plan, force=True)
             ctx.append_entry("checkpoint", record)  # in the new session: undone from there
@@ -620,7 +625,8 @@ async def pi_session_tree(new_leaf_id: str | None, old_leaf_id: str | None, ctx:
 async def pi_session_before_fork(entry_id: str, position: str, ctx: PluginContext) -> None:
     """Before ``/fork`` from a message: offer to restore the files as they were before it."""
     state = _state(ctx)
-    _FORK_PLANS.pop(str(ctx.session_manager.session_file), None)  # a fork cancelled earlier
+    if _FORK_PLAN in ctx.stash:  # a fork cancelled earlier
+        del ctx.stash[_FORK_PLAN]
     if state is None or state.quiet or not ctx.has_ui or position != "before":
         return
     from ._timeline import plan_restore
@@ -634,4 +640,4 @@ async def pi_session_before_fork(entry_id: str, position: str, ctx: PluginContex
     )
     decision = await _confirm_plan(ctx, plan, "Restore the files as they were before this message?")
     if decision:
-        _FORK_PLANS[str(ctx.session_manager.session_file)] = plan
+        ctx.stash[_FORK_PLAN] = (str(ctx.session_manager.session_file), plan)

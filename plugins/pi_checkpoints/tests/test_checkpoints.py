@@ -11,10 +11,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pi_checkpoints
 import pytest
 
-from pi_host import SessionManager
+from pi_host import Cancel, SessionManager
 from pi_host import hookimpl as pi_host_hookimpl
 from pi_host.testing import IsolatedHost, RecordingUI, build_host, tool_call
 
@@ -644,3 +645,75 @@ def test_snapshots_run_none_of_the_repositorys_hooks_or_filters(environment: Pat
     assert git_state(repo_dir) == before  # no hook ran, no filter wrote into .git
     blob = repo.entries(snapshot.tree, ["big.dat"])["big.dat"][1]
     assert repo.read_blob(blob) == b"\x00raw bytes\r\n"  # the file's own bytes
+
+
+class CancelsForks:
+    """Cancels every fork, after pi-checkpoints has asked about the files (trylast)."""
+
+    @pi_host_hookimpl(trylast=True)
+    def pi_session_before_fork(self) -> Cancel:
+        return Cancel()
+
+
+class WaitingUI(RecordingUI):
+    """Answers a confirmation only once ``go`` is set: the user of this session is slow."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = anyio.Event()
+        self.go = anyio.Event()
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        self.asked.set()
+        await self.go.wait()
+        return await super().confirm(title, message, timeout=timeout)
+
+
+async def test_a_fork_plan_stays_with_its_own_session(environment: Path) -> None:
+    """Unsaved sessions of one process all have no session file. A plan kept by file name, in
+    module state, for a fork another plugin then cancelled was restored by the fork of
+    another session whose user was still deciding meanwhile: the first session's files were
+    rewritten although its fork never happened."""
+    (environment / "first").mkdir()
+    (environment / "second").mkdir()
+    first_repo = make_repo(environment / "first")
+    second_repo = make_repo(environment / "second")
+    first_ui, second_ui = RecordingUI(), WaitingUI()
+    first = build_host(
+        [pi_checkpoints, CancelsForks()],
+        load=["tools_fs", "bash"],
+        cwd=first_repo,
+        agent_dir=environment / "agent",
+        ui=first_ui,
+        session_options={"mode": "rpc", "no_session": True},
+    )
+    second = build_host(
+        [pi_checkpoints],
+        load=["tools_fs", "bash"],
+        cwd=second_repo,
+        agent_dir=environment / "agent",
+        ui=second_ui,
+        session_options={"mode": "rpc", "no_session": True},
+    )
+    try:
+        first_session, _, first_u2 = await two_runs(first)
+        second_session, _, second_u2 = await two_runs(second)
+        second_ui.answers.append(False)  # the second session's user will keep the files
+        forked: list[bool] = []
+
+        async def second_fork() -> None:
+            forked.append(await second_session.fork(second_u2))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(second_fork)
+            await second_ui.asked.wait()  # the second session's user is deciding
+            first_ui.answers.append(True)  # restore: the plan is made, then the fork cancelled
+            assert await first_session.fork(first_u2) is True
+            second_ui.go.set()
+        assert forked == [False]
+        assert (first_repo / "a.txt").read_text() == "two\n"  # its fork never happened
+        assert not (first_repo / "c.txt").exists()
+        assert (second_repo / "a.txt").read_text() == "two\n"
+    finally:
+        await first.close()
+        await second.close()
