@@ -82,6 +82,7 @@ HOST_HOOKS = [
     "pi_register_message_renderers",
     "pi_register_tool_renderers",
     "pi_session_store",
+    "pi_batch_executor",
     "pi_addhooks",
     "pi_configure",
     "pi_before_prompt",

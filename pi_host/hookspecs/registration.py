@@ -20,8 +20,9 @@ settings choose the winner::
     {"plugins": {"prefer": {"tools": {"read": "tools_fs"}, "commands": {"review": "my_plugin"},
                             "providers": {"anthropic-messages": "my_provider"}}}}
 
-``pi_session_store`` is of the same kind (synchronous, asked of every plugin in call order)
-but fires whenever a session store is opened by URI, not once at startup.
+``pi_session_store`` and ``pi_batch_executor`` are of the same kind (synchronous, asked of
+every plugin in call order) but fire when a session store is opened by URI or a batch run
+chooses its executor, not once at startup.
 """
 
 # mypy: disable-error-code="empty-body"
@@ -35,6 +36,7 @@ from ._strategy import Strategy, hookspec
 
 if TYPE_CHECKING:
     from pi_host.agent import Tool, ToolMiddleware
+    from pi_host.batch import BatchExecutor
     from pi_host.providers import Provider
     from pi_host.session import SessionStore
 
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "pi_batch_executor",
     "pi_register_abort_scopes",
     "pi_register_commands",
     "pi_register_flags",
@@ -461,4 +464,54 @@ def pi_session_store(uri: str) -> SessionStore | None:
             if uri.startswith("redis://"):
                 return RedisStore(uri)  # a SessionStore subclass
             return None
+    """
+
+
+@hookspec(strategy=Strategy.SYNC)
+def pi_batch_executor(name: str, address: str | None) -> BatchExecutor | None:
+    """Return the executor that runs a batch's tasks, if ``--executor NAME`` is yours.
+
+    Fires once per ``pi-host batch`` run, after the tasks file is read and before the first
+    task starts. pi-host itself answers ``local`` (a pool of at most ``--concurrency``
+    ``pi-host`` subprocesses on this machine), after every plugin.
+
+    :param name: the ``--executor`` value as the user wrote it (``local`` by default).
+    :param address: the ``--address`` value (a cluster to join, e.g. ``ray://head:10001``),
+        or ``None`` when it was not given.
+    :returns: a :class:`pi_host.BatchExecutor` for a name your plugin serves; ``None`` for
+        any other name. Connect lazily in :meth:`~pi_host.BatchExecutor.map` or eagerly
+        here; raise :class:`pi_host.BatchExecutorError` when the cluster cannot be reached
+        or the address is malformed; its message is shown and the batch exits with status 1
+        before any task runs.
+
+    Every executor runs each attempt with :func:`pi_host.run_batch_task` (on a worker, in a
+    thread ...): it starts the ``pi-host --mode json -p`` process, writes the attempt's event
+    log and returns the :class:`pi_host.BatchResult`. The coordinator keeps the rest: the
+    tasks file, skipping finished tasks, retries (of results with ``infrastructure=True``),
+    ``results.jsonl``, the progress bar and the exit status. ``map`` must stop all running
+    work before its iterator's ``aclose()`` returns (Ctrl+C).
+
+    **Combination:** implementations are asked in call order (a later tier first, then last
+    registered first); the first executor returned wins. A name no plugin answers is an error
+    naming the plugin to install when it is known (``pip install pi-batch-ray`` for ``ray``).
+    **On error:** an exception other than ``BatchExecutorError`` is reported with the
+    plugin's name, and the batch exits with status 1.
+
+    Example::
+
+        from pi_host import BatchExecutor, LocalExecutor, hookimpl
+
+
+        class AtMostTwo(BatchExecutor):  # the local pool, never more than two processes
+
+            def __init__(self):
+                self._pool = LocalExecutor()
+
+            def map(self, attempts, run, *, concurrency):
+                return self._pool.map(attempts, run, concurrency=min(concurrency, 2))
+
+
+        @hookimpl
+        def pi_batch_executor(name, address):
+            return AtMostTwo() if name == "small" else None
     """

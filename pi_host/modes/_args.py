@@ -144,7 +144,7 @@ _SPECIAL = (
     "-pno:",
 )
 
-SUBCOMMANDS = ("plugins", "install", "uninstall", "sessions")
+SUBCOMMANDS = ("plugins", "install", "uninstall", "sessions", "batch")
 
 
 def known_flags() -> list[str]:
@@ -302,6 +302,8 @@ Usage:
   pi-host install [-U] [-e] <package|path|git+url>
                                     Install a plugin into the environment pi-host runs in
   pi-host uninstall <name>          Uninstall a plugin (by plugin or distribution name)
+  pi-host batch TASKS.jsonl --out DIR [--executor local|ray] [--concurrency N] [--redo]
+                                    Run every task line as its own agent; results in DIR
   pi-host <command> ...             A command an installed plugin adds (pi-host mcp list)
 
 Options:

@@ -108,6 +108,10 @@ def _run_command(args: CliArgs, distribution: Distribution | None) -> int:
 
         with _collector_paused():
             return run_sessions_command(args.subcommand[1:], store_uri=args.session_store)
+    if args.subcommand is not None and args.subcommand[0] == "batch":
+        from ._batch_cmd import run_batch_command
+
+        return run_batch_command(args.subcommand[1:], store_uri=args.session_store)
     if args.subcommand is not None:
         if args.subcommand[0] in ("install", "uninstall"):
             from ._install_cmd import run_install, run_uninstall

@@ -35,6 +35,7 @@ ESSENTIALS: tuple[str, ...] = (
     "pi_host.builtins.providers",
     "pi_host.builtins.faux",
     "pi_host.builtins.stores",
+    "pi_host.builtins.executors",
 )
 """Plugins that ship inside pi-host and cannot be disabled."""
 

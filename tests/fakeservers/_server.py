@@ -16,7 +16,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,16 +113,25 @@ class FakeServer(AbstractContextManager["FakeServer"]):
     :param replies: the initial queue.
     :param repeat: serve the last reply again when the queue runs dry (benchmarks); otherwise an
         empty queue answers 500 ``No more scripted replies``.
+    :param respond: choose the reply from the request itself (many clients at once, in no
+        order, e.g. a batch of agents): called with each request, in the server's thread;
+        its reply (or step dict) is served, ``None`` falls back to the queue.
     """
 
     def __init__(
-        self, replies: Iterable[Reply | dict[str, Any]] = (), *, port: int = 0, repeat: bool = False
+        self,
+        replies: Iterable[Reply | dict[str, Any]] = (),
+        *,
+        port: int = 0,
+        repeat: bool = False,
+        respond: Callable[[RecordedRequest], Reply | dict[str, Any] | None] | None = None,
     ) -> None:
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._port_wanted = port
         self._repeat = repeat
         self._last: Reply | None = None
+        self._respond_to = respond
         self.requests: list[RecordedRequest] = []
         self._request_event = threading.Condition(self._lock)
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
@@ -144,7 +153,11 @@ class FakeServer(AbstractContextManager["FakeServer"]):
         with self._lock:
             self._queue.extend(rendered)
 
-    def _next_reply(self) -> Reply:
+    def _next_reply(self, request: RecordedRequest | None = None) -> Reply:
+        if self._respond_to is not None and request is not None:
+            chosen = self._respond_to(request)
+            if chosen is not None:
+                return chosen if isinstance(chosen, Reply) else self.render(chosen)
         with self._lock:
             if self._queue:
                 self._last = self._queue.popleft()
@@ -229,7 +242,7 @@ class FakeServer(AbstractContextManager["FakeServer"]):
                 with self._request_event:
                     self.requests.append(request)
                     self._request_event.notify_all()
-                keep_alive = await self._respond(stream, self._next_reply())
+                keep_alive = await self._respond(stream, self._next_reply(request))
                 if not keep_alive:
                     return
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):

@@ -1,0 +1,154 @@
+"""The files of a batch: the tasks file (read and checked) and ``results.jsonl`` (read, appended)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from pydantic import ValidationError
+
+from ._models import BatchResult, BatchTask
+
+__all__ = ["ResultsLog", "TasksFileError", "read_tasks"]
+
+
+class TasksFileError(ValueError):
+    """A tasks file that cannot be run; ``problems`` lists every bad line, ``file:line: why``."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def read_tasks(path: Path) -> list[BatchTask]:
+    """Every task of a tasks file, in file order; blank lines are skipped.
+
+    :raises TasksFileError: naming every bad line at once (not JSON, not an object, a missing
+        or mistyped ``id``/``prompt``, an unknown key, an ``id`` used on two lines), so one
+        fix-up pass is enough; no task runs from a file with a bad line.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TasksFileError([f"{path}: cannot be read ({exc.strerror or exc})"]) from None
+    problems: list[str] = []
+    tasks: list[BatchTask] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        where = f"{path}:{number}"
+        try:
+            text = raw.decode("utf-8").strip()
+        except UnicodeDecodeError as exc:
+            problems.append(f"{where}: not UTF-8 (byte {exc.start + 1})")
+            continue
+        if not text:
+            continue
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            problems.append(f"{where}: not valid JSON ({exc})")
+            continue
+        if not isinstance(obj, dict):
+            problems.append(
+                f'{where}: a task is a JSON object ({{"id": ..., "prompt": ...}}), not {_kind(obj)}'
+            )
+            continue
+        try:
+            task = BatchTask.model_validate(obj)
+        except ValidationError as exc:
+            problems.append(f"{where}: {_describe(exc)}")
+            continue
+        if task.id in first_line:
+            problems.append(f"{where}: id {task.id!r} is already the id of line {first_line[task.id]}")
+            continue
+        first_line[task.id] = number
+        tasks.append(task)
+    if problems:
+        raise TasksFileError(problems)
+    if not tasks:
+        raise TasksFileError([f'{path}: no tasks (one JSON object a line: {{"id": ..., "prompt": ...}})'])
+    return tasks
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "the task"
+        if error["type"] == "missing":
+            parts.append(f'"{key}" is missing')
+        elif error["type"] == "extra_forbidden":
+            parts.append(f'"{key}" is not a task key (id, prompt, cwd, model, args, env)')
+        else:
+            parts.append(f'"{key}": {error["msg"]}')
+    return "; ".join(parts)
+
+
+@dataclass
+class ResultsLog:
+    """``results.jsonl``: what earlier runs finished, and the appender for this one.
+
+    Each result is one line, written and flushed (and ``fsync``-ed) as it arrives, so a
+    Ctrl+C or a crash loses no finished task. A torn last line (a crash mid-write) is
+    skipped when read and closed off with a newline before the next line is appended.
+    """
+
+    path: Path
+    latest: dict[str, BatchResult] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    skipped_lines: list[int] = field(default_factory=list)
+    _handle: IO[bytes] | None = None
+
+    @classmethod
+    def open(cls, path: Path) -> ResultsLog:
+        log = cls(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            if not raw.strip():
+                continue
+            try:
+                result = BatchResult.model_validate_json(raw)
+            except ValueError:
+                log.skipped_lines.append(number)
+                continue
+            log._note(result)
+        log._handle = open(path, "ab")  # noqa: SIM115 - held open for the run; close() closes it
+        if data and not data.endswith(b"\n"):
+            log._handle.write(b"\n")
+        return log
+
+    def _note(self, result: BatchResult) -> None:
+        self.latest[result.id] = result
+        self.attempts[result.id] = max(self.attempts.get(result.id, 0), result.attempt)
+
+    def finished(self, task_id: str) -> bool:
+        """Whether the task's last recorded attempt is ``ok`` (a rerun skips it)."""
+        latest = self.latest.get(task_id)
+        return latest is not None and latest.status == "ok"
+
+    def append(self, result: BatchResult) -> None:
+        assert self._handle is not None, "ResultsLog.open() first"
+        self._handle.write(result.model_dump_json().encode() + b"\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._note(result)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
