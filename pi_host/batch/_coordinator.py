@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ._models import USAGE_KEYS, BatchAttempt, BatchResult, BatchRun, BatchTask
+from ._task import attempt_file_stem
 
 if TYPE_CHECKING:
     from ._executor import BatchExecutor
@@ -63,7 +66,11 @@ async def run_batch(
     by_id = {task.id: task for task in tasks}
     retries_left = dict.fromkeys(by_id, retries)
     final: dict[str, BatchResult] = {}
-    pending = [BatchAttempt(task=task, attempt=log.attempts.get(task.id, 0) + 1) for task in tasks]
+    events = Path(run.out_dir) / "events"
+    pending = [
+        BatchAttempt(task=task, attempt=max(log.attempts.get(task.id, 0), _logged(events, task.id)) + 1)
+        for task in tasks
+    ]
     while pending:
         waiting = {attempt.task.id: attempt for attempt in pending}
         progress.started(len(pending))
@@ -88,6 +95,18 @@ async def run_batch(
             settle(_lost(attempt))
         pending = next_round
     return BatchOutcome([final[task.id] for task in tasks if task.id in final])
+
+
+def _logged(events: Path, task_id: str) -> int:
+    """The highest attempt with an event log: one stopped by Ctrl+C has no result line, and
+    its log (and session) must not be overwritten by the rerun."""
+    stem = attempt_file_stem(task_id, 0)[: -len(".0")] + "."
+    highest = 0
+    for path in events.glob(f"{glob.escape(stem)}*.jsonl"):
+        number = path.name[len(stem) : -len(".jsonl")]
+        if number.isdigit():
+            highest = max(highest, int(number))
+    return highest
 
 
 def _lost(attempt: BatchAttempt) -> BatchResult:

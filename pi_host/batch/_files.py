@@ -83,16 +83,28 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
+_EXPECTED = {
+    "id": "a non-empty string",
+    "prompt": "a string",
+    "cwd": "a string (a folder, relative to the tasks file's)",
+    "model": 'a string ("provider/id")',
+    "args": 'a list of strings (pi-host arguments, e.g. ["--thinking", "high"])',
+    "env": 'an object of strings (e.g. {"FOO": "1"})',
+}
+
+
 def _describe(exc: ValidationError) -> str:
-    parts = []
+    parts: list[str] = []
     for error in exc.errors():
-        key = ".".join(str(part) for part in error["loc"]) or "the task"
+        key = str(error["loc"][0]) if error["loc"] else "the task"
         if error["type"] == "missing":
-            parts.append(f'"{key}" is missing')
+            part = f'"{key}" is missing'
         elif error["type"] == "extra_forbidden":
-            parts.append(f'"{key}" is not a task key (id, prompt, cwd, model, args, env)')
+            part = f'"{key}" is not a task key (id, prompt, cwd, model, args, env)'
         else:
-            parts.append(f'"{key}": {error["msg"]}')
+            part = f'"{key}" must be {_EXPECTED.get(key, "something else")}'
+        if part not in parts:
+            parts.append(part)
     return "; ".join(parts)
 
 

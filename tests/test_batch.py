@@ -1,0 +1,335 @@
+"""``pi-host batch``: real ``pi-host`` subprocesses against a scripted Anthropic server on 127.0.0.1.
+
+The server picks each reply from the request (the task id is in the prompt), since 50 agents
+at once ask in no particular order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_host import BatchResult
+from pi_host.batch._files import ResultsLog
+from pi_host.modes._cli import main
+from tests.fakeservers import AnthropicServer, RecordedRequest, Reply, anthropic_error, anthropic_reply
+
+PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
+_TASK = re.compile(r"task (\S+):")
+
+# No transport retries; the retry plugin retries once, at once: at most two requests an attempt.
+SETTINGS = {"retry": {"maxRetries": 1, "baseDelayMs": 1, "provider": {"maxRetries": 0}}}
+# $/M tokens: a reply of 10 input and 5 output tokens costs $0.02.
+COST = {"input": 1000, "output": 2000, "cacheRead": 0, "cacheWrite": 0}
+
+
+class Script:
+    """Per-task behaviour of the server, and what it was asked, by task id."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.asked: Counter[str] = Counter()
+        self.overloaded_first: dict[str, int] = {}  # task id -> how many first requests get 529
+        self.refused: set[str] = set()  # 400 every time: the task fails on its own
+        self.hang: set[str] = set()  # a reply that never ends
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        body = request.json()
+        text = json.dumps(body["messages"][-1]["content"])
+        match = _TASK.search(text)
+        task = match.group(1) if match else "?"
+        with self.lock:
+            self.asked[task] += 1
+            number = self.asked[task]
+            if number <= self.overloaded_first.get(task, 0):
+                return anthropic_error(529, "Overloaded")
+            if task in self.refused:
+                return anthropic_error(400, f"prompt of {task} is refused")
+            if task in self.hang:
+                return anthropic_reply(f"working on {task}", stop=False, hang=True)
+        return anthropic_reply(f"done {task}")
+
+
+@pytest.fixture
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture
+def server(script: Script) -> Iterator[AnthropicServer]:
+    with AnthropicServer(respond=script) as server:
+        yield server
+
+
+@pytest.fixture
+def environment(tmp_path: Path, server: AnthropicServer) -> dict[str, str]:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps(SETTINGS))
+    model = {"id": "claude-local", "contextWindow": 100000, "maxTokens": 4096, "cost": COST}
+    models = {
+        "providers": {
+            "local": {
+                "baseUrl": server.url,
+                "api": "anthropic-messages",
+                "apiKey": "test-key",
+                "models": [model],
+            }
+        }
+    }
+    (agent / "models.json").write_text(json.dumps(models))
+    return {**os.environ, "PI_HOST_DIR": str(agent), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+
+
+def write_tasks(path: Path, ids: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"id": i, "prompt": f"task {i}: say done"}) + "\n" for i in ids))
+    return path
+
+
+def batch(
+    tasks: Path, out: Path, environment: dict[str, str], *extra: str
+) -> subprocess.CompletedProcess[str]:
+    command = [PI_HOST, "batch", str(tasks), "--out", str(out), "--model", "local/claude-local", *extra]
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)
+
+
+def results(out: Path) -> list[BatchResult]:
+    lines = (out / "results.jsonl").read_text().splitlines()
+    return [BatchResult.model_validate_json(line) for line in lines]
+
+
+def test_fifty_tasks_with_overloads_and_one_failure_then_a_rerun_of_the_failed_one(
+    tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    ids = [f"t{n:02d}" for n in range(50)]
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ids)
+    out = tmp_path / "out"
+    for task in ids[:10]:
+        script.overloaded_first[task] = 1  # absorbed by the agent's own retry
+    script.overloaded_first["t10"] = 2  # outlasts it: an infrastructure failure, tried again
+    script.refused.add("t20")
+
+    first = batch(tasks, out, environment, "--concurrency", "8")
+
+    assert first.returncode == 1, first.stderr
+    lines = results(out)
+    last = {result.id: result for result in lines}
+    assert sorted(last) == ids
+    assert sorted(result.id for result in lines if result.status == "failed") == ["t10", "t20"]
+    failed = last["t20"]
+    assert (failed.status, failed.infrastructure, failed.attempt, failed.stop_reason) == (
+        "failed",
+        False,
+        1,
+        "error",
+    )
+    assert "refused" in (failed.error or "")
+    assert script.asked["t20"] == 1  # a task's own failure is not retried, by anyone
+    retried = [result for result in lines if result.id == "t10"]
+    assert [(r.attempt, r.status, r.infrastructure) for r in retried] == [
+        (1, "failed", True),
+        (2, "ok", False),
+    ]
+    for task in ids:
+        if task == "t20":
+            continue
+        result = last[task]
+        assert (result.status, result.exit_code, result.stop_reason, result.text) == (
+            "ok",
+            0,
+            "stop",
+            f"done {task}",
+        )
+        assert result.usage["input"] == 10 and result.usage["output"] == 5
+        assert result.cost == pytest.approx(0.02)
+        assert result.session is not None and Path(result.session).is_file()
+        assert result.events is not None and Path(result.events).is_file()
+        assert result.attempt == (2 if task == "t10" else 1)
+    assert Path(last["t10"].events or "").name == "t10.2.jsonl"
+    assert (out / "events" / "t10.1.jsonl").is_file()
+    assert "Failed: t20" in first.stderr and "50 tasks: 49 ok, 1 failed" in first.stderr
+
+    asked_before = Counter(script.asked)
+    script.refused.clear()
+    second = batch(tasks, out, environment, "--concurrency", "8")
+
+    assert second.returncode == 0, second.stderr
+    new = results(out)[len(lines) :]
+    assert [(r.id, r.attempt, r.status) for r in new] == [("t20", 2, "ok")]
+    assert script.asked - asked_before == Counter({"t20": 1})
+    assert "Running 1 of 50 tasks, 49 already ok" in second.stderr
+
+    third = batch(tasks, out, environment)
+    assert third.returncode == 0 and "Nothing to do" in third.stderr
+    assert len(results(out)) == len(lines) + 1
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in command:
+            found.append(int(entry.name))
+    return found
+
+
+def _wait(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
+    tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    # Three at once: h0 and h1 hang, the third slot runs q0..q3 one after another.
+    ids = ["q0", "h0", "h1", "q1", "q2", "q3"]
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ids)
+    out = tmp_path / "out"
+    script.hang.update({"h0", "h1"})
+    command = [
+        PI_HOST,
+        "batch",
+        str(tasks),
+        "--out",
+        str(out),
+        "--model",
+        "local/claude-local",
+        "--concurrency",
+        "3",
+    ]
+    coordinator = subprocess.Popen(
+        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    results_file = out / "results.jsonl"
+    try:
+        _wait(lambda: results_file.is_file() and len(results_file.read_text().splitlines()) == 4, "4 results")
+        _wait(lambda: script.asked["h0"] == 1 and script.asked["h1"] == 1, "both hanging tasks to ask")
+        assert len(_processes_mentioning(str(out / "sessions"))) == 2
+        coordinator.send_signal(signal.SIGINT)
+        _, stderr = coordinator.communicate(timeout=60)
+    finally:
+        if coordinator.poll() is None:
+            coordinator.kill()
+    assert coordinator.returncode == 130, stderr
+    assert "Interrupted" in stderr
+    assert _processes_mentioning(str(out / "sessions")) == []  # no orphaned pi-host
+    done = results(out)
+    assert sorted(r.id for r in done) == ["q0", "q1", "q2", "q3"]
+    assert all(r.status == "ok" for r in done)
+
+    script.hang.clear()
+    rerun = batch(tasks, out, environment, "--concurrency", "3")
+
+    assert rerun.returncode == 0, rerun.stderr
+    new = results(out)[4:]
+    assert sorted((r.id, r.attempt) for r in new) == [("h0", 2), ("h1", 2)]  # the stopped logs are kept
+    assert (out / "events" / "h0.1.jsonl").is_file()
+    assert {r.id: r.text for r in new} == {"h0": "done h0", "h1": "done h1"}
+
+
+def test_a_malformed_tasks_file_names_every_bad_line_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        '{"id": "a", "prompt": "one"}\n'
+        '{"id": "b", "prompt": "two"\n'
+        '{"id": "c"}\n'
+        "\n"
+        '{"id": "a", "prompt": "again"}\n'
+        '{"id": "d", "promt": "typo"}\n'
+        '["e", "array"]\n'
+        '{"id": "f", "prompt": "fine", "args": "--oops"}\n'
+    )
+    out = tmp_path / "out"
+
+    status = main(["batch", str(tasks), "--out", str(out)])
+
+    err = capsys.readouterr().err
+    assert status == 2
+    assert f"{tasks}:2: not valid JSON" in err
+    assert f'{tasks}:3: "prompt" is missing' in err
+    assert f"{tasks}:5: id 'a' is already the id of line 1" in err
+    assert f'{tasks}:6: "prompt" is missing; "promt" is not a task key' in err
+    assert f"{tasks}:7: a task is a JSON object" in err
+    assert f'{tasks}:8: "args" must be a list of strings' in err
+    assert f"{tasks}:1:" not in err and f"{tasks}:4:" not in err
+    assert "Nothing was run" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["--out", "o"], "give one tasks file", id="no-file"),
+        pytest.param(["t.jsonl"], "--out DIR is required", id="no-out"),
+        pytest.param(
+            ["t.jsonl", "--out", "o", "--concurrency", "0"], "--concurrency takes", id="concurrency"
+        ),
+        pytest.param(["t.jsonl", "--out", "o", "--provider", "x"], "unknown option --provider", id="unknown"),
+    ],
+)
+def test_a_bad_command_line_is_refused(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["batch", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_unknown_executor_names_the_plugin_to_install(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["a"])
+
+    assert main(["batch", str(tasks), "--out", str(tmp_path / "out"), "--executor", "ray"]) == 1
+    assert "pip install pi-batch-ray" in capsys.readouterr().err
+    assert main(["batch", str(tasks), "--out", str(tmp_path / "out"), "--address", "ray://h:1"]) == 1
+    assert "takes no --address" in capsys.readouterr().err
+
+
+def test_a_torn_last_result_line_is_skipped_and_closed_off(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    good: dict[str, Any] = {
+        "id": "a",
+        "status": "ok",
+        "exit_code": 0,
+        "stop_reason": "stop",
+        "usage": {},
+        "cost": 0.0,
+        "text": "",
+        "session": None,
+        "seconds": 1.0,
+        "attempt": 1,
+    }
+    path.write_text(json.dumps(good) + "\n" + '{"id": "b", "sta')
+
+    log = ResultsLog.open(path)
+    assert log.skipped_lines == [2] and log.finished("a") and not log.finished("b")
+    log.append(BatchResult.model_validate({**good, "id": "b", "attempt": 3}))
+    log.close()
+
+    again = ResultsLog.open(path)
+    again.close()
+    assert again.skipped_lines == [2] and again.finished("b") and again.attempts["b"] == 3
