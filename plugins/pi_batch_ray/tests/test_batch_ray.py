@@ -1,0 +1,284 @@
+"""``pi-host batch --executor ray`` on a real local Ray instance (2 CPUs), against a scripted
+Anthropic server on 127.0.0.1; the agents are real ``pi-host`` subprocesses on Ray workers.
+
+The coordinator is a ``pi-host batch`` subprocess joining the test's instance with
+``--address``, as it joins a cluster; the executor's own tests drive :class:`RayExecutor`
+in this process on the same instance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from pi_batch_ray import RayExecutor
+from pi_host import BatchAttempt, BatchResult, BatchRun, BatchTask
+from tests.fakeservers import AnthropicServer, RecordedRequest, Reply, anthropic_error, anthropic_reply
+
+from .conftest import RayInstance
+
+PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
+_TASK = re.compile(r"task (\S+):")
+# No transport retries; the retry plugin retries once, at once: at most two requests an attempt.
+SETTINGS = {"retry": {"maxRetries": 1, "baseDelayMs": 1, "provider": {"maxRetries": 0}}}
+MODEL = "local/claude-local"
+
+
+class Script:
+    """Per-task behaviour of the server (the task id is in the prompt), and what it was asked."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.asked: Counter[str] = Counter()
+        self.overloaded_first: dict[str, int] = {}  # task id -> how many first requests get 529
+        self.refused: set[str] = set()  # 400 every time: the task fails on its own
+        self.hang: set[str] = set()  # a reply that never ends
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        text = json.dumps(request.json()["messages"][-1]["content"])
+        match = _TASK.search(text)
+        task = match.group(1) if match else "?"
+        with self.lock:
+            self.asked[task] += 1
+            if self.asked[task] <= self.overloaded_first.get(task, 0):
+                return anthropic_error(529, "Overloaded")
+            if task in self.refused:
+                return anthropic_error(400, f"prompt of {task} is refused")
+            if task in self.hang:
+                return anthropic_reply(f"working on {task}", stop=False, hang=True)
+        return anthropic_reply(f"done {task}")
+
+
+@pytest.fixture
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture
+def server(script: Script) -> Iterator[AnthropicServer]:
+    with AnthropicServer(respond=script) as server:
+        yield server
+
+
+@pytest.fixture
+def agent_dir(tmp_path: Path, server: AnthropicServer) -> Path:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps(SETTINGS))
+    model = {"id": "claude-local", "contextWindow": 100000, "maxTokens": 4096}
+    provider = {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "test-key", "models": [model]}
+    (agent / "models.json").write_text(json.dumps({"providers": {"local": provider}}))
+    return agent
+
+
+@pytest.fixture
+def environment(agent_dir: Path) -> dict[str, str]:
+    return {**os.environ, "PI_HOST_DIR": str(agent_dir), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+
+
+def write_tasks(path: Path, ids: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"id": i, "prompt": f"task {i}: say done"}) + "\n" for i in ids))
+    return path
+
+
+def batch_command(tasks: Path, out: Path, ray_instance: RayInstance, *extra: str) -> list[str]:
+    return [
+        PI_HOST,
+        "batch",
+        str(tasks),
+        "--out",
+        str(out),
+        "--model",
+        MODEL,
+        "--executor",
+        "ray",
+        "--address",
+        ray_instance.address,
+        *extra,
+    ]
+
+
+def batch(
+    tasks: Path, out: Path, ray_instance: RayInstance, environment: dict[str, str], *extra: str
+) -> subprocess.CompletedProcess[str]:
+    command = batch_command(tasks, out, ray_instance, *extra)
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=110)
+
+
+def results(out: Path) -> list[BatchResult]:
+    return [BatchResult.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line contains ``text`` (zombies have none)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in command:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def all_cpus_free(ray_instance: RayInstance) -> bool:
+    return bool(ray_instance.ray.available_resources().get("CPU") == 2.0)
+
+
+def test_fifty_tasks_with_overloads_and_one_failure_then_a_rerun_of_the_failed_one(
+    tmp_path: Path, script: Script, environment: dict[str, str], ray_instance: RayInstance
+) -> None:
+    ids = [f"t{n:02d}" for n in range(50)]
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ids)
+    out = tmp_path / "out"
+    for task in ids[:10]:
+        script.overloaded_first[task] = 1  # absorbed by the agent's own retry
+    script.overloaded_first["t10"] = 2  # outlasts it: an infrastructure failure, tried again
+    script.refused.add("t20")
+
+    first = batch(tasks, out, ray_instance, environment, "--concurrency", "4")
+
+    assert first.returncode == 1, first.stderr
+    lines = results(out)
+    last = {result.id: result for result in lines}
+    assert sorted(last) == ids
+    assert sorted(result.id for result in lines if result.status == "failed") == ["t10", "t20"]
+    failed = last["t20"]
+    assert (failed.status, failed.infrastructure, failed.attempt) == ("failed", False, 1)
+    assert "refused" in (failed.error or "")
+    assert script.asked["t20"] == 1  # a task's own failure is not retried, by Ray or pi-host
+    assert [(r.attempt, r.status, r.infrastructure) for r in lines if r.id == "t10"] == [
+        (1, "failed", True),
+        (2, "ok", False),
+    ]
+    for task in set(ids) - {"t20"}:
+        result = last[task]
+        assert (result.status, result.exit_code, result.text) == ("ok", 0, f"done {task}")
+        assert result.session is not None and Path(result.session).is_file()
+    assert "executor ray" in first.stderr
+    assert "Failed: t20" in first.stderr and "50 tasks: 49 ok, 1 failed" in first.stderr
+
+    asked_before = Counter(script.asked)
+    script.refused.clear()
+    second = batch(tasks, out, ray_instance, environment, "--concurrency", "4")
+
+    assert second.returncode == 0, second.stderr
+    assert [(r.id, r.attempt, r.status) for r in results(out)[len(lines) :]] == [("t20", 2, "ok")]
+    assert script.asked - asked_before == Counter({"t20": 1})
+    wait_for(lambda: all_cpus_free(ray_instance), "the Ray CPUs to be free")
+
+
+def test_ctrl_c_cancels_the_ray_tasks_and_kills_their_agents(
+    tmp_path: Path, script: Script, environment: dict[str, str], ray_instance: RayInstance
+) -> None:
+    ids = ["q0", "h0", "h1", "q1"]
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ids)
+    out = tmp_path / "out"
+    script.hang.update({"h0", "h1"})
+    coordinator = subprocess.Popen(
+        batch_command(tasks, out, ray_instance, "--concurrency", "2"),
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Both Ray CPUs hold a hanging agent; q1 waits for one.
+        wait_for(lambda: script.asked["h0"] == 1 and script.asked["h1"] == 1, "both hanging tasks to ask")
+        assert len(processes_mentioning(str(out / "sessions"))) == 2
+        coordinator.send_signal(signal.SIGINT)
+        _, stderr = coordinator.communicate(timeout=60)
+    finally:
+        if coordinator.poll() is None:
+            coordinator.kill()
+    assert coordinator.returncode == 130, stderr
+    assert "Interrupted" in stderr
+    assert processes_mentioning(str(out / "sessions")) == []  # no orphaned pi-host
+    assert script.asked["q1"] == 0
+    wait_for(lambda: all_cpus_free(ray_instance), "the Ray CPUs to be free")
+
+    script.hang.clear()
+    rerun = batch(tasks, out, ray_instance, environment, "--concurrency", "2")
+    assert rerun.returncode == 0, rerun.stderr
+    assert {r.id for r in results(out) if r.status == "ok"} == set(ids)
+
+
+def attempts_for(ids: list[str], agent_dir: Path) -> list[BatchAttempt]:
+    # The test's Ray workers were started with this process's environment; the agent
+    # directory travels in each task's env.
+    env = {"PI_HOST_DIR": str(agent_dir), "ANTHROPIC_API_KEY": ""}
+    return [BatchAttempt(task=BatchTask(id=i, prompt=f"task {i}: say done", env=env), attempt=1) for i in ids]
+
+
+def batch_run(tmp_path: Path) -> BatchRun:
+    out = tmp_path / "out"
+    return BatchRun(
+        out_dir=str(out),
+        command=(sys.executable, "-m", "pi_host"),
+        base_dir=str(tmp_path),
+        extra_args=("--model", MODEL),
+    )
+
+
+async def test_the_executor_yields_each_result_as_it_finishes_and_leaves_ray_running(
+    tmp_path: Path, script: Script, agent_dir: Path, ray_instance: RayInstance
+) -> None:
+    executor = RayExecutor()
+    script.refused.add("b")
+    got = [result async for result in executor.map(attempts_for(["a", "b", "c"], agent_dir), batch_run(tmp_path), concurrency=2)]
+    await executor.aclose()
+
+    assert sorted((r.id, r.status) for r in got) == [("a", "ok"), ("b", "failed"), ("c", "ok")]
+    assert ray_instance.ray.is_initialized()  # not this executor's to shut down
+
+
+async def test_closing_the_iterator_early_cancels_the_tasks_before_it_returns(
+    tmp_path: Path, script: Script, agent_dir: Path, ray_instance: RayInstance
+) -> None:
+    script.hang.update({"h0", "h1"})
+    run = batch_run(tmp_path)
+    sessions = str(Path(run.out_dir) / "sessions")
+    executor = RayExecutor()
+    results_seen: list[BatchResult] = []
+
+    async def consume() -> None:
+        async for result in executor.map(attempts_for(["h0", "h1", "later"], agent_dir), run, concurrency=3):
+            results_seen.append(result)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(consume)
+        await anyio.to_thread.run_sync(
+            wait_for, lambda: script.asked["h0"] == 1 and script.asked["h1"] == 1, "both hanging tasks"
+        )
+        assert len(processes_mentioning(sessions)) == 2
+        group.cancel_scope.cancel()  # what Ctrl+C does to the coordinator
+
+    assert processes_mentioning(sessions) == []
+    assert results_seen == [] and script.asked["later"] == 0
+    await anyio.to_thread.run_sync(wait_for, lambda: all_cpus_free(ray_instance), "the Ray CPUs to be free")
+    await executor.aclose()
