@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import re
+import socket
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,12 +18,16 @@ if TYPE_CHECKING:
 
     from pi_host import BatchAttempt, BatchRun
 
-__all__ = ["CANCEL_GRACE_S", "RayExecutor", "forwarded_environ", "import_ray"]
+__all__ = ["CANCEL_GRACE_S", "PROBE_TIMEOUT_S", "RayExecutor", "forwarded_environ", "import_ray"]
 
 CANCEL_GRACE_S = 15.0
 """How long cancelled attempts may take to end (``run_batch_task`` gives its process 5 s after
 SIGTERM) before their workers are killed (``ray.cancel(force=True)``)."""
 
+PROBE_TIMEOUT_S = 5.0
+"""How long the cluster address may take to accept a TCP connection before the batch gives up."""
+
+_HOST_PORT = re.compile(r"(?:ray://)?(?P<host>\[[^\]]+\]|[^:/]+):(?P<port>\d+)")
 _USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 # What the agents on a cluster need from the coordinator's environment: pi-host's own
 # settings and the providers' keys. The rest (PATH, HOME, the virtualenv) is the node's.
@@ -143,6 +148,7 @@ class RayExecutor(BatchExecutor):
             # "local": a new instance even when `ray start` runs on this machine (--address auto).
             ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
             return
+        _probe(address)
         try:
             ray.init(address=address, runtime_env={"env_vars": forwarded_environ()}, **quiet)
         except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -160,6 +166,26 @@ class RayExecutor(BatchExecutor):
             # numbers the attempts.
             self._remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=0)(run_attempt)
         return self._remote
+
+
+def _probe(address: str) -> None:
+    """Fail at once for a cluster address nothing listens on.
+
+    ``ray.init`` retries an unreachable GCS for over a minute, logging each try, before it
+    raises; a batch should say what is wrong in seconds.
+    """
+    match = _HOST_PORT.fullmatch(address)
+    if match is None:  # "auto", a bare host for Ray Client's default port ...: Ray decides
+        return
+    host, port = match["host"].strip("[]"), int(match["port"])
+    try:
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        raise BatchExecutorError(
+            f"nothing answers at the Ray cluster address {address!r} ({exc.strerror or exc}); "
+            "start the head with `ray start --head` and pass the address it prints (HOST:6379, "
+            "or ray://HOST:10001 for Ray Client), or leave --address out for a local instance"
+        ) from exc
 
 
 def _result(future: asyncio.Future[Any], attempt: BatchAttempt, started: float) -> BatchResult:
@@ -195,7 +221,9 @@ def _infrastructure_failure(attempt: BatchAttempt, started: float, error: str) -
     )
 
 
-async def _cancel(ray: ModuleType, running: dict[asyncio.Future[Any], tuple[Any, BatchAttempt, float]]) -> None:
+async def _cancel(
+    ray: ModuleType, running: dict[asyncio.Future[Any], tuple[Any, BatchAttempt, float]]
+) -> None:
     """Cancel the running tasks and wait until each has ended.
 
     A plain ``ray.cancel`` raises KeyboardInterrupt in the task, and ``run_batch_task`` returns

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
 from pi_batch_ray._executor import import_ray
 
 

@@ -20,12 +20,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-
 from pi_batch_ray import RayExecutor
+
 from pi_host import BatchAttempt, BatchResult, BatchRun, BatchTask
 from tests.fakeservers import AnthropicServer, RecordedRequest, Reply, anthropic_error, anthropic_reply
 
@@ -120,7 +119,9 @@ def batch(
 
 
 def results(out: Path) -> list[BatchResult]:
-    return [BatchResult.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return [
+        BatchResult.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()
+    ]
 
 
 def processes_mentioning(text: str) -> list[int]:
@@ -250,7 +251,12 @@ async def test_the_executor_yields_each_result_as_it_finishes_and_leaves_ray_run
 ) -> None:
     executor = RayExecutor()
     script.refused.add("b")
-    got = [result async for result in executor.map(attempts_for(["a", "b", "c"], agent_dir), batch_run(tmp_path), concurrency=2)]
+    got = [
+        result
+        async for result in executor.map(
+            attempts_for(["a", "b", "c"], agent_dir), batch_run(tmp_path), concurrency=2
+        )
+    ]
     await executor.aclose()
 
     assert sorted((r.id, r.status) for r in got) == [("a", "ok"), ("b", "failed"), ("c", "ok")]
