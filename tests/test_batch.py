@@ -45,6 +45,7 @@ class Script:
         self.overloaded_first: dict[str, int] = {}  # task id -> how many first requests get 529
         self.refused: set[str] = set()  # 400 every time: the task fails on its own
         self.hang: set[str] = set()  # a reply that never ends
+        self.sleep: set[str] = set()  # first a bash call that sleeps for ten minutes
 
     def __call__(self, request: RecordedRequest) -> Reply:
         body = request.json()
@@ -60,6 +61,10 @@ class Script:
                 return anthropic_error(400, f"prompt of {task} is refused")
             if task in self.hang:
                 return anthropic_reply(f"working on {task}", stop=False, hang=True)
+            if task in self.sleep and len(body["messages"]) == 1:
+                call = {"type": "tool_use", "id": f"toolu_{task}", "name": "bash"}
+                call["input"] = {"command": f"sleep 600 && echo {task}-slept"}
+                return anthropic_reply([call], stop_reason="tool_use")
         return anthropic_reply(f"done {task}")
 
 
@@ -202,11 +207,13 @@ def _wait(condition: Callable[[], bool], what: str, timeout: float = 60) -> None
 def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
     tmp_path: Path, script: Script, environment: dict[str, str]
 ) -> None:
-    # Three at once: h0 and h1 hang, the third slot runs q0..q3 one after another.
+    # Three at once: h0's reply never ends, h1 runs `sleep 600` in its bash tool, the third
+    # slot runs q0..q3 one after another.
     ids = ["q0", "h0", "h1", "q1", "q2", "q3"]
     tasks = write_tasks(tmp_path / "tasks.jsonl", ids)
     out = tmp_path / "out"
-    script.hang.update({"h0", "h1"})
+    script.hang.add("h0")
+    script.sleep.add("h1")
     command = [
         PI_HOST,
         "batch",
@@ -224,7 +231,8 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
     results_file = out / "results.jsonl"
     try:
         _wait(lambda: results_file.is_file() and len(results_file.read_text().splitlines()) == 4, "4 results")
-        _wait(lambda: script.asked["h0"] == 1 and script.asked["h1"] == 1, "both hanging tasks to ask")
+        _wait(lambda: script.asked["h0"] == 1, "the hanging reply")
+        _wait(lambda: len(_processes_mentioning("h1-slept")) > 0, "the sleeping tool")
         assert len(_processes_mentioning(str(out / "sessions"))) == 2
         coordinator.send_signal(signal.SIGINT)
         _, stderr = coordinator.communicate(timeout=60)
@@ -234,11 +242,13 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
     assert coordinator.returncode == 130, stderr
     assert "Interrupted" in stderr
     assert _processes_mentioning(str(out / "sessions")) == []  # no orphaned pi-host
+    assert _processes_mentioning("h1-slept") == []  # nor the tool's process
     done = results(out)
     assert sorted(r.id for r in done) == ["q0", "q1", "q2", "q3"]
     assert all(r.status == "ok" for r in done)
 
     script.hang.clear()
+    script.sleep.clear()
     rerun = batch(tasks, out, environment, "--concurrency", "3")
 
     assert rerun.returncode == 0, rerun.stderr
@@ -246,6 +256,46 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
     assert sorted((r.id, r.attempt) for r in new) == [("h0", 2), ("h1", 2)]  # the stopped logs are kept
     assert (out / "events" / "h0.1.jsonl").is_file()
     assert {r.id: r.text for r in new} == {"h0": "done h0", "h1": "done h1"}
+
+
+def test_the_session_of_a_task_stopped_mid_tool_is_repaired_when_resumed(
+    tmp_path: Path, script: Script, server: AnthropicServer, environment: dict[str, str]
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["h1"])
+    out = tmp_path / "out"
+    script.sleep.add("h1")
+    command = [PI_HOST, "batch", str(tasks), "--out", str(out), "--model", "local/claude-local"]
+    coordinator = subprocess.Popen(
+        command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait(lambda: len(_processes_mentioning("h1-slept")) > 0, "the sleeping tool")
+        coordinator.send_signal(signal.SIGINT)
+        assert coordinator.wait(timeout=60) == 130
+    finally:
+        if coordinator.poll() is None:
+            coordinator.kill()
+    (session,) = (out / "sessions").glob("*.jsonl")
+    script.sleep.clear()
+
+    resumed = subprocess.run(
+        [PI_HOST, "--session", str(session), "--model", "local/claude-local", "-p", "task h1: go on"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == "done h1"
+    messages = server.requests[-1].json()["messages"]
+    results_sent = [
+        block
+        for message in messages
+        for block in (message["content"] if isinstance(message["content"], list) else [])
+        if block.get("type") == "tool_result"
+    ]
+    assert [block["tool_use_id"] for block in results_sent] == ["toolu_h1"]  # the dangling call, answered
 
 
 def test_a_malformed_tasks_file_names_every_bad_line_and_runs_nothing(
@@ -333,3 +383,56 @@ def test_a_torn_last_result_line_is_skipped_and_closed_off(tmp_path: Path) -> No
     again = ResultsLog.open(path)
     again.close()
     assert again.skipped_lines == [2] and again.finished("b") and again.attempts["b"] == 3
+
+
+def test_a_timeout_is_retried_and_sessions_can_go_to_a_store(
+    tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    from pi_host.session import SqliteStore
+
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["fine", "slow"])
+    out = tmp_path / "out"
+    script.hang.add("slow")
+    store = f"sqlite:///{tmp_path / 'sessions.db'}"
+    command = [PI_HOST, "--session-store", store, "batch", str(tasks), "--out", str(out)]
+    command += ["--model", "local/claude-local", "--timeout", "1.5", "--retries", "1"]
+
+    finished = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)
+
+    assert finished.returncode == 1, finished.stderr
+    lines = results(out)
+    slow = [(r.attempt, r.status, r.infrastructure, r.error) for r in lines if r.id == "slow"]
+    timed_out = "timed out after 1.5 s"
+    assert slow == [(1, "failed", True, timed_out), (2, "failed", True, timed_out)]
+    fine = next(r for r in lines if r.id == "fine")
+    assert fine.status == "ok" and fine.session is not None
+    uri, _, session_id = fine.session.partition("#")
+    assert uri == store
+    stored = SqliteStore(tmp_path / "sessions.db")
+    try:
+        assert session_id in {info.id for info in stored.list()}
+    finally:
+        stored.close()
+    assert not (out / "sessions").exists()
+    assert _processes_mentioning(store) == []
+
+
+def test_a_terminal_gets_a_progress_bar_with_the_counts_and_the_cost(
+    tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    from tests.interactive_support.terminal import Terminal
+
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["p0", "p1", "p2"])
+    script.refused.add("p2")
+    argv = [PI_HOST, "batch", str(tasks), "--out", str(tmp_path / "out"), "--model", "local/claude-local"]
+    term = Terminal(argv, cwd=tmp_path, env=environment, columns=120)
+    try:
+        term.wait_for("3/3", timeout=60)
+        assert term.wait_exit(timeout=60) == 1
+        text = term.screen.text()
+        assert "2 ok, 1 failed, 0 running · $0.0400" in text, term.dump()
+        assert re.search(r"failed p2: 400 .*prompt of p2 is refused", text), term.dump()
+        assert "━" in text  # the bar itself, not plain lines
+        assert "[3/3]" not in text
+    finally:
+        term.close()

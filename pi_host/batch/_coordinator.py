@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import glob
 from collections.abc import Sequence
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+import anyio
 
 from ._models import USAGE_KEYS, BatchAttempt, BatchResult, BatchRun, BatchTask
 from ._task import attempt_file_stem
@@ -86,11 +87,18 @@ async def run_batch(
                 final[result.id] = result
             progress.finished(result, retrying=retry)
 
-        async with aclosing(executor.map(pending, run, concurrency=concurrency)) as results:
+        results = executor.map(pending, run, concurrency=concurrency)
+        try:
             async for result in results:
                 if waiting.pop(result.id, None) is None:
                     continue  # not an attempt of this round: an executor's mistake, not a result
                 settle(result)
+        finally:
+            # An async generator (the usual map) stops its work when closed: Ctrl+C.
+            close = getattr(results, "aclose", None)
+            if close is not None:
+                with anyio.CancelScope(shield=True):
+                    await close()
         for attempt in waiting.values():
             settle(_lost(attempt))
         pending = next_round

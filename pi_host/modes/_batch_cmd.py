@@ -36,7 +36,7 @@ Usage: pi-host [--session-store URI] batch TASKS.jsonl --out DIR [options] [-- P
   --session-store URI  keep the tasks' sessions in a store instead of DIR/sessions
 Each line of TASKS.jsonl is {"id", "prompt", optional "cwd", "model", "args", "env"}.
 Arguments after -- are given to every task's pi-host. Exit status: 0 when every task is ok,
-1 when one failed, 2 for a bad command line or tasks file, 130 after Ctrl+C."""
+1 when one failed, 2 for a bad command line or tasks file, 130 after Ctrl+C (143: SIGTERM)."""
 
 
 @dataclass
@@ -60,6 +60,14 @@ class _UsageProblem(Exception):
 
 def run_batch_command(argv: list[str], *, store_uri: str | None = None) -> int:
     """Run ``pi-host batch``; returns the exit status."""
+    try:
+        return _batch_command(argv, store_uri)
+    except KeyboardInterrupt:  # Ctrl+C while the plugins load, before any task started
+        print("Interrupted before any task started.", file=sys.stderr)
+        return 130
+
+
+def _batch_command(argv: list[str], store_uri: str | None) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(_USAGE)
         return 0
@@ -234,34 +242,39 @@ def _run(
         if sys.stderr.isatty()
         else LineProgress(len(todo), options.concurrency)
     )
-    interrupted = False
+    stopped_by: int | None = None
     outcome: BatchOutcome | None = None
 
     async def main() -> None:
-        nonlocal interrupted, outcome
+        nonlocal stopped_by, outcome
         from pi_host.batch._coordinator import run_batch
 
+        work = anyio.CancelScope()
         async with anyio.create_task_group() as group:
 
             async def watch() -> None:
-                nonlocal interrupted
+                # Kept open until the end: a second Ctrl+C while the tasks are being stopped
+                # must not interrupt their stopping (and leave processes behind).
+                nonlocal stopped_by
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        interrupted = True
-                        group.cancel_scope.cancel()
-                        return
+                    async for number in signals:
+                        if stopped_by is None:
+                            stopped_by = number
+                            print("Stopping the running tasks ...", file=sys.stderr, flush=True)
+                            work.cancel()
 
             group.start_soon(watch)
             try:
-                outcome = await run_batch(
-                    todo,
-                    run,
-                    executor,
-                    log,
-                    concurrency=options.concurrency,
-                    retries=options.retries,
-                    progress=progress,
-                )
+                with work:
+                    outcome = await run_batch(
+                        todo,
+                        run,
+                        executor,
+                        log,
+                        concurrency=options.concurrency,
+                        retries=options.retries,
+                        progress=progress,
+                    )
             finally:
                 with anyio.CancelScope(shield=True):
                     await executor.aclose()
@@ -269,16 +282,18 @@ def _run(
 
     try:
         anyio.run(main)
+    except KeyboardInterrupt:  # before the signal receiver was up
+        stopped_by = signal.SIGINT
     finally:
         progress.close()
-    if interrupted or outcome is None:
+    if stopped_by is not None or outcome is None:
         done = progress.tally.done
         print(
             f"Interrupted: {done} of {len(todo)} tasks finished and are in {log.path}; the running ones "
             "were stopped. Run the same command again to resume.",
             file=sys.stderr,
         )
-        return 130
+        return 143 if stopped_by == signal.SIGTERM else 130
     return _summary(outcome, tasks, log, progress)
 
 
