@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import re
 import socket
+import threading
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pi_host import BatchExecutor, BatchExecutorError, BatchResult
@@ -79,7 +81,7 @@ class RayExecutor(BatchExecutor):
         self.address = address
         self.cpus_per_task = cpus_per_task
         self._ray: ModuleType | None = None
-        self._owned = False
+        self._owner: _Owner | None = None
         self._remote: Any = None
 
     async def map(
@@ -119,12 +121,12 @@ class RayExecutor(BatchExecutor):
 
     async def aclose(self) -> None:
         """Disconnect from the cluster (stopping the local instance) if :meth:`map` connected."""
-        if not self._owned or self._ray is None:
-            return
-        import anyio
+        owner, self._owner = self._owner, None
+        if owner is not None:
+            import anyio
 
-        self._owned = False
-        await anyio.to_thread.run_sync(self._ray.shutdown)
+            with anyio.CancelScope(shield=True):
+                await asyncio.wrap_future(owner.stop())
 
     async def _connect(self, concurrency: int) -> ModuleType:
         if self._ray is not None and self._ray.is_initialized():
@@ -134,15 +136,16 @@ class RayExecutor(BatchExecutor):
         ray = await anyio.to_thread.run_sync(import_ray)
         self._ray = ray
         if not ray.is_initialized():
-            await anyio.to_thread.run_sync(self._init, ray, concurrency)
-            self._owned = True
+            self._owner = _Owner(ray, lambda: self._init(ray, concurrency))
+            await asyncio.wrap_future(self._owner.start_ray())
         return ray
 
     def _init(self, ray: ModuleType, concurrency: int) -> None:
         address = self.address or os.environ.get("RAY_ADDRESS") or None
-        # Ray's INFO lines ("Started a local Ray instance") would cut through the progress bar;
-        # the workers' output is in each attempt's .stderr file, not on the coordinator's.
-        quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+        # Ray's log lines (its start, token authentication, "SIGTERM handler is not set")
+        # would cut through the progress bar; the tasks' output is in each attempt's .stderr
+        # file, Ray's in its session's logs.
+        quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
         if address is None:
             cpus = max(os.cpu_count() or 1, int(concurrency * self.cpus_per_task + 0.999))
             # "local": a new instance even when `ray start` runs on this machine (--address auto).
@@ -166,6 +169,52 @@ class RayExecutor(BatchExecutor):
             # numbers the attempts.
             self._remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=0)(run_attempt)
         return self._remote
+
+
+class _Owner(threading.Thread):
+    """The thread that calls ``ray.init`` and, at the end, ``ray.shutdown``, alive in between.
+
+    Ray starts a local instance's processes (GCS, raylet) with ``PR_SET_PDEATHSIG``, which
+    Linux fires when the *thread* that started them exits: started from a pool thread, the
+    instance is killed as soon as the pool retires that thread, and the batch hangs.
+    """
+
+    def __init__(self, ray: ModuleType, init: Callable[[], None]) -> None:
+        super().__init__(name="pi-batch-ray", daemon=True)
+        self._ray = ray
+        self._init = init
+        self._ray_started: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._ray_stopped: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._stop_asked = threading.Event()
+
+    def start_ray(self) -> concurrent.futures.Future[None]:
+        # Running futures cannot be cancelled: a batch cancelled while Ray starts still gets
+        # its shutdown once `ray.init` returns.
+        self._ray_started.set_running_or_notify_cancel()
+        self._ray_stopped.set_running_or_notify_cancel()
+        self.start()
+        return self._ray_started
+
+    def stop(self) -> concurrent.futures.Future[None]:
+        """Shut Ray down (once ``ray.init`` has returned, if it is still running)."""
+        self._stop_asked.set()
+        return self._ray_stopped
+
+    def run(self) -> None:
+        try:
+            self._init()
+        except BaseException as exc:
+            self._ray_started.set_exception(exc)
+            self._ray_stopped.set_result(None)
+            return
+        self._ray_started.set_result(None)
+        self._stop_asked.wait()
+        try:
+            self._ray.shutdown()
+        except BaseException as exc:
+            self._ray_stopped.set_exception(exc)
+        else:
+            self._ray_stopped.set_result(None)
 
 
 def _probe(address: str) -> None:
