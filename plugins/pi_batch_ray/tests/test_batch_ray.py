@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -239,6 +240,7 @@ def test_without_an_address_the_batch_starts_its_own_ray_instance_and_stops_it(
     try:
         env = {key: value for key, value in environment.items() if key != "RAY_ADDRESS"}
         env["RAY_TMPDIR"] = str(ray_tmp)
+        env["RAY_AUTH_TOKEN"] = uuid.uuid4().hex  # else Ray writes a new one to ~/.ray
         command = [PI_HOST, "batch", str(tasks), "--out", str(out), "--model", MODEL, "--executor", "ray"]
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=190)
 
