@@ -166,6 +166,9 @@ def test_fifty_tasks_with_overloads_and_one_failure_then_a_rerun_of_the_failed_o
     assert Path(last["t10"].events or "").name == "t10.2.jsonl"
     assert (out / "events" / "t10.1.jsonl").is_file()
     assert "Failed: t20" in first.stderr and "50 tasks: 49 ok, 1 failed" in first.stderr
+    # Not a terminal: a plain line per attempt, the last one with the totals.
+    assert "failed t10 (attempt 1): " in first.stderr and "; retrying" in first.stderr
+    assert "[50/50] " in first.stderr and "49 ok, 1 failed, 0 running · $0.9800" in first.stderr
 
     asked_before = Counter(script.asked)
     script.refused.clear()
@@ -204,8 +207,13 @@ def _wait(condition: Callable[[], bool], what: str, timeout: float = 60) -> None
         time.sleep(0.05)
 
 
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message["content"]
+    return content if isinstance(content, list) else []
+
+
 def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
-    tmp_path: Path, script: Script, environment: dict[str, str]
+    tmp_path: Path, script: Script, server: AnthropicServer, environment: dict[str, str]
 ) -> None:
     # Three at once: h0's reply never ends, h1 runs `sleep 600` in its bash tool, the third
     # slot runs q0..q3 one after another.
@@ -249,6 +257,19 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
 
     script.hang.clear()
     script.sleep.clear()
+    # h1 was stopped in its tool call: its session resumes with the dangling call answered.
+    (stopped,) = [path for path in (out / "sessions").glob("*.jsonl") if "toolu_h1" in path.read_text()]
+    resumed = subprocess.run(
+        [PI_HOST, "--session", str(stopped), "--model", "local/claude-local", "-p", "task h1: go on"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert resumed.returncode == 0 and resumed.stdout.strip() == "done h1", resumed.stderr
+    sent = [block for message in server.requests[-1].json()["messages"] for block in _blocks(message)]
+    assert [block["tool_use_id"] for block in sent if block.get("type") == "tool_result"] == ["toolu_h1"]
+
     rerun = batch(tasks, out, environment, "--concurrency", "3")
 
     assert rerun.returncode == 0, rerun.stderr
@@ -256,46 +277,6 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
     assert sorted((r.id, r.attempt) for r in new) == [("h0", 2), ("h1", 2)]  # the stopped logs are kept
     assert (out / "events" / "h0.1.jsonl").is_file()
     assert {r.id: r.text for r in new} == {"h0": "done h0", "h1": "done h1"}
-
-
-def test_the_session_of_a_task_stopped_mid_tool_is_repaired_when_resumed(
-    tmp_path: Path, script: Script, server: AnthropicServer, environment: dict[str, str]
-) -> None:
-    tasks = write_tasks(tmp_path / "tasks.jsonl", ["h1"])
-    out = tmp_path / "out"
-    script.sleep.add("h1")
-    command = [PI_HOST, "batch", str(tasks), "--out", str(out), "--model", "local/claude-local"]
-    coordinator = subprocess.Popen(
-        command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        _wait(lambda: len(_processes_mentioning("h1-slept")) > 0, "the sleeping tool")
-        coordinator.send_signal(signal.SIGINT)
-        assert coordinator.wait(timeout=60) == 130
-    finally:
-        if coordinator.poll() is None:
-            coordinator.kill()
-    (session,) = (out / "sessions").glob("*.jsonl")
-    script.sleep.clear()
-
-    resumed = subprocess.run(
-        [PI_HOST, "--session", str(session), "--model", "local/claude-local", "-p", "task h1: go on"],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-    assert resumed.returncode == 0, resumed.stderr
-    assert resumed.stdout.strip() == "done h1"
-    messages = server.requests[-1].json()["messages"]
-    results_sent = [
-        block
-        for message in messages
-        for block in (message["content"] if isinstance(message["content"], list) else [])
-        if block.get("type") == "tool_result"
-    ]
-    assert [block["tool_use_id"] for block in results_sent] == ["toolu_h1"]  # the dangling call, answered
 
 
 def test_a_malformed_tasks_file_names_every_bad_line_and_runs_nothing(
@@ -385,36 +366,53 @@ def test_a_torn_last_result_line_is_skipped_and_closed_off(tmp_path: Path) -> No
     assert again.skipped_lines == [2] and again.finished("b") and again.attempts["b"] == 3
 
 
-def test_a_timeout_is_retried_and_sessions_can_go_to_a_store(
+def test_an_attempt_past_the_timeout_is_killed_and_retried(
     tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["slow"])
+    out = tmp_path / "out"
+    script.hang.add("slow")
+
+    finished = batch(tasks, out, environment, "--timeout", "1.5", "--retries", "1")
+
+    assert finished.returncode == 1, finished.stderr
+    timed_out = "timed out after 1.5 s"
+    expected = [(1, "failed", True, timed_out), (2, "failed", True, timed_out)]
+    assert [(r.attempt, r.status, r.infrastructure, r.error) for r in results(out)] == expected
+    assert _processes_mentioning(str(out / "sessions")) == []
+
+
+def test_sessions_can_go_to_a_store_and_redo_runs_ok_tasks_again(
+    tmp_path: Path, environment: dict[str, str]
 ) -> None:
     from pi_host.session import SqliteStore
 
-    tasks = write_tasks(tmp_path / "tasks.jsonl", ["fine", "slow"])
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["s0", "s1"])
     out = tmp_path / "out"
-    script.hang.add("slow")
     store = f"sqlite:///{tmp_path / 'sessions.db'}"
     command = [PI_HOST, "--session-store", store, "batch", str(tasks), "--out", str(out)]
-    command += ["--model", "local/claude-local", "--timeout", "1.5", "--retries", "1"]
+    command += ["--model", "local/claude-local"]
 
     finished = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)
 
-    assert finished.returncode == 1, finished.stderr
-    lines = results(out)
-    slow = [(r.attempt, r.status, r.infrastructure, r.error) for r in lines if r.id == "slow"]
-    timed_out = "timed out after 1.5 s"
-    assert slow == [(1, "failed", True, timed_out), (2, "failed", True, timed_out)]
-    fine = next(r for r in lines if r.id == "fine")
-    assert fine.status == "ok" and fine.session is not None
-    uri, _, session_id = fine.session.partition("#")
-    assert uri == store
+    assert finished.returncode == 0, finished.stderr
+    first = results(out)
+    assert sorted(r.id for r in first if r.status == "ok") == ["s0", "s1"]
     stored = SqliteStore(tmp_path / "sessions.db")
     try:
-        assert session_id in {info.id for info in stored.list()}
+        in_store = {info.id for info in stored.list()}
     finally:
         stored.close()
+    for result in first:
+        uri, _, session_id = (result.session or "").partition("#")
+        assert uri == store and session_id in in_store
     assert not (out / "sessions").exists()
-    assert _processes_mentioning(store) == []
+
+    redo = subprocess.run([*command, "--redo"], env=environment, capture_output=True, text=True, timeout=120)
+
+    assert redo.returncode == 0, redo.stderr
+    again = sorted((r.id, r.attempt, r.status) for r in results(out)[len(first) :])
+    assert again == [("s0", 2, "ok"), ("s1", 2, "ok")]
 
 
 def test_a_terminal_gets_a_progress_bar_with_the_counts_and_the_cost(
@@ -436,3 +434,41 @@ def test_a_terminal_gets_a_progress_bar_with_the_counts_and_the_cost(
         assert "[3/3]" not in text
     finally:
         term.close()
+
+
+def test_the_local_executor_passes_the_executor_checks(tmp_path: Path) -> None:
+    from pi_host import LocalExecutor
+    from pi_host.testing import check_batch_executor
+
+    check_batch_executor(LocalExecutor(), tmp_path, concurrency=2)
+
+
+def test_a_second_batch_on_the_same_out_dir_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ["a"])
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / "batch.lock", "wb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the running batch holds it
+
+        assert main(["batch", str(tasks), "--out", str(out)]) == 1
+
+    assert "another pi-host batch is running on" in capsys.readouterr().err
+    assert not (out / "results.jsonl").exists()
+
+
+def test_relative_store_paths_are_made_absolute_for_the_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_host.modes._batch_cmd import absolute_store_uri
+
+    monkeypatch.chdir(tmp_path)
+    assert absolute_store_uri("sqlite:///s.db") == f"sqlite:///{tmp_path}/s.db"
+    assert absolute_store_uri("jsonl:sessions") == f"jsonl:{tmp_path}/sessions"
+    assert absolute_store_uri("sessions") == str(tmp_path / "sessions")
+    for unchanged in ("jsonl:", "sqlite:////abs/s.db", "file:///abs", "postgresql://u@db/agents"):
+        assert absolute_store_uri(unchanged) == unchanged

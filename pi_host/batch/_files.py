@@ -124,25 +124,37 @@ class ResultsLog:
     _handle: IO[bytes] | None = None
 
     @classmethod
-    def open(cls, path: Path) -> ResultsLog:
+    def read(cls, path: Path) -> ResultsLog:
+        """What the file holds (nothing when it does not exist), not open for appending."""
         log = cls(path)
+        log._read()
+        return log
+
+    @classmethod
+    def open(cls, path: Path) -> ResultsLog:
+        """What the file holds, open for :meth:`append` (the file is created if missing)."""
+        log = cls(path)
+        data = log._read()
+        log._handle = open(path, "ab")  # noqa: SIM115 - held open for the run; close() closes it
+        if data and not data.endswith(b"\n"):
+            log._handle.write(b"\n")
+        return log
+
+    def _read(self) -> bytes:
         try:
-            data = path.read_bytes()
+            data = self.path.read_bytes()
         except FileNotFoundError:
-            data = b""
+            return b""
         for number, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
                 continue
             try:
                 result = BatchResult.model_validate_json(raw)
             except ValueError:
-                log.skipped_lines.append(number)
+                self.skipped_lines.append(number)
                 continue
-            log._note(result)
-        log._handle = open(path, "ab")  # noqa: SIM115 - held open for the run; close() closes it
-        if data and not data.endswith(b"\n"):
-            log._handle.write(b"\n")
-        return log
+            self._note(result)
+        return data
 
     def _note(self, result: BatchResult) -> None:
         self.latest[result.id] = result

@@ -472,8 +472,9 @@ def pi_batch_executor(name: str, address: str | None) -> BatchExecutor | None:
     """Return the executor that runs a batch's tasks, if ``--executor NAME`` is yours.
 
     Fires once per ``pi-host batch`` run, after the tasks file is read and before the first
-    task starts. pi-host itself answers ``local`` (a pool of at most ``--concurrency``
-    ``pi-host`` subprocesses on this machine), after every plugin.
+    task starts (not at all when every task is already ``ok``). pi-host itself answers
+    ``local`` (a pool of at most ``--concurrency`` ``pi-host`` subprocesses on this machine),
+    after every plugin.
 
     :param name: the ``--executor`` value as the user wrote it (``local`` by default).
     :param address: the ``--address`` value (a cluster to join, e.g. ``ray://head:10001``),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pi_host.batch import BatchExecutor, BatchRun, BatchTask
@@ -87,10 +88,27 @@ def _batch_command(argv: list[str], store_uri: str | None) -> int:
             print(f"Error: {problem}", file=sys.stderr)
         print(f"Nothing was run; fix {options.tasks} and run the command again.", file=sys.stderr)
         return 2
+    if not options.redo:
+        # A rerun of a finished batch answers at once, without loading the plugins.
+        earlier = ResultsLog.read(options.out / "results.jsonl")
+        if all(earlier.finished(task.id) for task in tasks):
+            print(
+                f"Nothing to do: all {len(tasks)} tasks are ok in {earlier.path} (--redo runs them again)",
+                file=sys.stderr,
+            )
+            return 0
     try:
         run, executor = _prepare(options)
     except (BatchExecutorError, SessionStoreError, OSError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    lock = _lock(Path(run.out_dir))
+    if lock is None:
+        _close(executor)
+        print(
+            f"Error: another pi-host batch is running on {run.out_dir}; wait for it, or give another --out",
+            file=sys.stderr,
+        )
         return 1
     log = ResultsLog.open(Path(run.out_dir) / "results.jsonl")
     try:
@@ -101,11 +119,9 @@ def _batch_command(argv: list[str], store_uri: str | None) -> int:
             )
         todo = tasks if options.redo else [task for task in tasks if not log.finished(task.id)]
         already = len(tasks) - len(todo)
-        if not todo:
-            print(
-                f"Nothing to do: all {len(tasks)} tasks are ok in {log.path} (--redo runs them again)",
-                file=sys.stderr,
-            )
+        if not todo:  # another batch finished them meanwhile
+            _close(executor)
+            print(f"Nothing to do: all {len(tasks)} tasks are ok in {log.path}", file=sys.stderr)
             return 0
         skipped = f", {already} already ok" if already else ""
         print(
@@ -116,6 +132,29 @@ def _batch_command(argv: list[str], store_uri: str | None) -> int:
         return _run(todo, tasks, run, executor, log, options)
     finally:
         log.close()
+        lock.close()
+
+
+def _close(executor: BatchExecutor) -> None:
+    """Close an executor no task was given to (it may have connected to a cluster)."""
+    import anyio
+
+    anyio.run(executor.aclose)
+
+
+def _lock(out: Path) -> IO[bytes] | None:
+    """``DIR/batch.lock``, held until the command ends: two batches appending to one
+    results.jsonl would number their attempts alike and overwrite each other's event logs.
+    The lock goes with the process, however it ends; ``None`` if another batch holds it."""
+    import fcntl
+
+    handle = open(out / "batch.lock", "wb")  # noqa: SIM115 - held for the whole run
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
 
 
 def _parse(argv: list[str], store_uri: str | None) -> _Options:
@@ -203,6 +242,7 @@ def _prepare(options: _Options) -> tuple[BatchRun, BatchExecutor]:
     host = Host.load(disabled=settings_disabled_plugins())
     store_uri = options.session_store or _setting_uri()
     if store_uri is not None:
+        store_uri = absolute_store_uri(store_uri)
         open_session_store(store_uri, host.plugin_manager).close()
     executor = open_batch_executor(options.executor, options.address, host.plugin_manager)
     out = options.out.resolve()
@@ -217,6 +257,23 @@ def _prepare(options: _Options) -> tuple[BatchRun, BatchExecutor]:
         extra_args=(*extra, *options.extra_args),
     )
     return run, executor
+
+
+def absolute_store_uri(uri: str) -> str:
+    """``uri`` with a relative path of a built-in store (``sqlite:///rel.db``, ``jsonl:DIR``,
+    a plain ``DIR``) made absolute: every task runs in its own ``cwd``, and must write to
+    the store the command line meant. Other URIs are passed on unchanged."""
+    from pi_host.session import uri_scheme
+    from pi_host.session._sqlite_store import sqlite_path
+
+    scheme = uri_scheme(uri)
+    if scheme == "sqlite" and "?" not in uri and "#" not in uri:
+        return f"sqlite:///{sqlite_path(uri)}"
+    if scheme == "jsonl" and uri[len("jsonl:") :] and not uri.startswith("jsonl://"):
+        return f"jsonl:{os.path.abspath(os.path.expanduser(uri[len('jsonl:') :]))}"
+    if scheme == "":
+        return os.path.abspath(os.path.expanduser(uri))
+    return uri
 
 
 def _setting_uri() -> str | None:

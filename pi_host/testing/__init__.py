@@ -31,6 +31,7 @@ What it offers:
   isolated environment, for black-box tests;
 - the session-store conformance suite (:func:`check_session_store`,
   :class:`SessionStoreConformance`) that every :class:`pi_host.SessionStore` must pass;
+- the batch-executor checks (:func:`check_batch_executor`) for a :class:`pi_host.BatchExecutor`;
 - checks of a plugin's surface: :func:`assert_entry_point`, :func:`assert_hooks_match_specs`,
   :func:`assert_public_imports_only`.
 
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 from ._checks import assert_entry_point, assert_hooks_match_specs, assert_public_imports_only
 from ._cli import CliResult, CliRunner, isolated_environ, script_json
+from ._executors import check_batch_executor, check_executor_runs_every_attempt, check_executor_stops_on_close
 from ._factory import HostFactory
 from ._host import Block, HostSetupError, IsolatedHost, PluginError, RunOutcome, build_host
 from ._recorder import HookCall, HookRecorder, ImplCall, RecordingDispatcher
@@ -98,8 +100,11 @@ __all__ = [
     "assert_hooks_match_specs",
     "assert_public_imports_only",
     "build_host",
+    "check_batch_executor",
     "check_concurrent_writers",
     "check_crash_mid_tool",
+    "check_executor_runs_every_attempt",
+    "check_executor_stops_on_close",
     "check_idempotent_append",
     "check_list_and_delete",
     "check_refuses_malformed",
