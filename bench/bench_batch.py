@@ -69,9 +69,12 @@ def _task_processes(marker: bytes) -> list[int]:
     return found
 
 
+_RAY_WORKERS = (b"ray::IDLE", b"ray::run_attempt")  # a pooled worker, one running a task
+
+
 def _ray_processes() -> tuple[list[int], list[int]]:
     """Ray's worker processes (``ray::IDLE``, ``ray::run_attempt``) and its own (GCS, raylet,
-    agents: programs and scripts under the ``ray`` package)."""
+    ``ray::DashboardAgent``, ``ray::RuntimeEnvAgent``, the scripts under the ``ray`` package)."""
     workers, system = [], []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -81,9 +84,9 @@ def _ray_processes() -> tuple[list[int], list[int]]:
                 command = handle.read()
         except OSError:
             continue
-        if command.startswith(b"ray::"):
+        if command.startswith(_RAY_WORKERS):
             workers.append(int(entry.name))
-        elif b"site-packages/ray/" in command:
+        elif command.startswith(b"ray::") or b"site-packages/ray/" in command:
             system.append(int(entry.name))
     return workers, system
 

@@ -27,7 +27,8 @@ import anyio
 import pytest
 from pi_batch_ray import RayExecutor
 
-from pi_host import BatchAttempt, BatchResult, BatchRun, BatchTask
+from pi_host import BatchResult
+from pi_host.testing import check_batch_executor
 from tests.fakeservers import AnthropicServer, RecordedRequest, Reply, anthropic_error, anthropic_reply
 
 from .conftest import RayInstance
@@ -253,62 +254,14 @@ def test_without_an_address_the_batch_starts_its_own_ray_instance_and_stops_it(
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
-def attempts_for(ids: list[str], agent_dir: Path) -> list[BatchAttempt]:
-    # The test's Ray workers were started with this process's environment; the agent
-    # directory travels in each task's env.
-    env = {"PI_HOST_DIR": str(agent_dir), "ANTHROPIC_API_KEY": ""}
-    return [BatchAttempt(task=BatchTask(id=i, prompt=f"task {i}: say done", env=env), attempt=1) for i in ids]
-
-
-def batch_run(tmp_path: Path) -> BatchRun:
-    out = tmp_path / "out"
-    return BatchRun(
-        out_dir=str(out),
-        command=(sys.executable, "-m", "pi_host"),
-        base_dir=str(tmp_path),
-        extra_args=("--model", MODEL),
-    )
-
-
-async def test_the_executor_yields_each_result_as_it_finishes_and_leaves_ray_running(
-    tmp_path: Path, script: Script, agent_dir: Path, ray_instance: RayInstance
+def test_the_executor_passes_pi_hosts_executor_checks_and_leaves_ray_running(
+    tmp_path: Path, ray_instance: RayInstance
 ) -> None:
+    # The test's instance is already up in this process: the executor uses it and must not
+    # shut it down. The checks' tasks carry their agent directory in their env.
     executor = RayExecutor()
-    script.refused.add("b")
-    got = [
-        result
-        async for result in executor.map(
-            attempts_for(["a", "b", "c"], agent_dir), batch_run(tmp_path), concurrency=2
-        )
-    ]
-    await executor.aclose()
+    check_batch_executor(executor, tmp_path, concurrency=2)
+    anyio.run(executor.aclose)
 
-    assert sorted((r.id, r.status) for r in got) == [("a", "ok"), ("b", "failed"), ("c", "ok")]
-    assert ray_instance.ray.is_initialized()  # not this executor's to shut down
-
-
-async def test_closing_the_iterator_early_cancels_the_tasks_before_it_returns(
-    tmp_path: Path, script: Script, agent_dir: Path, ray_instance: RayInstance
-) -> None:
-    script.hang.update({"h0", "h1"})
-    run = batch_run(tmp_path)
-    sessions = str(Path(run.out_dir) / "sessions")
-    executor = RayExecutor()
-    results_seen: list[BatchResult] = []
-
-    async def consume() -> None:
-        async for result in executor.map(attempts_for(["h0", "h1", "later"], agent_dir), run, concurrency=3):
-            results_seen.append(result)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(consume)
-        await anyio.to_thread.run_sync(
-            wait_for, lambda: script.asked["h0"] == 1 and script.asked["h1"] == 1, "both hanging tasks"
-        )
-        assert len(processes_mentioning(sessions)) == 2
-        group.cancel_scope.cancel()  # what Ctrl+C does to the coordinator
-
-    assert processes_mentioning(sessions) == []
-    assert results_seen == [] and script.asked["later"] == 0
-    await anyio.to_thread.run_sync(wait_for, lambda: all_cpus_free(ray_instance), "the Ray CPUs to be free")
-    await executor.aclose()
+    assert ray_instance.ray.is_initialized()
+    wait_for(lambda: all_cpus_free(ray_instance), "the Ray CPUs to be free")
