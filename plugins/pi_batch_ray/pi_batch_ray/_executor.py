@@ -20,7 +20,14 @@ if TYPE_CHECKING:
 
     from pi_host import BatchAttempt, BatchRun
 
-__all__ = ["CANCEL_GRACE_S", "PROBE_TIMEOUT_S", "RayExecutor", "forwarded_environ", "import_ray"]
+__all__ = [
+    "CANCEL_GRACE_S",
+    "PROBE_TIMEOUT_S",
+    "RayExecutor",
+    "forwarded_environ",
+    "import_ray",
+    "probe_address",
+]
 
 CANCEL_GRACE_S = 15.0
 """How long cancelled attempts may take to end (``run_batch_task`` gives its process 5 s after
@@ -151,7 +158,7 @@ class RayExecutor(BatchExecutor):
             # "local": a new instance even when `ray start` runs on this machine (--address auto).
             ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
             return
-        _probe(address)
+        probe_address(address)
         try:
             ray.init(address=address, runtime_env={"env_vars": forwarded_environ()}, **quiet)
         except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -217,8 +224,8 @@ class _Owner(threading.Thread):
             self._ray_stopped.set_result(None)
 
 
-def _probe(address: str) -> None:
-    """Fail at once for a cluster address nothing listens on.
+def probe_address(address: str) -> None:
+    """Fail at once for a cluster address nothing listens on (:class:`pi_host.BatchExecutorError`).
 
     ``ray.init`` retries an unreachable GCS for over a minute, logging each try, before it
     raises; a batch should say what is wrong in seconds.

@@ -16,10 +16,17 @@ __all__ = ["pi_batch_executor"]
 def pi_batch_executor(name: str, address: str | None) -> BatchExecutor | None:
     """A :class:`RayExecutor` for ``ray``; None for any other name.
 
-    Nothing connects here: Ray is imported and started in the executor's first ``map``.
+    A cluster address is checked here (a TCP connection, within seconds), so a wrong one is
+    reported before the batch starts; Ray itself is imported and started in the executor's
+    first ``map``.
     """
     if name != "ray":
         return None
-    from ._executor import RayExecutor  # imports no Ray
+    import os
 
+    from ._executor import RayExecutor, probe_address  # they import no Ray
+
+    target = address or os.environ.get("RAY_ADDRESS") or None
+    if target is not None:
+        probe_address(target)
     return RayExecutor(address)

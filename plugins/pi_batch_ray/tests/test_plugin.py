@@ -36,10 +36,11 @@ def test_ray_is_imported_only_when_the_executor_runs() -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_other_executor_names_are_not_ours() -> None:
+def test_other_executor_names_are_not_ours(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert pi_batch_ray.pi_batch_executor(name="local", address=None) is None
-    executor = pi_batch_ray.pi_batch_executor(name="ray", address="head:6379")
-    assert isinstance(executor, RayExecutor) and executor.address == "head:6379"
+    executor = pi_batch_ray.pi_batch_executor(name="ray", address=None)
+    assert isinstance(executor, RayExecutor) and executor.address is None
 
 
 def test_workers_get_pi_hosts_settings_and_the_provider_keys_only() -> None:
@@ -58,14 +59,25 @@ def test_workers_get_pi_hosts_settings_and_the_provider_keys_only() -> None:
     }
 
 
-async def test_an_address_nothing_listens_on_fails_at_once_naming_the_remedy(tmp_path: Path) -> None:
+def free_port() -> int:
     with socket.socket() as sock:  # a port that was free a moment ago
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    executor = RayExecutor(f"127.0.0.1:{port}")
-    with pytest.raises(BatchExecutorError, match=r"nothing answers .*ray start --head"):
-        async for _ in executor.map(
-            [], BatchRun(out_dir=str(tmp_path), command=("pi-host",), base_dir="."), concurrency=1
-        ):
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_an_address_nothing_listens_on_is_refused_before_the_batch_starts() -> None:
+    with pytest.raises(BatchExecutorError, match=r"nothing answers .*127\.0\.0\.1:\d+.*ray start --head"):
+        pi_batch_ray.pi_batch_executor(name="ray", address=f"127.0.0.1:{free_port()}")
+    with pytest.raises(BatchExecutorError, match="nothing answers"):
+        pi_batch_ray.pi_batch_executor(name="ray", address=f"ray://127.0.0.1:{free_port()}")
+
+
+async def test_the_executor_checks_the_address_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{free_port()}")
+    executor = RayExecutor()
+    run = BatchRun(out_dir=str(tmp_path), command=("pi-host",), base_dir=".")
+    with pytest.raises(BatchExecutorError, match="nothing answers"):
+        async for _ in executor.map([], run, concurrency=1):
             pass
     await executor.aclose()
