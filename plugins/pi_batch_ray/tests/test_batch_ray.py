@@ -142,6 +142,12 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
+def niceness(pid: int) -> int:
+    # /proc/PID/stat: the 19th field, counted after the command name in parentheses.
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[16])
+
+
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -217,7 +223,10 @@ def test_ctrl_c_cancels_the_ray_tasks_and_kills_their_agents(
     try:
         # Both Ray CPUs hold a hanging agent; q1 waits for one.
         wait_for(lambda: script.asked["h0"] == 1 and script.asked["h1"] == 1, "both hanging tasks to ask")
-        assert len(processes_mentioning(str(out / "sessions"))) == 2
+        agents = processes_mentioning(str(out / "sessions"))
+        assert len(agents) == 2
+        # Not Ray's worker niceness (15): the agents are the work.
+        assert [niceness(pid) for pid in agents] == [0, 0]
         coordinator.send_signal(signal.SIGINT)
         _, stderr = coordinator.communicate(timeout=60)
     finally:
