@@ -472,3 +472,61 @@ def test_relative_store_paths_are_made_absolute_for_the_tasks(
     assert absolute_store_uri("sessions") == str(tmp_path / "sessions")
     for unchanged in ("jsonl:", "sqlite:////abs/s.db", "file:///abs", "postgresql://u@db/agents"):
         assert absolute_store_uri(unchanged) == unchanged
+
+
+def test_an_executor_that_breaks_down_mid_run_is_reported_and_what_finished_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from collections.abc import AsyncIterator, Sequence
+
+    from pi_host import BatchAttempt, BatchExecutor, BatchExecutorError, BatchRun, BatchTask, LocalExecutor
+    from pi_host.modes._batch_cmd import _Options, _run
+
+    class LosesTheCluster(BatchExecutor):
+        closed = False
+
+        async def map(
+            self, attempts: Sequence[BatchAttempt], run: BatchRun, *, concurrency: int
+        ) -> AsyncIterator[BatchResult]:
+            async for result in LocalExecutor().map(attempts[:1], run, concurrency=1):
+                yield result
+            raise BatchExecutorError("the cluster at ray://head:10001 went away")
+
+        async def aclose(self) -> None:
+            self.closed = True
+
+    script = tmp_path / "faux.json"
+    script.write_text(json.dumps([{"text": "first done"}]))
+    env = {"PI_HOST_DIR": str(tmp_path / "agent"), "PI_HOST_FAUX_SCRIPT": str(script)}
+    tasks = [BatchTask(id=f"b{n}", prompt="go", env=env) for n in range(3)]
+    out = tmp_path / "out"
+    run = BatchRun(
+        out_dir=str(out),
+        command=(sys.executable, "-m", "pi_host"),
+        base_dir=str(tmp_path),
+        extra_args=("--provider", "faux"),
+    )
+    executor = LosesTheCluster()
+    out.mkdir()
+    log = ResultsLog.open(out / "results.jsonl")
+    try:
+        status = _run(tasks, tasks, run, executor, log, _Options(tasks=tmp_path / "t.jsonl", out=out))
+    finally:
+        log.close()
+
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "Error: the local executor failed: the cluster at ray://head:10001 went away" in err
+    assert "1 of 3 tasks finished" in err
+    assert [(r.id, r.status, r.text) for r in results(out)] == [("b0", "ok", "first done")]
+    assert executor.closed
+
+
+def test_a_tasks_file_saved_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
+    from pi_host.batch._files import read_tasks
+
+    tasks = tmp_path / "tasks.jsonl"
+    lines = b'{"id": "a", "prompt": "one"}\r\n{"id": "b", "prompt": "two", "cwd": "x"}\r\n'
+    tasks.write_bytes(b"\xef\xbb\xbf" + lines)
+    read = [(task.id, task.prompt, task.cwd) for task in read_tasks(tasks)]
+    assert read == [("a", "one", None), ("b", "two", "x")]

@@ -40,7 +40,7 @@ def read_tasks(path: Path) -> list[BatchTask]:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         where = f"{path}:{number}"
         try:
-            text = raw.decode("utf-8").strip()
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()  # an editor's BOM
         except UnicodeDecodeError as exc:
             problems.append(f"{where}: not UTF-8 (byte {exc.start + 1})")
             continue

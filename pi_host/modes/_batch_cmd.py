@@ -292,6 +292,8 @@ def _run(
 ) -> int:
     import anyio
 
+    from pi_host.batch import BatchExecutorError
+
     from ._batch_progress import BarProgress, LineProgress
 
     progress: BarProgress | LineProgress = (
@@ -301,9 +303,10 @@ def _run(
     )
     stopped_by: int | None = None
     outcome: BatchOutcome | None = None
+    failure: Exception | None = None
 
     async def main() -> None:
-        nonlocal stopped_by, outcome
+        nonlocal stopped_by, outcome, failure
         from pi_host.batch._coordinator import run_batch
 
         work = anyio.CancelScope()
@@ -332,6 +335,8 @@ def _run(
                         retries=options.retries,
                         progress=progress,
                     )
+            except Exception as exc:  # the executor broke down (a lost cluster, a plugin's bug)
+                failure = exc
             finally:
                 with anyio.CancelScope(shield=True):
                     await executor.aclose()
@@ -343,6 +348,19 @@ def _run(
         stopped_by = signal.SIGINT
     finally:
         progress.close()
+    if failure is not None:
+        reason = (
+            str(failure)
+            if isinstance(failure, BatchExecutorError)
+            else f"{type(failure).__name__}: {failure}"
+        )
+        print(
+            f"Error: the {options.executor} executor failed: {reason}\n"
+            f"{progress.tally.done} of {len(todo)} tasks finished and are in {log.path}; "
+            "run the same command again to resume.",
+            file=sys.stderr,
+        )
+        return 1
     if stopped_by is not None or outcome is None:
         done = progress.tally.done
         print(
