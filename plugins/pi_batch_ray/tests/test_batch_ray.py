@@ -27,7 +27,7 @@ import anyio
 import pytest
 from pi_batch_ray import RayExecutor
 
-from pi_host import BatchResult
+from pi_host import BatchAttempt, BatchResult, BatchRun, BatchTask
 from pi_host.testing import check_batch_executor
 from tests.fakeservers import AnthropicServer, RecordedRequest, Reply, anthropic_error, anthropic_reply
 
@@ -275,3 +275,40 @@ def test_the_executor_passes_pi_hosts_executor_checks_and_leaves_ray_running(
 
     assert ray_instance.ray.is_initialized()
     wait_for(lambda: all_cpus_free(ray_instance), "the Ray CPUs to be free")
+
+
+def test_a_ray_worker_killed_mid_task_is_an_infrastructure_failure(
+    tmp_path: Path, script: Script, agent_dir: Path, ray_instance: RayInstance
+) -> None:
+    script.hang.add("lost")
+    out = tmp_path / "out"
+    run = BatchRun(
+        out_dir=str(out),
+        command=(sys.executable, "-m", "pi_host"),
+        base_dir=str(tmp_path),
+        extra_args=("--model", MODEL),
+    )
+    # The test's Ray workers have this process's environment: the agent directory goes in the task's.
+    env = {"PI_HOST_DIR": str(agent_dir), "ANTHROPIC_API_KEY": ""}
+    attempt = BatchAttempt(task=BatchTask(id="lost", prompt="task lost: hang", env=env), attempt=3)
+    executor = RayExecutor()
+
+    async def main() -> list[BatchResult]:
+        results = executor.map([attempt], run, concurrency=1)
+
+        async def kill_the_worker() -> None:
+            await anyio.to_thread.run_sync(wait_for, lambda: script.asked["lost"] == 1, "the task to ask")
+            (agent,) = processes_mentioning(str(out / "sessions"))
+            worker = int(Path(f"/proc/{agent}/stat").read_text().rsplit(")", 1)[1].split()[1])  # its parent
+            os.kill(worker, signal.SIGKILL)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(kill_the_worker)
+            got = [result async for result in results]
+        await executor.aclose()
+        return got
+
+    (result,) = anyio.run(main)
+    assert (result.id, result.status, result.attempt, result.infrastructure) == ("lost", "failed", 3, True)
+    assert "Ray" in (result.error or "")
+    wait_for(lambda: processes_mentioning(str(out / "sessions")) == [], "the lost worker's agent to end")
