@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from pydantic import BaseModel
@@ -66,6 +66,12 @@ def build(name: str, extra_tools: int) -> MCPServer[Any]:
     @server.tool(description="Report the server's environment variable VALUE and its pid.")
     def env() -> str:
         return f"VALUE={os.environ.get('VALUE', '')} pid={os.getpid()}"
+
+    @server.tool(description="The value of the HTTP request header NAME the server received.")
+    def header(name: str, ctx: Context) -> str:
+        # None over stdio, which carries no headers.
+        received = ctx.headers or {}
+        return f"{name}={received.get(name, '<absent>')}"
 
     def make(tool_name: str) -> Any:
         def generated(query: str, limit: int = 10) -> str:
