@@ -112,3 +112,22 @@ async def test_the_sdk_stdio_log_is_filtered_only_while_servers_run(
     assert [r.getMessage() for r in caplog.records] == ["Failed to parse JSONRPC message from server"]
     await host.close()
     assert sdk.filters == before  # the logger is as pi-mcp found it once its servers stopped
+
+
+async def test_pi_guard_rules_name_mcp_tools(make_host: HostFactory, demo: Any) -> None:
+    pi_guard = pytest.importorskip("pi_guard")
+    settings = {
+        "mcp": {"servers": {"demo": demo.stdio()}},
+        "permissions": {"allow": ["mcp__demo"], "deny": ["mcp__demo__env"]},
+    }
+    host = make_host(
+        pi_mcp,
+        pi_guard,
+        settings=settings,
+        replies=_calls("demo", ("echo", {"text": "allowed"}), ("env", {})),
+    )
+    outcome = await host.run("go")
+    assert outcome.tool_results[0].content[0].text == "demo says: allowed"  # the server's rule allows
+    block = outcome.assert_blocked("mcp__demo__env", plugin="pi_guard")
+    assert 'deny rule "mcp__demo__env"' in block.reason
+    await host.close()

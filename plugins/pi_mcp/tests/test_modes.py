@@ -267,3 +267,38 @@ def test_rpc_mode_names_a_server_that_cannot_start_in_an_event_each_try(setup: A
         client.until(lambda r: r.get("type") == "agent_end")
     finally:
         client.close()
+
+
+def test_json_mode_end_to_end_over_http_and_stdio_images_errors_a_crash_and_a_timeout(
+    setup: Any, http_server: str
+) -> None:
+    s = setup(
+        [
+            call("mcp__web__picture"),
+            call("mcp__demo__fail", reason="no"),
+            call("mcp__demo__crash"),
+            call("mcp__demo__echo", text="back"),
+            call("mcp__demo__hang"),
+            {"text": "done"},
+        ]
+    )
+    s.servers(s.agent / "mcp.json", {"demo": s.server(), "web": {"type": "http", "url": http_server}})
+    s.env["MCP_TOOL_TIMEOUT"] = "1500"  # milliseconds, as in Claude Code
+    result = s.run("-p", "go", "--mode", "json")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    picture, fail, crash, echo, hang = [e for e in events if e["type"] == "tool_execution_end"]
+    # Over streamable HTTP: the caption and the image.
+    assert [block["type"] for block in picture["result"]["content"]] == ["text", "image"]
+    assert picture["result"]["content"][1]["mimeType"] == "image/png"
+    assert fail["isError"] and "refused: no" in fail["result"]["content"][0]["text"]
+    assert crash["isError"]
+    assert crash["result"]["content"][0]["text"].startswith('MCP server "demo" closed the connection')
+    assert echo["result"]["content"][0]["text"] == f"{s.marker} says: back"  # restarted on next use
+    assert hang["isError"]
+    assert (
+        'MCP server "demo" did not answer the call of tool "hang" within 1.5s'
+        in (hang["result"]["content"][0]["text"])
+    )
+    assert "MCP_TOOL_TIMEOUT" in hang["result"]["content"][0]["text"]
+    assert events[-1]["type"] == "agent_end"

@@ -12,9 +12,9 @@ import argparse
 import base64
 import os
 import sys
-import time
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
@@ -54,10 +54,24 @@ def build(name: str, extra_tools: int) -> MCPServer[Any]:
     def crash() -> str:
         os._exit(3)
 
-    @server.tool(description="Never answer (until the process is stopped).")
-    def hang() -> str:
-        time.sleep(3600)
+    cancelled = [0]
+
+    @server.tool(description="Never answer (until the call is cancelled or the process stopped).")
+    async def hang(started_file: str = "") -> str:
+        if started_file:  # tells a test that the call reached the server
+            with open(started_file, "w") as handle:
+                handle.write("started")
+        try:
+            await anyio.sleep(3600)
+        except anyio.get_cancelled_exc_class():
+            # The client's notifications/cancelled interrupted the call (the SDK's default).
+            cancelled[0] += 1
+            raise
         return "never"
+
+    @server.tool(description="How many calls of hang were cancelled by the client so far.")
+    def cancellations() -> str:
+        return f"cancelled={cancelled[0]}"
 
     @server.tool(description="Print many lines.")
     def flood(lines: int) -> str:
