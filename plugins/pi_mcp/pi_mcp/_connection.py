@@ -56,9 +56,17 @@ class ServerConnection:
     """The live connection to one configured server (see the module docs)."""
 
     def __init__(
-        self, config: ServerConfig, *, cwd: str, startup_timeout: float, restart_backoff: float = 10.0
+        self,
+        config: ServerConfig,
+        *,
+        cwd: str,
+        startup_timeout: float,
+        restart_backoff: float = 10.0,
+        retry_hint: str | None = None,
     ) -> None:
         self.config = config
+        #: How a failed start is tried again, when not in a session (``pi-host mcp list``).
+        self.retry_hint = retry_hint
         self.cwd = cwd
         self.startup_timeout = startup_timeout
         #: After a failed start, how long a use waits before starting the server again;
@@ -168,6 +176,8 @@ class ServerConnection:
 
     def _retry_text(self) -> str:
         """When a failed start is tried again (before ``failures`` counts it)."""
+        if self.retry_hint is not None:
+            return self.retry_hint
         wait = self._backoff(self.failures + 1)
         later = f"on a use {wait:g}s or more from now" if wait else "on its next use"
         return f"pi-mcp starts it again {later}, /mcp restart {self.name} does now"

@@ -75,6 +75,9 @@ class McpManager:
     reported: dict[str, int] = field(default_factory=dict)
     #: The background start of ``"startup": "eager"``, until the first prompt waits for it.
     starting: asyncio.Task[None] | None = None
+    #: How a failed start is tried again outside a session (``pi-host mcp list``); in a
+    #: session, the error says when the next use tries and that ``/mcp restart`` does now.
+    retry_hint: str | None = None
     _started: bool = False
 
     def __post_init__(self) -> None:
@@ -82,7 +85,11 @@ class McpManager:
         backoff = self.settings.restart_backoff_ms / 1000
         for name, server in self.config.servers.items():
             self.connections[name] = ServerConnection(
-                server, cwd=self.cwd, startup_timeout=timeout, restart_backoff=backoff
+                server,
+                cwd=self.cwd,
+                startup_timeout=timeout,
+                restart_backoff=backoff,
+                retry_hint=self.retry_hint,
             )
 
     # -- starting ---------------------------------------------------------------------------

@@ -29,6 +29,7 @@ def test_mcp_list_reports_state_tools_tokens_and_errors(tmp_path: Path, demo: An
     assert result.returncode == 1  # a server could not start
     assert "demo (stdio): ready, 10/10 tools offered, 1 prompts, ~" in result.stdout
     assert "ghost (stdio): failed" in result.stdout and 'MCP server "ghost" could not start' in result.stdout
+    assert "then run `pi-host mcp list` again" in result.stdout and "/mcp restart" not in result.stdout
     assert f"ignored {project / '.mcp.json'}: the project is not trusted" in result.stdout
     assert "MCP tool schemas: ~" in result.stdout
 
