@@ -23,7 +23,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -31,7 +31,7 @@ from pi_host import ToolCallContext, ToolResult
 
 from ._definitions import FIND_DEFAULT_LIMIT, FindBackend, FindParams
 from ._errors import ToolError, raise_if_aborted
-from ._external import FdBinary, find_fd, find_rg, inside_git_repository, spawn
+from ._external import FdBinary, collect, find_fd, find_rg, inside_git_repository, spawn
 from ._glob import GlobError, compile_glob, name_superset
 from ._ignore import Override
 from ._paths import resolve_to_cwd
@@ -40,6 +40,8 @@ from ._truncate import capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
 
 __all__ = ["find", "rg_files_command"]
+
+_T = TypeVar("_T")
 
 
 def _fd_global_ignore() -> str:
@@ -140,8 +142,9 @@ class _Listing:
     """Matches ripgrep's NUL-separated file list as fd matches its walk: the files and the
     directories above them that ``pattern`` matches, the first ``limit`` in fd's order.
 
-    While ripgrep lists, each chunk is only split into names (a few bulk string operations).
-    At the end the names are sorted into walk order, and matched a stretch at a time from the
+    Each chunk fed (the listing whole, or as it comes) is only split into names and sorted (a
+    few bulk string operations). At the end the names are sorted into walk order (a merge of
+    the sorted chunks), and matched a stretch at a time from the
     front until ``limit`` results are certain: a directory sorts just before the first file
     below it, so once a sorted stretch holds ``limit`` results nothing after it can come
     first. A common pattern's first results are decided by a fraction of the listing. The
@@ -194,6 +197,8 @@ class _Listing:
             return
         names = text.replace("/", _LOW).split("\0")
         names.pop()  # the text ends with a separator
+        # Sorted chunk by chunk: the sort at the end then merges sorted runs.
+        names.sort()
         self.names += names
 
     def _files(self, names: list[str]) -> list[str]:
@@ -277,12 +282,11 @@ def rg_files_command(rg: str, search_path: str, rules: str | None) -> list[str]:
     return args
 
 
-async def _rg_files(
-    rg: str, search_path: str, name_filter: str | None, sink: Callable[[bytes], None]
-) -> None:
-    """Feed ``sink`` what ``rg --files`` lists below ``search_path`` (NUL-separated, relative
-    to it) as it comes: every file, or with ``name_filter`` those that can match it by name or
-    by a directory's name."""
+async def _rg_files(rg: str, search_path: str, name_filter: str | None, then: Callable[[bytes], _T]) -> _T:
+    """What ``then`` makes of the listing of ``rg --files`` below ``search_path``
+    (NUL-separated, relative to it): every file, or with ``name_filter`` those that can match
+    it by name or by a directory's name. ``then`` runs in a worker thread (see :func:`collect`).
+    """
     with contextlib.ExitStack() as stack:
         rules = None
         if name_filter is not None:
@@ -291,26 +295,12 @@ async def _rg_files(
             stack.callback(os.unlink, rules)
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(_filter_rules(name_filter))
-        listed = False
-        stderr = bytearray()
-        async with spawn(rg_files_command(rg, search_path, rules), cwd=search_path) as process:
-            assert process.stdout is not None and process.stderr is not None
-            out_stream, err_stream = process.stdout, process.stderr
-
-            async def drain_stderr() -> None:
-                async for chunk in err_stream:
-                    stderr.extend(chunk)
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(drain_stderr)
-                async for chunk in out_stream:
-                    listed = True
-                    sink(chunk)
-            await process.wait()
+        done = await collect(rg_files_command(rg, search_path, rules), search_path, then)
     # ripgrep exits 1 when it lists nothing, and 2 when some directory was unreadable.
-    if process.returncode not in (0, 1) and not listed:
-        message = stderr.decode("utf-8", "replace").strip()
-        raise ToolError(message or f"ripgrep exited with code {process.returncode}")
+    if done.returncode not in (0, 1) and not done.stdout:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise ToolError(message or f"ripgrep exited with code {done.returncode}")
+    return done.result
 
 
 async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend) -> ToolResult:
@@ -355,10 +345,12 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
         if fd is not None:
             found = await _fd_find(fd, search_path, pattern, full_path, ctx.cwd)
         elif rg is not None:
-            matcher = _Listing(search_path, pattern, full_path, case_insensitive)
             name_filter = _name_filter(pattern, full_path, case_insensitive)
-            await _rg_files(rg, search_path, name_filter, matcher.feed)
-            found = await anyio.to_thread.run_sync(matcher.finish, limit)
+
+            def match(listing: bytes) -> list[str]:
+                return _match_listed(listing, search_path, pattern, full_path, case_insensitive, limit)
+
+            found = await _rg_files(rg, search_path, name_filter, match)
         else:
             try:
                 found = await anyio.to_thread.run_sync(
