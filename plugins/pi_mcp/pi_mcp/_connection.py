@@ -103,7 +103,8 @@ class ServerConnection:
     def _backoff(self, failures: int) -> float:
         if failures < 1:
             return 0.0
-        return min(self.restart_backoff * 2 ** (failures - 1), MAX_RESTART_BACKOFF)
+        wait: float = self.restart_backoff * 2.0 ** (failures - 1)
+        return min(wait, MAX_RESTART_BACKOFF)
 
     async def ensure_started(self, *, force: bool = False) -> ClientSession:
         """The ready session, starting (or restarting) the server first if needed.

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pi_mcp
+import pytest
 
 from pi_host import hookimpl
 from pi_host.testing import HostFactory, RecordingUI, reply, tool_call
@@ -140,3 +142,20 @@ async def test_the_tool_search_starts_a_server_that_failed_to_start(
     assert "mcp__later__echo" in found.details["loaded"]
     assert called.content[0].text == "later says: found"
     await host.close()
+
+
+async def test_the_backoff_doubles_with_each_failed_start_up_to_five_minutes(tmp_path: Path) -> None:
+    from pi_mcp._connection import McpServerError, ServerConnection
+
+    config = pi_mcp.ServerConfig(name="gone", transport="stdio", command=str(tmp_path / "missing"))
+    connection = ServerConnection(config, cwd=str(tmp_path), startup_timeout=10, restart_backoff=10)
+    waits = []
+    for _ in range(7):
+        with pytest.raises(McpServerError, match=r'^MCP server "gone" could not start'):
+            await connection.ensure_started(force=True)  # as /mcp restart, whatever the backoff
+        waits.append(round(connection.retry_at - time.monotonic(), -1))
+    assert waits == [10, 20, 40, 80, 160, 300, 300]
+    assert not connection.may_start()
+    with pytest.raises(McpServerError, match="is not running: its last start failed"):
+        await connection.ensure_started()  # a use within the backoff spawns nothing
+    assert connection.starts == 7
