@@ -222,6 +222,7 @@ async def _run_child(
     )
     limits = _Limits.of(state.settings, definition)
     stop = anyio.Event()
+    run.stop, run.stash = stop, child.stash
     state.running[run.subagent_id] = run
 
     async def report() -> None:
@@ -337,6 +338,12 @@ async def _run_child(
     last = f" Its last message: {answer}" if answer.strip() else ""
     if status == "budget":
         message = f"Sub-agent {run.agent!r} was stopped: {run.stop_reason}.{where}{last}"
+    elif status == "aborted" and run.aborted_by_user and not call.signal.aborted:
+        # The user stopped this child alone: the others and this run go on.
+        message = (
+            f"Sub-agent {run.agent!r} ({run.description}) was aborted by the user; its task is "
+            f"not done. Do not start it again unless the user asks.{where}{last}"
+        )
     elif status == "aborted":
         message = f"Sub-agent {run.agent!r} was aborted.{where}"
     else:
@@ -405,7 +412,7 @@ async def _drive(
     replies = [m for m in child.messages if isinstance(m, AssistantMessage)]
     last = replies[-1] if replies else None
     answer = next((text for text in (_text(m).strip() for m in reversed(replies)) if text), "")
-    if aborted:
+    if aborted or run.aborted_by_user:
         return answer, "aborted", None
     if run.stop_reason is not None:
         return answer, "budget", run.stop_reason
