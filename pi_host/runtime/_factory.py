@@ -22,6 +22,7 @@ from pi_host.resources import (
 )
 from pi_host.session import SessionManager, default_session_dir
 
+from ._allowlist import tool_allowed
 from ._config import SessionHostConfig
 from ._context import NullUI
 from ._host import BUILTIN_TOOL_NAMES, Host
@@ -73,6 +74,11 @@ class SessionOptions:
     parent_session: str | None = None
     name: str | None = None
     tools: Sequence[str] | None = None
+    #: Tool names (``*`` and ``?`` wildcards, as in ``mcp__db__*``) that may ever be active:
+    #: a tool outside them stays inactive however it comes, at start-up, registered at run
+    #: time by a plugin (``ctx.register_tool``) or named to ``set_active_tools``. ``None``:
+    #: no limit. A sub-agent's ``tools:`` list is one.
+    tool_allowlist: Sequence[str] | None = None
     exclude_tools: Sequence[str] = ()
     no_builtin_tools: bool = False
     no_tools: bool = False
@@ -208,7 +214,9 @@ def _active_tools(options: SessionOptions, tools: dict[str, Tool[Any]]) -> list[
         builtin = [] if options.no_builtin_tools else [name for name in DEFAULT_ACTIVE_TOOLS if name in tools]
         names = [*builtin, *plugin_tools]
     excluded = set(options.exclude_tools)
-    return [name for name in names if name not in excluded]
+    return [
+        name for name in names if name not in excluded and tool_allowed(name, options.tool_allowlist)
+    ]
 
 
 class _TrustContext:
