@@ -240,7 +240,8 @@ async def _run_child(
         tool_call_id=call.tool_call_id,
         agent=definition.name,
         description=params.description,
-        session_file=None if manager.session_file is None else str(manager.session_file),
+        # The file, or ``<store URI>#<id>`` in a session store: what --session resumes.
+        session_file=manager.session_reference,
     )
     limits = _Limits.of(state.settings, definition)
     stop = anyio.Event()
