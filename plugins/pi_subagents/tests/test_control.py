@@ -55,6 +55,9 @@ async def test_abort_mid_child_stops_every_child_and_leaves_valid_sessions(make_
     assert sorted(e.status for e in ends) == ["aborted", "aborted"]
     state = session.stash[pi_subagents._state.STATE]
     assert state.running == {}
+    parent_file = session.session_manager.session_file
+    if parent_file is not None:  # the parent's file is valid too
+        assert SessionManager.open(parent_file).warnings == []
     results = [m for m in session.messages if m.role == "toolResult"]
     assert len(results) == 2 and all(r.is_error for r in results)
     for start in starts:
@@ -80,8 +83,13 @@ async def test_abort_mid_child_stops_every_child_and_leaves_valid_sessions(make_
             None,
             "reached their budget of 3 turns (subagents.runMaxTurns)",
         ),
+        (
+            {"runMaxCost": 0.01},
+            {"input": 10, "output": 10, "totalTokens": 20, "cost": {"total": 0.006}},
+            "this run's children spent $0.0120, over the budget of $0.0100 (subagents.runMaxCost)",
+        ),
     ],
-    ids=["child-turns", "child-cost", "run-turns"],
+    ids=["child-turns", "child-cost", "run-turns", "run-cost"],
 )
 async def test_a_budget_stops_a_child_with_a_clear_message(
     make_host: HostFactory, settings: dict[str, Any], usage: Any, expected: str
@@ -238,4 +246,30 @@ async def test_a_grandchild_reports_through_its_parent_to_the_top(make_host: Hos
     assert SessionManager.open(grandchild_file).header.parent_session == child_start.session_file
     session = await host.session()
     assert UsageTotals.of(session.messages).cost == pytest.approx(0.5)  # the grandchild's spending
+    await host.close()
+
+
+async def test_a_spent_run_budget_refuses_the_next_child(make_host: HostFactory) -> None:
+    child_requests = 0
+
+    def respond(request: Request) -> Any:
+        nonlocal child_requests
+        if _is_child(request):
+            child_requests += 1
+            return reply("child done")
+        if len(request.tool_results) < 2:  # one task call per turn, twice
+            return _start_tasks(1)
+        return reply("done")
+
+    host = make_host(
+        pi_subagents, respond=respond, tools=["task"], settings={"subagents": {"runMaxTurns": 1}}
+    )
+    outcome = await host.run("go")
+    first, second = outcome.tool_results
+    assert not first.is_error
+    assert second.is_error
+    text = second.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("Sub-agent budget spent: this run's children took 1 turns, the limit is 1")
+    assert "(subagents.runMaxTurns). Finish with what you have." in text
+    assert child_requests == 1  # the second child never started
     await host.close()
