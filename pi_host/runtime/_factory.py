@@ -254,9 +254,7 @@ def _active_tools(options: SessionOptions, tools: dict[str, Tool[Any]]) -> list[
         builtin = [] if options.no_builtin_tools else [name for name in DEFAULT_ACTIVE_TOOLS if name in tools]
         names = [*builtin, *plugin_tools]
     excluded = set(options.exclude_tools)
-    return [
-        name for name in names if name not in excluded and tool_allowed(name, options.tool_allowlist)
-    ]
+    return [name for name in names if name not in excluded and tool_allowed(name, options.tool_allowlist)]
 
 
 class _TrustContext:

@@ -316,9 +316,7 @@ class AgentSession:
         """
         allowlist = self.options.tool_allowlist if self.options is not None else None
         self._active_tool_names = [
-            name
-            for name in dict.fromkeys(names)
-            if name in self.host.tools and tool_allowed(name, allowlist)
+            name for name in dict.fromkeys(names) if name in self.host.tools and tool_allowed(name, allowlist)
         ]
         tools = [self.host.tools[name] for name in self._active_tool_names]
         self.agent.state.tools = tools

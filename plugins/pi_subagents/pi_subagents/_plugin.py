@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any
 from pi_host import SettingsSection, agent_dir, hookimpl
 from pi_host.hookspecs import Command, RpcCommand, Shortcut, ToolRenderer
 
-from ._state import CHILD_DEPTH, STATE, TASK_TOOL, ChildRun, SessionState, find_child, running_children, state_of
+from ._state import (
+    CHILD_DEPTH,
+    STATE,
+    TASK_TOOL,
+    ChildRun,
+    SessionState,
+    find_child,
+    running_children,
+    state_of,
+)
 
 if TYPE_CHECKING:
     from pi_host import BeforeAgentStartResult, Tool

@@ -50,7 +50,9 @@ async def test_tools_allow_list_holds_for_mcp_tools_registered_at_run_time(make_
         return reply("all done")
 
     settings = {
-        "mcp": {"servers": {"demo": {"command": sys.executable, "args": [str(DEMO_SERVER), "--name", "demo"]}}},
+        "mcp": {
+            "servers": {"demo": {"command": sys.executable, "args": [str(DEMO_SERVER), "--name", "demo"]}}
+        },
     }
     host = make_host(pi_subagents, pi_mcp, load=["tools_fs"], respond=respond, settings=settings)
     agents = host.agent_dir / "agents"
