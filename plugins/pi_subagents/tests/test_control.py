@@ -273,3 +273,48 @@ async def test_a_spent_run_budget_refuses_the_next_child(make_host: HostFactory)
     assert "(subagents.runMaxTurns). Finish with what you have." in text
     assert child_requests == 1  # the second child never started
     await host.close()
+
+
+async def test_agents_stop_aborts_a_grandchild_by_id_and_its_parent_goes_on(make_host: HostFactory) -> None:
+    inside = anyio.Event()
+    child_saw: list[str] = []
+
+    async def respond(request: Request) -> Any:
+        first = request.user_texts[0] if request.user_texts else ""
+        if first == "grandchild task":
+            inside.set()
+            await anyio.sleep_forever()  # until it is aborted
+        if first.startswith(CHILD):
+            if not request.tool_results:
+                return reply(tool_calls=[tool_call("task", description="deeper", prompt="grandchild task")])
+            child_saw.extend(r.content[0].text for r in request.tool_results)  # type: ignore[union-attr]
+            return reply("child answer")
+        if not request.tool_results:
+            return _start_tasks(1)
+        return reply("done")
+
+    host = make_host(pi_subagents, respond=respond, tools=["task"], settings={"subagents": {"maxDepth": 2}})
+    session = await host.session()
+    agents = host.host.commands["agents"]
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(host.run, "go")
+            await inside.wait()
+            nested = next(
+                e.event
+                for e in host.events
+                if isinstance(e, SubagentEvent) and e.event["type"] == "subagent_start"
+            )
+            await agents.handler("stop nope", session.ctx)  # type: ignore[arg-type]
+            assert "No running sub-agent has the id 'nope'" in host.ui.messages[-1]
+            await agents.handler(f"stop {nested['subagentId'][:-6]}", session.ctx)  # type: ignore[arg-type]
+    (text,) = child_saw
+    assert text.startswith(
+        "Sub-agent 'general-purpose' (deeper) was aborted by the user; its task is not done."
+    )
+    results = [m for m in session.messages if m.role == "toolResult"]
+    assert len(results) == 1 and not results[0].is_error  # the child went on and answered
+    assert results[0].content[0].text == "child answer"  # type: ignore[union-attr]
+    state = session.stash[pi_subagents._state.STATE]
+    assert state.running == {}
+    await host.close()
