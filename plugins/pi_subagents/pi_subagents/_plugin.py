@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pi_host import SettingsSection, agent_dir, hookimpl
@@ -100,7 +100,7 @@ async def _agents(args: str, ctx: CommandContext) -> None:
     ctx.ui.notify(agents_report(state), "info")
 
 
-async def _rpc_abort_subagent(command: dict[str, Any], ctx: CommandContext) -> dict[str, Any]:
+async def _rpc_abort_subagent(command: Mapping[str, Any], ctx: CommandContext) -> dict[str, Any]:
     state = state_of(ctx)
     if state is None:
         raise RuntimeError("pi-subagents is not set up in this session")
