@@ -179,3 +179,19 @@ def _file(rpc: Rpc, subagent_id: str) -> str:
     return next(
         r["sessionFile"] for r in rpc.seen if r["type"] == "subagent_start" and r["subagentId"] == subagent_id
     )
+
+
+def test_rpc_reports_a_malformed_definition_as_an_event_line(tmp_path: Path) -> None:
+    agents = tmp_path / "agent" / "agents"
+    agents.mkdir(parents=True)
+    broken = agents / "broken.md"
+    broken.write_text("---\nname: broken\ndescription: [unclosed\n---\nBody.\n")
+    rpc = Rpc(tmp_path, [{"text": "hi"}])
+    try:
+        rpc.send({"id": "p", "type": "prompt", "message": "hello"})
+        error = rpc.until(lambda r: r["type"] == "subagent_definition_error")
+        assert error["path"] == str(broken) and error["line"] == 3
+        assert "invalid YAML frontmatter" in error["message"]
+        rpc.until(lambda r: r["type"] == "agent_end")
+    finally:
+        assert rpc.close() == 0
