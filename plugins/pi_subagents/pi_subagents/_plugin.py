@@ -119,7 +119,8 @@ async def _rpc_abort_subagent(command: Mapping[str, Any], ctx: CommandContext) -
 
 def _label(run: ChildRun) -> str:
     doing = run.current_tool or "thinking"
-    return f"{run.subagent_id[:13]} {run.agent}: {run.description} - {doing}"
+    # The whole id: ids of children started in the same millisecond share their first half.
+    return f"{run.subagent_id} {run.agent}: {run.description} - {doing}"
 
 
 async def _stop_chosen(ctx: CommandContext, state: SessionState, reference: str | None) -> None:
