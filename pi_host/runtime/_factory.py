@@ -69,8 +69,9 @@ class SessionOptions:
     session_dir: str | None = None
     session_store: str | None = None
     no_session: bool = False
-    #: The session file a new session continues from (the header's ``parentSession``), as a
-    #: sub-agent's session names its parent's.
+    #: The session a new session continues from (the header's ``parentSession``), as a
+    #: sub-agent's session names its parent's: a file's path, or ``<store URI>#<id>``
+    #: (``SessionManager.session_reference``) for a session in a store.
     parent_session: str | None = None
     name: str | None = None
     tools: Sequence[str] | None = None

@@ -348,7 +348,8 @@ class SessionManager:
             (``session_dir`` and ``cache_dir`` are then ignored).
         :param id: a session id of your choosing (letters, digits, ``.``, ``_``, ``-``);
             a time-ordered UUID by default.
-        :param parent_session: the session file this one continues from, recorded in the header.
+        :param parent_session: the session this one continues from, recorded in the header:
+            a file's path, or ``<store URI>#<id>`` (:attr:`session_reference`).
         :param cache_dir: where the resume cache is kept (``False`` to keep none).
         """
         cwd_text = os.fspath(cwd)
