@@ -27,6 +27,9 @@ __all__ = ["GitError", "GitRepo", "Snapshot"]
 # or change the bytes it records: a split index writes a shared index into .git; maintenance;
 # hooks (post-index-change runs after every index write); Git LFS's clean filter stores
 # content under .git/lfs; end-of-line conversion would record other bytes than the file's.
+# Every other filter driver the configuration names is switched off the same way
+# (:meth:`GitRepo._filter_config`), and files that attributes would still convert are
+# hashed again with ``--no-filters`` (:meth:`GitRepo._rehash_converted`).
 _SAFE_CONFIG = (
     "-c", "core.splitIndex=false",
     "-c", "gc.auto=0",
@@ -54,12 +57,20 @@ class GitError(RuntimeError):
     """A git command failed; the text has the command and git's message."""
 
 
+# The attributes under which ``git add`` records other bytes than the file's own.
+_CONVERTING = ("text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
+_GITLINK = "160000"
+_SYMLINK = "120000"
+
+
 @dataclass(frozen=True)
 class Snapshot:
-    """One snapshot: the tree and the untracked files left out for their size (relative paths)."""
+    """One snapshot: the tree, the untracked files left out for their size, and the
+    submodules whose contents it does not hold (relative paths)."""
 
     tree: str
     skipped: tuple[str, ...] = ()
+    submodules: tuple[str, ...] = ()
 
 
 class GitRepo:
@@ -72,6 +83,7 @@ class GitRepo:
         self.state_dir = state_dir
         self.objects = state_dir / "objects"
         self.index = state_dir / "index"
+        self._filters: tuple[str, ...] | None = None
 
     @classmethod
     def discover(cls, cwd: str, store_root: Path) -> GitRepo | None:
@@ -112,7 +124,7 @@ class GitRepo:
     def _git(
         self, *args: str, input: bytes | None = None, ok: Sequence[int] = (0,), literal: bool = False
     ) -> bytes:
-        cmd = ["git", "-C", self.root, *_SAFE_CONFIG, *args]
+        cmd = ["git", "-C", self.root, *_SAFE_CONFIG, *self._filter_config(), *args]
         env = self._env()
         if literal:
             env["GIT_LITERAL_PATHSPECS"] = "1"
@@ -121,6 +133,66 @@ class GitRepo:
             message = out.stderr.decode(errors="replace").strip()
             raise GitError(f"git {' '.join(args[:2])} in {self.root} failed: {message}")
         return out.stdout
+
+    def _filter_config(self) -> tuple[str, ...]:
+        """``-c filter.NAME.clean=`` … for every filter driver the repository's configuration
+        names: none of them runs (an empty command is no filter; not required, so no error)."""
+        if self._filters is None:
+            out = subprocess.run(
+                ["git", "-C", self.root, "config", "--name-only", "--get-regexp", r"^filter\..*\."],
+                capture_output=True,
+                text=True,
+                env=_clean_env(),
+                check=False,
+            )
+            names = sorted({key[len("filter.") : key.rindex(".")] for key in out.stdout.split()})
+            config: list[str] = []
+            for name in names:
+                for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+                    config += ["-c", f"filter.{name}.{key}={value}"]
+            self._filters = tuple(config)
+        return self._filters
+
+    def _rehash_converted(self) -> tuple[str, ...]:
+        """Record the file's own bytes for every path that ``text``, ``eol``, a filter … would
+        have ``git add`` convert (``hash-object --no-filters``); returns the submodules.
+
+        The entries written here carry no stat data, so the next ``add`` looks at them again
+        and this runs on them again: the cost of such files is one more hash per snapshot.
+        """
+        staged = self._git("ls-files", "-s", "-z").split(b"\0")
+        files: list[tuple[str, str]] = []  # (mode, path) of regular files
+        submodules: list[str] = []
+        for record in staged:
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode = meta.split(b" ", 1)[0].decode()
+            rel = os.fsdecode(name)
+            if mode == _GITLINK:
+                submodules.append(rel)
+            elif mode != _SYMLINK:
+                files.append((mode, rel))
+        if not files:
+            return tuple(submodules)
+        request = b"".join(os.fsencode(rel) + b"\0" for _, rel in files)
+        out = self._git("check-attr", "-z", "--stdin", *_CONVERTING, input=request).split(b"\0")
+        converted: set[str] = set()
+        for at in range(0, len(out) - 2, 3):
+            if out[at + 2] not in (b"unspecified", b"unset"):
+                converted.add(os.fsdecode(out[at]))
+        if not converted:
+            return tuple(submodules)
+        modes = dict((rel, mode) for mode, rel in files)
+        paths = sorted(converted)
+        lines: list[bytes] = []
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            blobs = self._git("hash-object", "--no-filters", "-w", "--", *chunk).split()
+            for rel, blob in zip(chunk, blobs, strict=True):
+                lines.append(b"%s %s\t%s\0" % (modes[rel].encode(), blob, os.fsencode(rel)))
+        self._git("update-index", "-z", "--index-info", input=b"".join(lines))
+        return tuple(submodules)
 
     def _user_index(self) -> Path | None:
         out = subprocess.run(
@@ -166,8 +238,9 @@ class GitRepo:
                 # A seeded index git cannot use (another version's extensions): start afresh.
                 self.index.unlink(missing_ok=True)
                 self._git("add", "-A", "--", *pathspec)
+            submodules = self._rehash_converted()
             tree = self._git("write-tree").decode().strip()
-        return Snapshot(tree, tuple(skipped))
+        return Snapshot(tree, tuple(skipped), submodules)
 
     def entries(self, tree: str, rels: Sequence[str]) -> dict[str, tuple[int, str]]:
         """``{path: (mode, blob id)}`` for each of ``rels`` that is a file in ``tree``.
