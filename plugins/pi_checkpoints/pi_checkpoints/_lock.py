@@ -12,7 +12,9 @@ __all__ = ["project_lock"]
 
 
 @contextmanager
-def project_lock(store_root: Path, project_root: str, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+def project_lock(
+    store_root: Path, project_root: str, on_wait: Callable[[], None] | None = None
+) -> Iterator[None]:
     """Hold the restore lock of ``project_root`` (an exclusive ``flock``; the kernel drops it
     when the process dies, so a crashed restore leaves no stale lock).
 

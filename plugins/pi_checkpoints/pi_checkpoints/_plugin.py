@@ -532,7 +532,10 @@ async def _rewind(
         elif plan.outside_project and not allow_outside_project:
             raise RestoreOutsideProject(
                 plan,
-                {c.path: escapes(c.path, plan.project_root) or "outside the project" for c in plan.outside_project},
+                {
+                    c.path: escapes(c.path, plan.project_root) or "outside the project"
+                    for c in plan.outside_project
+                },
             )
     if action in ("both", "conversation"):
         leaf = conversation_leaf(branch, entry_id)
