@@ -6,10 +6,10 @@
 
 Restoring prints what changes first; a file changed outside the agent since the checkpoint
 stops the restore (exit status 3) unless ``--force``; so does a file outside the session's
-project (or in its ``.git``, or behind a symlink leading out), unless ``--outside-project``. The restore is written to the session
-as a checkpoint entry of its own, so rewinding to it undoes it. Rewinding the conversation
-moves the session's leaf: the next ``pi-host --session FILE`` continues from before the
-message.
+project (or in its ``.git``, or behind a symlink leading out), unless ``--outside-project``.
+The restore is written to the session as a checkpoint entry of its own, so rewinding to it
+undoes it. Rewinding the conversation moves the session's leaf: the next
+``pi-host --session FILE`` continues from before the message.
 """
 
 from __future__ import annotations

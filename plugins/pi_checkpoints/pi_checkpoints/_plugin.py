@@ -509,8 +509,7 @@ async def _rewind(
         the project and not ``allow_outside_project``. Checked before anything moves.
     """
     from ._restore import RestoreOutsideProject, RestoreRefused, sync_record
-    from ._timeline import escapes
-    from ._timeline import conversation_leaf, plan_restore, user_text
+    from ._timeline import conversation_leaf, escapes, plan_restore, user_text
 
     limit = state.settings.max_file_bytes
     done: dict[str, Any] = {"entryId": entry_id, "restore": action, "restored": [], "notRestored": []}

@@ -830,7 +830,8 @@ def test_two_processes_restoring_one_project_take_turns(
         [
             sys.executable,
             "-c",
-            "import sys; from pi_checkpoints import store_root; from pi_checkpoints._lock import project_lock\n"
+            "import sys\nfrom pi_checkpoints import store_root\n"
+            "from pi_checkpoints._lock import project_lock\n"
             "with project_lock(store_root(), sys.argv[1]):\n"
             "    print('held', flush=True); sys.stdin.readline()\n",
             str(repo.resolve()),
