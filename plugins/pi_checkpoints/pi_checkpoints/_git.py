@@ -29,13 +29,17 @@ __all__ = ["GitError", "GitRepo", "Snapshot"]
 # content under .git/lfs; end-of-line conversion would record other bytes than the file's.
 # Every other filter driver the configuration names is switched off the same way
 # (:meth:`GitRepo._filter_config`), and files that attributes would still convert are
-# hashed again with ``--no-filters`` (:meth:`GitRepo._rehash_converted`).
+# hashed again with ``--no-filters`` (:meth:`GitRepo._record_own_bytes`). The global and
+# system attribute files are not read (``core.attributesFile``, ``GIT_ATTR_NOSYSTEM``), nor
+# is an fsmonitor hook run.
 _SAFE_CONFIG = (
     "-c", "core.splitIndex=false",
     "-c", "gc.auto=0",
     "-c", "maintenance.auto=false",
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.autocrlf=false",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.attributesFile=/dev/null",
     "-c", "filter.lfs.process=",
     "-c", "filter.lfs.clean=",
     "-c", "filter.lfs.smudge=",
@@ -59,18 +63,17 @@ class GitError(RuntimeError):
 
 # The attributes under which ``git add`` records other bytes than the file's own.
 _CONVERTING = ("text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
+_NO_VALUE = (b"unspecified", b"unset")
 _GITLINK = "160000"
 _SYMLINK = "120000"
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One snapshot: the tree, the untracked files left out for their size, and the
-    submodules whose contents it does not hold (relative paths)."""
+    """One snapshot: the tree and the untracked files left out for their size (relative paths)."""
 
     tree: str
     skipped: tuple[str, ...] = ()
-    submodules: tuple[str, ...] = ()
 
 
 class GitRepo:
@@ -153,46 +156,67 @@ class GitRepo:
             self._filters = tuple(config)
         return self._filters
 
-    def _rehash_converted(self) -> tuple[str, ...]:
-        """Record the file's own bytes for every path that ``text``, ``eol``, a filter … would
-        have ``git add`` convert (``hash-object --no-filters``); returns the submodules.
+    def _has_attributes(self, untracked: Sequence[str]) -> bool:
+        """Whether any attributes can apply: a ``.gitattributes`` in the index or untracked,
+        or ``info/attributes`` (the global and system files are switched off for snapshots)."""
+        if any(rel == ".gitattributes" or rel.endswith("/.gitattributes") for rel in untracked):
+            return True
+        info = Path(self.common_dir, "info", "attributes")
+        if info.is_file() and info.stat().st_size:
+            return True
+        return bool(self._git("ls-files", "-z", "--", ".gitattributes", "*/.gitattributes").strip(b"\0"))
 
-        The entries written here carry no stat data, so the next ``add`` looks at them again
-        and this runs on them again: the cost of such files is one more hash per snapshot.
+    def _stat_dirty(self) -> list[str]:
+        """The tracked paths whose file changed since the private index saw it (by stat;
+        plumbing ``diff-files`` does not refresh, so each of them is listed)."""
+        out = self._git("diff-files", "-z", "--name-only")
+        return [os.fsdecode(name) for name in out.split(b"\0") if name]
+
+    def _record_own_bytes(self, candidates: set[str] | None) -> None:
+        """Record the file's own bytes for each of ``candidates`` (``None``: every path) that
+        ``text``, ``eol``, ``ident`` … make ``git add`` convert (``hash-object --no-filters``).
+
+        The entries written carry no stat data; a refresh then gives it back to those whose
+        converted bytes are their own anyway (most files under ``text=auto``), so only the
+        files whose bytes conversion changes are looked at again by the next snapshot.
         """
-        staged = self._git("ls-files", "-s", "-z").split(b"\0")
         files: list[tuple[str, str]] = []  # (mode, path) of regular files
-        submodules: list[str] = []
-        for record in staged:
+        for record in self._git("ls-files", "-s", "-z").split(b"\0"):
             if not record:
                 continue
             meta, _, name = record.partition(b"\t")
             mode = meta.split(b" ", 1)[0].decode()
             rel = os.fsdecode(name)
-            if mode == _GITLINK:
-                submodules.append(rel)
-            elif mode != _SYMLINK:
+            if mode not in (_GITLINK, _SYMLINK) and (candidates is None or rel in candidates):
                 files.append((mode, rel))
         if not files:
-            return tuple(submodules)
+            return
         request = b"".join(os.fsencode(rel) + b"\0" for _, rel in files)
         out = self._git("check-attr", "-z", "--stdin", *_CONVERTING, input=request).split(b"\0")
-        converted: set[str] = set()
-        for at in range(0, len(out) - 2, 3):
-            if out[at + 2] not in (b"unspecified", b"unset"):
-                converted.add(os.fsdecode(out[at]))
+        converted = sorted(
+            {os.fsdecode(out[at]) for at in range(0, len(out) - 2, 3) if out[at + 2] not in _NO_VALUE}
+        )
         if not converted:
-            return tuple(submodules)
+            return
         modes = dict((rel, mode) for mode, rel in files)
-        paths = sorted(converted)
         lines: list[bytes] = []
-        for start in range(0, len(paths), 500):
-            chunk = paths[start : start + 500]
+        for start in range(0, len(converted), 500):
+            chunk = converted[start : start + 500]
             blobs = self._git("hash-object", "--no-filters", "-w", "--", *chunk).split()
             for rel, blob in zip(chunk, blobs, strict=True):
                 lines.append(b"%s %s\t%s\0" % (modes[rel].encode(), blob, os.fsencode(rel)))
         self._git("update-index", "-z", "--index-info", input=b"".join(lines))
-        return tuple(submodules)
+        self._git("update-index", "-q", "--refresh", ok=(0, 1))
+
+    def submodules(self) -> list[str]:
+        """The submodules (and nested repositories) of the work tree as the last snapshot saw
+        them: a snapshot records which commit each is at, never the files inside."""
+        found = []
+        for record in self._git("ls-files", "-s", "-z").split(b"\0"):
+            meta, _, name = record.partition(b"\t")
+            if meta.startswith(_GITLINK.encode() + b" "):
+                found.append(os.fsdecode(name))
+        return found
 
     def _user_index(self) -> Path | None:
         out = subprocess.run(
@@ -216,7 +240,10 @@ class GitRepo:
         self.objects.mkdir(parents=True, exist_ok=True)
         with open(self.state_dir / "lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not self.index.exists():
+            # A seeded index holds the user's blobs, converted as .gitattributes says: every
+            # path is looked at once; later snapshots look at the paths that changed.
+            fresh = not self.index.exists()
+            if fresh:
                 user_index = self._user_index()
                 if user_index is not None and user_index.is_file():
                     shutil.copyfile(user_index, self.index)
@@ -231,16 +258,21 @@ class GitRepo:
                         skipped.append(rel)
                 except OSError:
                     continue
+            untracked = [os.fsdecode(raw) for raw in others if raw]
+            attributes = self._has_attributes(untracked)
+            dirty = self._stat_dirty() if attributes and not fresh else []
             pathspec = [".", *(f":(exclude,literal){rel}" for rel in skipped)]
             try:
                 self._git("add", "-A", "--", *pathspec)
             except GitError:
                 # A seeded index git cannot use (another version's extensions): start afresh.
                 self.index.unlink(missing_ok=True)
+                fresh = True
                 self._git("add", "-A", "--", *pathspec)
-            submodules = self._rehash_converted()
+            if attributes:
+                self._record_own_bytes(None if fresh else {*dirty, *untracked})
             tree = self._git("write-tree").decode().strip()
-        return Snapshot(tree, tuple(skipped), submodules)
+        return Snapshot(tree, tuple(skipped))
 
     def entries(self, tree: str, rels: Sequence[str]) -> dict[str, tuple[int, str]]:
         """``{path: (mode, blob id)}`` for each of ``rels`` that is a file in ``tree``.
@@ -306,5 +338,6 @@ class GitRepo:
 def _clean_env() -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key not in _GIT_ENV}
     env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_ATTR_NOSYSTEM"] = "1"
     env["GIT_OPTIONAL_LOCKS"] = "0"
     return env

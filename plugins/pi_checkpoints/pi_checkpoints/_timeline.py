@@ -391,10 +391,10 @@ def plan_restore(
     if repo is None:
         notes.append(NO_GIT_NOTE)
     now: Snapshot | None = repo.snapshot(max_file_bytes) if repo is not None else None
-    if now is not None and now.submodules:
+    submodules = repo.submodules() if repo is not None and now is not None else []
+    if submodules:
         notes.append(
-            "the contents of submodules are not recorded and are left as they are: "
-            + ", ".join(now.submodules)
+            "the contents of submodules are not recorded and are left as they are: " + ", ".join(submodules)
         )
 
     # The snapshots that can decide a file: the last before the point and every one after.
