@@ -225,8 +225,14 @@ def escapes(path: str, root: str) -> str | None:
     """Why writing ``path`` would leave ``root``, or ``None`` when it stays inside.
 
     The directories on the way are resolved (a symlinked directory that leads out counts as
-    out); the file itself may be a symlink, which a restore replaces rather than follows.
+    out); the file itself may be a symlink, which a restore replaces rather than follows. A
+    ``root`` that is ``/`` or holds the home directory keeps nothing in (a crafted session
+    file can claim such a ``cwd``).
     """
+    home = os.path.realpath(os.path.expanduser("~"))
+    if root == os.sep or home == root or home.startswith(root.rstrip(os.sep) + os.sep):
+        # A session whose cwd is / or holds the home directory would make "inside" mean anywhere.
+        return f"the project {root} is / or holds the home directory, so nothing is inside it"
     real = norm_path(path)
     rel = os.path.relpath(real, root)
     if rel == "." or rel == ".." or rel.startswith(".." + os.sep):

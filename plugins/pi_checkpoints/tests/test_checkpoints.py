@@ -721,6 +721,14 @@ async def test_a_crafted_session_cannot_restore_outside_its_project_unless_allow
         str(plain.resolve() / ".git" / "config"): "it is inside the repository's .git",
     }
 
+    # A session that claims / as its working directory does not make everything "inside".
+    header, *rest = crafted.read_text().splitlines()
+    rooted = environment / "rooted.jsonl"
+    rooted.write_text("\n".join([json.dumps({**json.loads(header), "cwd": "/"}), *rest]) + "\n")
+    broad = _rewind_cli(str(rooted), environment, "--to", u1, "--files", "--force", cwd=environment)
+    assert broad.returncode == 3 and "the project / is / or holds the home directory" in broad.stderr
+    assert (elsewhere / "victim.txt").read_text() == "victim\n"
+
     allowed = _rewind_cli(
         str(crafted), environment, "--to", u1, "--files", "--force", "--outside-project", cwd=environment
     )
