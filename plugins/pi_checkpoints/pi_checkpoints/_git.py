@@ -218,6 +218,16 @@ class GitRepo:
                 found.append(os.fsdecode(name))
         return found
 
+    def tracked_count(self) -> int:
+        """How many files the user's index holds (read from its header; 0 without one)."""
+        index = self._user_index()
+        try:
+            with open(index, "rb") if index is not None else open(os.devnull, "rb") as f:
+                header = f.read(12)
+        except OSError:
+            return 0
+        return int.from_bytes(header[8:12], "big") if header[:4] == b"DIRC" else 0
+
     def _user_index(self) -> Path | None:
         out = subprocess.run(
             ["git", "-C", self.root, "rev-parse", "--git-path", "index"],

@@ -114,6 +114,15 @@ def _repo(state: _State) -> GitRepo | None:
         from ._git import GitRepo
 
         state.repo = GitRepo.discover(state.cwd, store_root()) if state.settings.git_snapshots else None
+        limit = state.settings.git_snapshot_max_files
+        if state.repo is not None and state.repo.tracked_count() > limit:
+            logger.info(
+                "pi-checkpoints: %s holds more than checkpoints.gitSnapshotMaxFiles (%d) files: "
+                "no snapshots, only the files edit and write change are kept",
+                state.repo.root,
+                limit,
+            )
+            state.repo = None
         state.repo_known = True
     return state.repo
 

@@ -43,7 +43,8 @@ CUSTOM_TYPE = "checkpoint"
 """The ``customType`` of the plugin's session entries (pi's ``custom`` entry, ignored by pi)."""
 
 NO_GIT_NOTE = (
-    "no git snapshots (not a git work tree, or checkpoints.gitSnapshots is off): only files "
+    "no git snapshots (not a git work tree, checkpoints.gitSnapshots is off, or the repository "
+    "holds more files than checkpoints.gitSnapshotMaxFiles): only files "
     "written by edit, write and tools that declare their writes are restored; bash's changes are not"
 )
 

@@ -941,3 +941,28 @@ async def test_submodules_are_named_in_the_preview_as_not_recorded(environment: 
         assert any("vendor/inner" in line for line in pi_checkpoints.describe_plan(plan, str(repo)))
     finally:
         await host.close()
+
+
+async def test_a_repository_over_the_file_limit_gets_edit_checkpoints_only(environment: Path) -> None:
+    repo = make_repo(environment)  # four files in the index (staged.txt went into the stash)
+    host = build_host(
+        [pi_checkpoints],
+        load=["tools_fs", "bash"],
+        cwd=repo,
+        agent_dir=environment / "agent",
+        settings={"checkpoints": {"gitSnapshotMaxFiles": 3}},
+        ui=RecordingUI(),
+        session_options={"mode": "rpc"},
+    )
+    try:
+        await host.run(
+            "go", replies=[edit("a.txt", "alpha", "beta"), tool_call("bash", command="rm c.txt"), "ok"]
+        )
+        session = await host.session()
+        records = checkpoint_entries(session)
+        assert all("before" not in r and "after" not in r for r in records)
+        assert [f["path"] for r in records for f in r.get("files", [])] == [str(repo.resolve() / "a.txt")]
+        await host.run("/rewind")  # the picker says why bash's changes cannot come back
+        assert "gitSnapshotMaxFiles" in host.ui.dialogs[-1][1]
+    finally:
+        await host.close()
