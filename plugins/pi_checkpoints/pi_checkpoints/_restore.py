@@ -49,7 +49,8 @@ class RestoreOutsideProject(RestoreRefused):
             plan,
             f"not restoring: the checkpoint names files outside the project {plan.project_root} ({named}); "
             "a session file from elsewhere can name any path. Check the paths, then allow it "
-            "explicitly (--outside-project) to write them",
+            "explicitly to write them (pi-host rewind --outside-project, /rewind ENTRY_ID files "
+            "outside, or confirm it in /rewind)",
         )
         self.reasons = reasons
 

@@ -966,3 +966,40 @@ async def test_a_repository_over_the_file_limit_gets_edit_checkpoints_only(envir
         assert "gitSnapshotMaxFiles" in host.ui.dialogs[-1][1]
     finally:
         await host.close()
+
+
+async def test_in_a_session_files_outside_the_project_are_restored_only_when_allowed(
+    environment: Path,
+) -> None:
+    from pi_checkpoints._plugin import _label
+
+    plain = environment / "plain"
+    plain.mkdir()
+    outside = environment / "outside.txt"
+    outside.write_text("before\n")
+    ui = RecordingUI()
+    host = host_for(environment, plain, ui)
+    try:
+        await host.run("go", replies=[tool_call("write", path=str(outside), content="after\n"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        await host.run(f"/rewind {u1} files")
+        assert outside.read_text() == "after\n"
+        assert any("outside the project" in text and "files outside" in text for text, _ in ui.notifications)
+        await host.run(f"/rewind {u1} files outside")
+        assert outside.read_text() == "before\n"
+        # In the dialog: the preview, then a question of its own for the files outside.
+        outside.write_text("after\n")
+        await host.run("again", replies=[tool_call("write", path=str(outside), content="again\n"), "ok"])
+        points = pi_checkpoints.list_points(
+            session.session_manager.get_branch(), cwd=str(plain), store_root=pi_checkpoints.store_root()
+        )
+        ui.answers.extend([_label(points[-1]), "Files only", True, False])
+        await host.run("/rewind")
+        assert [kind for kind, _ in ui.dialogs[-4:]] == ["select", "select", "confirm", "confirm"]
+        assert "outside the project" in ui.dialogs[-1][1] and outside.read_text() == "again\n"
+        ui.answers.extend([_label(points[-1]), "Files only", True, True])
+        await host.run("/rewind")
+        assert outside.read_text() == "after\n"
+    finally:
+        await host.close()
