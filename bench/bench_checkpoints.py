@@ -1,6 +1,10 @@
 """What pi-checkpoints costs: per edit, and per turn on a git repository of 10,000 files.
 
-Run with ``uv run python bench/bench_checkpoints.py [--files N] [--rounds N]``.
+Run with ``uv run python bench/bench_checkpoints.py [--files N] [--rounds N] [--attributes LINE]``.
+
+``--attributes '* text=auto'`` commits a ``.gitattributes`` with that line first: every file
+then has a converting attribute, so each snapshot hashes them again with ``--no-filters``
+(the price of recording a file's own bytes whatever ``.gitattributes`` says).
 
 Median (and 90th percentile) wall-clock milliseconds over ``--rounds`` rounds, on a fresh
 repository of ``--files`` committed files of 1 KiB in 100 directories:
@@ -47,8 +51,11 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
-def make_repo(root: Path, files: int) -> Path:
+def make_repo(root: Path, files: int, attributes: str | None = None) -> Path:
     repo = root / "repo"
+    if attributes:
+        repo.mkdir(parents=True)
+        (repo / ".gitattributes").write_text(attributes + "\n")
     per_dir = max(1, files // 100)
     for index in range(files):
         path = repo / f"d{index // per_dir:03d}" / f"f{index:05d}.txt"
@@ -75,10 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--attributes", default=None, help="a .gitattributes line, e.g. '* text=auto'")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench-checkpoints-"))
     try:
-        repo_dir = make_repo(tmp, args.files)
+        repo_dir = make_repo(tmp, args.files, args.attributes)
         store_root = tmp / "agent" / "checkpoints"
         store = BlobStore(store_root / "blobs")
         limit = 10 << 20
@@ -184,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         )
 
         status = dict(results)["git status --porcelain (for scale)"][0]
-        print(f"pi-checkpoints on a repository of {args.files} files ({args.rounds} rounds)\n")
+        attributes = f", .gitattributes: {args.attributes!r}" if args.attributes else ""
+        print(f"pi-checkpoints on a repository of {args.files} files ({args.rounds} rounds{attributes})\n")
         print(f"{'':36} {'median ms':>10} {'p90 ms':>8} {'x git status':>13}")
         for name, (median, p90) in results:
             print(f"{name:36} {median:10.2f} {p90:8.2f} {median / status:13.2f}")

@@ -12,6 +12,9 @@ discarded; the two alternate run by run), and ``ratio`` the first over the secon
 is at most 1.2).
 
     uv run python bench/bench_fs_tools.py [--files 50000] [--repeat 5] [--pi PATH] [--json]
+        [--only TEXT]
+
+``--only find`` (any text in a case's name) runs only those cases, to repeat one quickly.
 
 ripgrep and fd must be on PATH for their rows (Debian: ``apt-get install ripgrep fd-find``).
 pi's tools run when ``--pi`` points at an installed ``@mariozechner/pi-coding-agent`` (default:
@@ -217,6 +220,7 @@ async def main() -> None:
         "--pi", type=Path, default=Path("/tmp/pi073/node_modules/@mariozechner/pi-coding-agent")
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--only", default="", help="run only the cases whose name holds this text")
     options = parser.parse_args()
 
     have_rg = shutil.which("rg") is not None
@@ -234,6 +238,7 @@ async def main() -> None:
         cases: list[tuple[str, str, dict[str, Any], Tool[Any], Tool[Any] | None]]
         cases = [("grep", label, args, python_grep, rg_grep) for label, args in GREP_CASES]
         cases += [("find", label, args, python_find, fd_find) for label, args in FIND_CASES]
+        cases = [case for case in cases if options.only in case[1]]
         pi = run_pi(options.pi, [(kind, args) for kind, _, args, _, _ in cases], root, options.repeat)
 
         from pi_tools_fs._external import find_rg

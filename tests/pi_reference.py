@@ -98,12 +98,14 @@ def require_pi_package() -> Path:
 
 def clean_env() -> dict[str, str]:
     """This process's environment without anything that would point either agent elsewhere:
-    agent directories and real provider credentials; pi-subagents disabled."""
+    agent directories and real provider credentials; the opt-in pi-subagents and
+    pi-checkpoints disabled."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_HOST", "PI_CODING_AGENT"))}
     for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY"):
         env.pop(key, None)
     # The side-by-side tests compare pi with pi-host's default plugin set. An opt-in plugin
-    # installed in the dev environment for its own tests must not add a tool pi does not have
-    # (pi-subagents' task); pi ignores the variable.
-    env["PI_HOST_DISABLE_PLUGINS"] = "subagents"
+    # installed in the dev environment for its own tests must not take part: pi-subagents adds
+    # a tool pi does not have (task), pi-checkpoints snapshots and appends session entries
+    # around every write; pi ignores the variable.
+    env["PI_HOST_DISABLE_PLUGINS"] = "subagents,checkpoints"
     return env

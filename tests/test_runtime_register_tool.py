@@ -39,3 +39,18 @@ async def test_a_tool_registered_mid_run_is_called_in_the_next_turn(make_host: H
     _, late = outcome.tool_results
     assert late.content[0].text == "late tool ran" and not late.is_error
     assert "late" in host.provider.requests[1].tool_names
+
+
+async def test_a_tool_outside_the_allow_list_stays_inactive_however_it_comes(make_host: HostFactory) -> None:
+    host = make_host(
+        Loader(),
+        replies=[tool_call("loader"), tool_call("late"), "done"],
+        session_options={"tool_allowlist": ["load*"]},
+    )
+    outcome = await host.run("go")
+    _, late = outcome.tool_results
+    assert late.is_error  # registered, but the model cannot call it
+    assert host.provider.requests[1].tool_names == ["loader"]
+    session = await host.session()
+    session.set_active_tools(["loader", "late"])
+    assert [tool.name for tool in session.agent.state.tools] == ["loader"]

@@ -386,3 +386,24 @@ def test_background_writes_keep_the_order_and_retry_what_failed(tmp_path: Path) 
     manager.new_session()
     lines = store.load(first)
     assert lines is not None and "last words" in lines[-1]
+
+
+def test_a_session_branched_in_a_store_names_its_source_by_store_uri_and_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork in a store records ``parentSession`` as ``<store URI>#<id>`` (a file records its
+    path), with the SQLite URI made absolute; the listing reports it."""
+    monkeypatch.chdir(tmp_path)
+    store = builtin_store("sqlite:///s.db")  # relative to the working directory
+    assert store is not None and store.uri == f"sqlite:///{tmp_path / 's.db'}"
+    manager = SessionManager.create(tmp_path, store=store)
+    source = manager.session_id
+    first = manager.append_message(UserMessage(content="one", timestamp=1))
+    manager.append_message(reply("answer"))
+    assert manager.session_reference == f"{store.uri}#{source}"
+    manager.create_branched_session(manager.leaf_id or first)
+    assert manager.session_id != source
+    assert manager.header.parent_session == f"{store.uri}#{source}"
+    listed = {info.id: info for info in store.list()}
+    assert listed[manager.session_id].parent_session == f"{store.uri}#{source}"
+    assert listed[source].parent_session is None

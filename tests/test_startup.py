@@ -143,6 +143,7 @@ def test_help_with_every_installed_plugin_budget(tmp_path: Path) -> None:
     modules = imported_modules(tmp_path, "--help", plugins=None)
     assert "pi_guard" in modules  # the plugins are imported: their flags are listed
     assert "psycopg" not in modules  # pi-store-postgres loads its driver on first use
+    assert "pi_batch_ray" in modules and "ray" not in modules  # pi-batch-ray: Ray only for --executor ray
     Budget(modules=360, own=68, absent=NEVER).check(modules)
 
 

@@ -17,7 +17,8 @@ __all__ = ["run_sessions_command"]
 _USAGE = """\
 Usage: pi-host [--session-store URI] sessions COMMAND
   list [--json]              the sessions in the store, most recent first
-  export ID [OUT.jsonl]      a session as pi's JSONL file, byte for byte (stdout without OUT)
+  export ID [OUT.jsonl]      a session as pi's JSONL file, byte for byte (stdout without OUT);
+                             ID may be a STORE-URI#ID reference, as a child's parentSession
   import FILE.jsonl ...      session files into the store (old formats are migrated on the way)
   delete ID                  remove a session from the store
 The store is --session-store URI, else the sessionStore setting, else pi's session files."""
@@ -39,6 +40,15 @@ def run_sessions_command(argv: list[str], *, store_uri: str | None = None) -> in
         print(_USAGE, file=sys.stderr if not argv else sys.stdout)
         return 2 if not argv else 0
     command, rest = argv[0], argv[1:]
+    if command in ("export", "delete") and rest:
+        # A <store URI>#<id> reference (a child's parentSession) names its store too.
+        from pi_host.session import split_session_reference
+
+        reference = split_session_reference(rest[0])
+        if reference is not None and store_uri is None:
+            store_uri = reference[0]
+        if reference is not None:
+            rest = [reference[1], *rest[1:]]
     if (
         (command == "list" and any(arg != "--json" for arg in rest))
         or (command == "export" and len(rest) not in (1, 2))
@@ -96,9 +106,15 @@ def _list(store: SessionStore, *, as_json: bool) -> int:
     if not sessions:
         print(f"No sessions in {store.uri}")
         return 0
+    prefix = f"{store.uri}#"
     for info in sessions:
         modified = datetime.fromtimestamp(info.modified, UTC).strftime("%Y-%m-%d %H:%M")
-        print(f"{info.id}  {modified}  {info.entries:>6} entries  {info.cwd}")
+        line = f"{info.id}  {modified}  {info.entries:>6} entries  {info.cwd}"
+        if info.parent_session:
+            # A parent in this store by its id, else as the header names it (a file, another store).
+            parent = info.parent_session.removeprefix(prefix)
+            line += f"  (parent {parent})"
+        print(line)
     return 0
 
 

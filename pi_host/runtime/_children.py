@@ -22,7 +22,8 @@ async def create_child_session(parent: AgentSession, options: SessionOptions) ->
     What ``options`` leaves unset comes from the parent: the model and thinking level, the
     agent directory, where sessions are kept (beside the parent's file, or in its store; an
     unsaved parent makes an unsaved child), the project's trust, the UI, the plugin flags and
-    disabled plugins; ``parentSession`` names the parent's session file. The child is not
+    disabled plugins; ``parentSession`` names the parent's session file (``<store URI>#<id>``
+    for a parent kept in a store). The child is not
     started: call ``start("startup")`` and, when done, ``shutdown("quit")``.
 
     :raises SessionError: the parent's host cannot be loaded again (it was built by hand, with
@@ -53,8 +54,7 @@ async def create_child_session(parent: AgentSession, options: SessionOptions) ->
         ui=options.ui if options.ui is not None else parent.ui,
         approve=options.approve if options.approve is not None else parent.project_trusted,
         no_session=options.no_session or unsaved,
-        parent_session=options.parent_session
-        or (None if manager.session_file is None else str(manager.session_file)),
+        parent_session=options.parent_session or manager.session_reference,
     )
     if inherited is not None:
         # Next to the parent's file, wherever that is (--session may have opened one elsewhere).

@@ -22,6 +22,7 @@ from pi_host.resources import (
 )
 from pi_host.session import SessionManager, default_session_dir
 
+from ._allowlist import tool_allowed
 from ._config import SessionHostConfig
 from ._context import NullUI
 from ._host import BUILTIN_TOOL_NAMES, Host
@@ -68,11 +69,17 @@ class SessionOptions:
     session_dir: str | None = None
     session_store: str | None = None
     no_session: bool = False
-    #: The session file a new session continues from (the header's ``parentSession``), as a
-    #: sub-agent's session names its parent's.
+    #: The session a new session continues from (the header's ``parentSession``), as a
+    #: sub-agent's session names its parent's: a file's path, or ``<store URI>#<id>``
+    #: (``SessionManager.session_reference``) for a session in a store.
     parent_session: str | None = None
     name: str | None = None
     tools: Sequence[str] | None = None
+    #: Tool names (``*`` and ``?`` wildcards, as in ``mcp__db__*``) that may ever be active:
+    #: a tool outside them stays inactive however it comes, at start-up, registered at run
+    #: time by a plugin (``ctx.register_tool``) or named to ``set_active_tools``. ``None``:
+    #: no limit. A sub-agent's ``tools:`` list is one.
+    tool_allowlist: Sequence[str] | None = None
     exclude_tools: Sequence[str] = ()
     no_builtin_tools: bool = False
     no_tools: bool = False
@@ -169,6 +176,46 @@ def _open_stored_session(options: SessionOptions, cwd: str, uri: str, host: Host
         raise SessionError(str(exc)) from exc
 
 
+def _stored_reference(options: SessionOptions) -> tuple[str, str] | None:
+    """``--session``'s store URI and id when it is a ``<store URI>#<id>`` reference."""
+    if not options.session or os.path.exists(options.session):
+        return None
+    from pi_host.session import split_session_reference
+
+    return split_session_reference(options.session)
+
+
+def _open_referenced_session(
+    options: SessionOptions, cwd: str, store_uri: str | None, reference: tuple[str, str], host: Host
+) -> tuple[SessionManager, str]:
+    """The session a ``<store URI>#<id>`` reference names, and the URI its store was opened
+    from: the configured store when it is that store (its URI has the password a reference
+    leaves out), else the reference's.
+
+    :raises SessionError: for a store that cannot be opened or holds no such session.
+    """
+    from pi_host.session import SessionStoreError
+
+    from ._stores import open_session_store
+
+    uri, session_id = reference
+    timeout = host.dispatcher.hook_timeout
+    try:
+        if store_uri:
+            configured = open_session_store(store_uri, host.plugin_manager, timeout=timeout)
+            if configured.uri == uri:
+                return SessionManager.open_stored(configured, session_id), store_uri
+            configured.close()
+        store = open_session_store(uri, host.plugin_manager, timeout=timeout)
+        try:
+            return SessionManager.open_stored(store, session_id), uri
+        except BaseException:
+            store.close()
+            raise
+    except SessionStoreError as exc:
+        raise SessionError(str(exc)) from exc
+
+
 def _check_session_cwd(manager: SessionManager, cwd: str) -> None:
     """pi refuses a stored session whose working directory is gone (its tools would run
     somewhere else than the conversation assumes); so do we, with pi's words."""
@@ -208,7 +255,7 @@ def _active_tools(options: SessionOptions, tools: dict[str, Tool[Any]]) -> list[
         builtin = [] if options.no_builtin_tools else [name for name in DEFAULT_ACTIVE_TOOLS if name in tools]
         names = [*builtin, *plugin_tools]
     excluded = set(options.exclude_tools)
-    return [name for name in names if name not in excluded]
+    return [name for name in names if name not in excluded and tool_allowed(name, options.tool_allowlist)]
 
 
 class _TrustContext:
@@ -288,7 +335,12 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         or str(default_session_dir(cwd, root))
     )
     store_uri = options.session_store or settings.session_store
-    if store_uri and not options.no_session:
+    reference = _stored_reference(options)
+    if reference is not None and not options.no_session:
+        # --session <store URI>#<id>, as a child's header names its parent: that store's
+        # session (the configured store's, when it is the same one: it has the credentials).
+        manager, store_uri = _open_referenced_session(options, cwd, store_uri, reference, host)
+    elif store_uri and not options.no_session:
         manager = _open_stored_session(options, cwd, store_uri, host)
         # Store appends wait on a database: off the loop, which other sessions may share.
         manager.write_in_background()

@@ -42,6 +42,7 @@ from pi_host.messages import (
 from pi_host.providers import AbortSignal, Model, ThinkingLevel
 
 from ._abort_scopes import AbortScopes
+from ._allowlist import tool_allowed
 from ._context import NullUI, SessionPluginContext
 from ._host import Host
 from ._plugin_settings import PluginSettingsReader
@@ -309,8 +310,14 @@ class AgentSession:
         self._system_prompt_builder = builder
 
     def set_active_tools(self, names: Sequence[str]) -> None:
-        """Activate the named tools (unknown names are ignored) and rebuild the system prompt."""
-        self._active_tool_names = [name for name in dict.fromkeys(names) if name in self.host.tools]
+        """Activate the named tools (unknown names are ignored) and rebuild the system prompt.
+
+        Names outside the session's ``tool_allowlist`` (:class:`SessionOptions`) are ignored too.
+        """
+        allowlist = self.options.tool_allowlist if self.options is not None else None
+        self._active_tool_names = [
+            name for name in dict.fromkeys(names) if name in self.host.tools and tool_allowed(name, allowlist)
+        ]
         tools = [self.host.tools[name] for name in self._active_tool_names]
         self.agent.state.tools = tools
         if self._system_prompt_builder is not None:
@@ -318,7 +325,8 @@ class AgentSession:
             self.agent.state.system_prompt = self.base_system_prompt
 
     def register_tool(self, tool: Tool[Any]) -> None:
-        """Register a tool at runtime; it is active from the next provider call (pi's rule)."""
+        """Register a tool at runtime; it is active from the next provider call (pi's rule),
+        unless the session's ``tool_allowlist`` leaves it out (it is then registered, inactive)."""
         self.host.add_tool(tool, "runtime")
         if tool.name not in self._active_tool_names:
             self.set_active_tools([*self._active_tool_names, tool.name])

@@ -283,7 +283,7 @@ class SessionNavigation:
         await self.shutdown("fork", _file_text(planned.file))
         leaf = entry.parent_id if position == "before" else entry.id
         if leaf is None:
-            manager.new_session(parent_session=previous, planned=planned)
+            manager.new_session(parent_session=manager.session_reference, planned=planned)
         else:
             manager.create_branched_session(leaf, planned=planned)
         replaced = self._restore()

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
         SessionTreeNode,
         check_session_file,
     )
-    from ._uri import DEFAULT_STORE_URI, builtin_store, uri_scheme
+    from ._uri import DEFAULT_STORE_URI, builtin_store, session_reference, split_session_reference, uri_scheme
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -114,7 +114,9 @@ __all__ = [
     "parse_header",
     "read_session_info",
     "session_file_name",
+    "session_reference",
     "split_new_lines",
+    "split_session_reference",
     "uri_scheme",
     "validate_session_id",
 ]
@@ -134,6 +136,8 @@ _EXPORTS: dict[str, str] = {
     "entry_key": "_backend",
     "header_fields": "_backend",
     "split_new_lines": "_backend",
+    "session_reference": "_uri",
+    "split_session_reference": "_uri",
     "uri_scheme": "_uri",
     "CompactionEntry": "_entries",
     "CustomEntry": "_entries",

@@ -20,6 +20,7 @@ __all__ = [
     "StoredSession",
     "entry_key",
     "header_fields",
+    "header_parent",
     "split_new_lines",
 ]
 
@@ -40,6 +41,9 @@ class StoredSession(BaseModel):
     :ivar entries: how many entry lines follow the header.
     :ivar modified: when the last line was appended, in seconds since the epoch.
     :ivar location: where the store keeps it (a file path, a database URI), for people.
+    :ivar parent_session: the header's ``parentSession``: the session it was started from (a
+        sub-agent's parent, a fork's source) as a file path or ``<store URI>#<id>``; None
+        when there is none, or the store does not report it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -50,6 +54,7 @@ class StoredSession(BaseModel):
     entries: int
     modified: float
     location: str
+    parent_session: str | None = None
 
 
 def entry_key(line: str) -> tuple[str, str | None]:
@@ -85,6 +90,16 @@ def header_fields(line: str) -> tuple[str, str, str]:
         )
     cwd, timestamp = obj.get("cwd"), obj.get("timestamp")
     return obj["id"], cwd if isinstance(cwd, str) else "", timestamp if isinstance(timestamp, str) else ""
+
+
+def header_parent(line: str) -> str | None:
+    """A header line's ``parentSession`` (None when it has none or is not JSON)."""
+    try:
+        obj: Any = json.loads(line)
+    except ValueError:
+        return None
+    parent = obj.get("parentSession") if isinstance(obj, dict) else None
+    return parent if isinstance(parent, str) else None
 
 
 def split_new_lines(

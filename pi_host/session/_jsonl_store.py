@@ -171,4 +171,5 @@ def _describe(path: Path) -> StoredSession | None:
         entries=rest,
         modified=modified,
         location=str(path),
+        parent_session=obj.get("parentSession") if isinstance(obj.get("parentSession"), str) else None,
     )

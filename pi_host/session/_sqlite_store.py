@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ._backend import SessionStore, SessionStoreError, StoredSession, header_fields, split_new_lines
+from ._backend import (
+    SessionStore,
+    SessionStoreError,
+    StoredSession,
+    header_fields,
+    header_parent,
+    split_new_lines,
+)
 
 __all__ = ["SqliteStore", "sqlite_path"]
 
@@ -158,7 +165,7 @@ class SqliteStore(SessionStore):
     def list(self) -> builtins.list[StoredSession]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, cwd, started, entries, modified FROM pi_sessions ORDER BY modified DESC"
+                "SELECT id, cwd, started, entries, modified, header FROM pi_sessions ORDER BY modified DESC"
             ).fetchall()
         return [
             StoredSession(
@@ -168,8 +175,9 @@ class SqliteStore(SessionStore):
                 entries=entries,
                 modified=modified,
                 location=f"{self._uri}#{session_id}",
+                parent_session=header_parent(header),
             )
-            for session_id, cwd, started, entries, modified in rows
+            for session_id, cwd, started, entries, modified, header in rows
         ]
 
     def delete(self, session_id: str) -> bool:

@@ -358,7 +358,8 @@ class SessionManager:
             (``session_dir`` and ``cache_dir`` are then ignored).
         :param id: a session id of your choosing (letters, digits, ``.``, ``_``, ``-``);
             a time-ordered UUID by default.
-        :param parent_session: the session file this one continues from, recorded in the header.
+        :param parent_session: the session this one continues from, recorded in the header:
+            a file's path, or ``<store URI>#<id>`` (:attr:`session_reference`).
         :param cache_dir: where the resume cache is kept (``False`` to keep none).
         """
         cwd_text = os.fspath(cwd)
@@ -1206,6 +1207,17 @@ class SessionManager:
         """The store this session is kept in; None for a session file (or in memory)."""
         return self._store
 
+    @property
+    def session_reference(self) -> str | None:
+        """How another session's header names this one as its ``parentSession``: the session
+        file's path, or ``<store URI>#<session id>`` for a session kept in a store (pi-host's
+        ``--session`` opens either); None in memory."""
+        if self._store is not None:
+            from ._uri import session_reference
+
+            return session_reference(self._store.uri, self._header.id)
+        return None if self._file is None else os.fspath(self._file)
+
     def _open_for_append(self) -> int:
         assert self._file is not None
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
@@ -1415,7 +1427,7 @@ class SessionManager:
         :param planned: the new session's identity, chosen beforehand by :meth:`next_session`.
         :raises EntryNotFoundError: when there is no such entry.
         """
-        previous_file = self._file
+        previous_file = self.session_reference
         path = self.get_branch(leaf_id)
         if not path:
             raise EntryNotFoundError(leaf_id)
@@ -1452,7 +1464,7 @@ class SessionManager:
             id=planned.id,
             timestamp=planned.timestamp,
             cwd=self._cwd,
-            parent_session=os.fspath(previous_file) if self._persist and previous_file else None,
+            parent_session=previous_file if self._persist else None,
         )
         file = planned.file
         self._init_state(header, file)

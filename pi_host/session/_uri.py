@@ -7,9 +7,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ._backend import SessionStore, SessionStoreError
-from ._paths import sessions_root
+from ._paths import SESSION_ID_PATTERN, sessions_root
 
-__all__ = ["DEFAULT_STORE_URI", "builtin_store", "uri_scheme"]
+__all__ = ["DEFAULT_STORE_URI", "builtin_store", "session_reference", "split_session_reference", "uri_scheme"]
 
 DEFAULT_STORE_URI = "jsonl:"
 """pi's session files under the agent directory (``<agent dir>/sessions``)."""
@@ -21,6 +21,21 @@ def uri_scheme(uri: str) -> str:
     return "" if len(scheme) <= 1 else scheme.lower()  # "C:\\..." is a path
 
 
+def session_reference(store_uri: str, session_id: str) -> str:
+    """How a header's ``parentSession`` names a session kept in a store: ``<store URI>#<id>``
+    (the store's ``uri``, without a password; session ids never contain ``#``)."""
+    return f"{store_uri}#{session_id}"
+
+
+def split_session_reference(text: str) -> tuple[str, str] | None:
+    """A ``<store URI>#<session id>`` reference's URI and id; None for anything else (a
+    session file's path, an id prefix)."""
+    uri, hash_, session_id = text.rpartition("#")
+    if not hash_ or not uri or not SESSION_ID_PATTERN.match(session_id) or not uri_scheme(uri):
+        return None
+    return uri, session_id
+
+
 def builtin_store(uri: str) -> SessionStore | None:
     """The built-in store ``uri`` names; None for a scheme pi-host does not ship.
 
@@ -30,7 +45,9 @@ def builtin_store(uri: str) -> SessionStore | None:
     if scheme == "sqlite":
         from ._sqlite_store import SqliteStore, sqlite_path
 
-        return SqliteStore(sqlite_path(uri), uri=uri)
+        # The absolute form (sqlite:////abs/path.db): a child session's header names its parent
+        # by this URI, which must mean the same file from any working directory.
+        return SqliteStore(sqlite_path(uri))
     if scheme in ("", "jsonl", "file"):
         from ._jsonl_store import JsonlStore
 

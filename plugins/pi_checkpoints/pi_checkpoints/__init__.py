@@ -43,7 +43,7 @@ from ._plugin import (
 from ._settings import CheckpointSettings
 
 if TYPE_CHECKING:
-    from ._restore import RestoreRefused, apply_restore, describe_plan, sync_record
+    from ._restore import RestoreOutsideProject, RestoreRefused, apply_restore, describe_plan, sync_record
     from ._timeline import (
         CUSTOM_TYPE,
         FileChange,
@@ -58,6 +58,7 @@ __all__ = [
     "CUSTOM_TYPE",
     "CheckpointSettings",
     "FileChange",
+    "RestoreOutsideProject",
     "RestorePlan",
     "RestoreRefused",
     "RewindPoint",
@@ -85,6 +86,7 @@ __all__ = [
 # The reading and restoring code is loaded on first use, so importing the entry point
 # (which every start of pi-host does) stays light.
 _LAZY = {
+    "RestoreOutsideProject": "._restore",
     "RestoreRefused": "._restore",
     "apply_restore": "._restore",
     "describe_plan": "._restore",

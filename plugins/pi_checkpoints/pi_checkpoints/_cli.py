@@ -1,13 +1,15 @@
 """``pi-host rewind``: list a session's rewind points and restore one, outside a session.
 
     pi-host rewind --session FILE --list [--json]
-    pi-host rewind --session FILE --to ENTRY_ID [--files|--conversation|--both] [--force] [--json]
+    pi-host rewind --session FILE --to ENTRY_ID [--files|--conversation|--both] [--force]
+        [--outside-project] [--json]
 
 Restoring prints what changes first; a file changed outside the agent since the checkpoint
-stops the restore (exit status 3) unless ``--force``. The restore is written to the session
-as a checkpoint entry of its own, so rewinding to it undoes it. Rewinding the conversation
-moves the session's leaf: the next ``pi-host --session FILE`` continues from before the
-message.
+stops the restore (exit status 3) unless ``--force``; so does a file outside the session's
+project (or in its ``.git``, or behind a symlink leading out), unless ``--outside-project``.
+The restore is written to the session as a checkpoint entry of its own, so rewinding to it
+undoes it. Rewinding the conversation moves the session's leaf: the next
+``pi-host --session FILE`` continues from before the message.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     scope.add_argument("--both", dest="scope", action="store_const", const="both", help="both (the default)")
     parser.add_argument("--force", action="store_true", help="overwrite files changed outside the agent")
+    parser.add_argument(
+        "--outside-project",
+        action="store_true",
+        help="also write files outside the session's project (a session file can name any path)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
 
@@ -94,19 +101,34 @@ def main(argv: list[str]) -> int:
         lines = describe_plan(plan, plan.git_root or cwd)
         out["changes"] = [c.model_dump(mode="json") for c in plan.changes]
         out["notes"] = list(plan.notes)
+        out["projectRoot"] = plan.project_root
         if not args.json:
-            print("Files:")
+            print(f"Files (project {plan.project_root}):")
             print("\n".join(lines))
-        if plan.conflicts and not args.force:
-            message = str(RestoreRefused(plan))
-            if args.json:
-                print(json.dumps({**out, "refused": message}, indent=2))
-            else:
-                print(f"pi-host rewind: {message}", file=sys.stderr)
-            return 3
     record: dict[str, Any] | None = None
     if plan is not None and plan.changes:
-        record = apply_restore(plan, store_root=root, force=args.force)
+
+        def waiting() -> None:
+            print(
+                f"pi-host rewind: waiting for another restore of {plan.project_root} to finish",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        try:
+            record = apply_restore(
+                plan,
+                store_root=root,
+                force=args.force,
+                allow_outside_project=args.outside_project,
+                on_wait=waiting,
+            )
+        except RestoreRefused as refused:
+            if args.json:
+                print(json.dumps({**out, "refused": str(refused)}, indent=2))
+            else:
+                print(f"pi-host rewind: {refused}", file=sys.stderr)
+            return 3
     if scope in ("conversation", "both"):
         leaf = conversation_leaf(branch, args.to)
         if leaf is None:

@@ -27,12 +27,19 @@ __all__ = ["GitError", "GitRepo", "Snapshot"]
 # or change the bytes it records: a split index writes a shared index into .git; maintenance;
 # hooks (post-index-change runs after every index write); Git LFS's clean filter stores
 # content under .git/lfs; end-of-line conversion would record other bytes than the file's.
+# Every other filter driver the configuration names is switched off the same way
+# (:meth:`GitRepo._filter_config`), and files that attributes would still convert are
+# hashed again with ``--no-filters`` (:meth:`GitRepo._record_own_bytes`). The global and
+# system attribute files are not read (``core.attributesFile``, ``GIT_ATTR_NOSYSTEM``), nor
+# is an fsmonitor hook run.
 _SAFE_CONFIG = (
     "-c", "core.splitIndex=false",
     "-c", "gc.auto=0",
     "-c", "maintenance.auto=false",
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.autocrlf=false",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.attributesFile=/dev/null",
     "-c", "filter.lfs.process=",
     "-c", "filter.lfs.clean=",
     "-c", "filter.lfs.smudge=",
@@ -54,6 +61,13 @@ class GitError(RuntimeError):
     """A git command failed; the text has the command and git's message."""
 
 
+# The attributes under which ``git add`` records other bytes than the file's own.
+_CONVERTING = ("text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
+_NO_VALUE = (b"unspecified", b"unset")
+_GITLINK = "160000"
+_SYMLINK = "120000"
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """One snapshot: the tree and the untracked files left out for their size (relative paths)."""
@@ -72,6 +86,7 @@ class GitRepo:
         self.state_dir = state_dir
         self.objects = state_dir / "objects"
         self.index = state_dir / "index"
+        self._filters: tuple[str, ...] | None = None
 
     @classmethod
     def discover(cls, cwd: str, store_root: Path) -> GitRepo | None:
@@ -112,7 +127,7 @@ class GitRepo:
     def _git(
         self, *args: str, input: bytes | None = None, ok: Sequence[int] = (0,), literal: bool = False
     ) -> bytes:
-        cmd = ["git", "-C", self.root, *_SAFE_CONFIG, *args]
+        cmd = ["git", "-C", self.root, *_SAFE_CONFIG, *self._filter_config(), *args]
         env = self._env()
         if literal:
             env["GIT_LITERAL_PATHSPECS"] = "1"
@@ -121,6 +136,97 @@ class GitRepo:
             message = out.stderr.decode(errors="replace").strip()
             raise GitError(f"git {' '.join(args[:2])} in {self.root} failed: {message}")
         return out.stdout
+
+    def _filter_config(self) -> tuple[str, ...]:
+        """``-c filter.NAME.clean=`` … for every filter driver the repository's configuration
+        names: none of them runs (an empty command is no filter; not required, so no error)."""
+        if self._filters is None:
+            out = subprocess.run(
+                ["git", "-C", self.root, "config", "--name-only", "--get-regexp", r"^filter\..*\."],
+                capture_output=True,
+                text=True,
+                env=_clean_env(),
+                check=False,
+            )
+            names = sorted({key[len("filter.") : key.rindex(".")] for key in out.stdout.split()})
+            config: list[str] = []
+            for name in names:
+                for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+                    config += ["-c", f"filter.{name}.{key}={value}"]
+            self._filters = tuple(config)
+        return self._filters
+
+    def _has_attributes(self, untracked: Sequence[str]) -> bool:
+        """Whether any attributes can apply: a ``.gitattributes`` in the index or untracked,
+        or ``info/attributes`` (the global and system files are switched off for snapshots)."""
+        if any(rel == ".gitattributes" or rel.endswith("/.gitattributes") for rel in untracked):
+            return True
+        info = Path(self.common_dir, "info", "attributes")
+        if info.is_file() and info.stat().st_size:
+            return True
+        return bool(self._git("ls-files", "-z", "--", ".gitattributes", "*/.gitattributes").strip(b"\0"))
+
+    def _stat_dirty(self) -> list[str]:
+        """The tracked paths whose file changed since the private index saw it (by stat;
+        plumbing ``diff-files`` does not refresh, so each of them is listed)."""
+        out = self._git("diff-files", "-z", "--name-only")
+        return [os.fsdecode(name) for name in out.split(b"\0") if name]
+
+    def _record_own_bytes(self, candidates: set[str] | None) -> None:
+        """Record the file's own bytes for each of ``candidates`` (``None``: every path) that
+        ``text``, ``eol``, ``ident`` … make ``git add`` convert (``hash-object --no-filters``).
+
+        The entries written carry no stat data; a refresh then gives it back to those whose
+        converted bytes are their own anyway (most files under ``text=auto``), so only the
+        files whose bytes conversion changes are looked at again by the next snapshot.
+        """
+        files: list[tuple[str, str]] = []  # (mode, path) of regular files
+        for record in self._git("ls-files", "-s", "-z").split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode = meta.split(b" ", 1)[0].decode()
+            rel = os.fsdecode(name)
+            if mode not in (_GITLINK, _SYMLINK) and (candidates is None or rel in candidates):
+                files.append((mode, rel))
+        if not files:
+            return
+        request = b"".join(os.fsencode(rel) + b"\0" for _, rel in files)
+        out = self._git("check-attr", "-z", "--stdin", *_CONVERTING, input=request).split(b"\0")
+        converted = sorted(
+            {os.fsdecode(out[at]) for at in range(0, len(out) - 2, 3) if out[at + 2] not in _NO_VALUE}
+        )
+        if not converted:
+            return
+        modes = dict((rel, mode) for mode, rel in files)
+        lines: list[bytes] = []
+        for start in range(0, len(converted), 500):
+            chunk = converted[start : start + 500]
+            blobs = self._git("hash-object", "--no-filters", "-w", "--", *chunk).split()
+            for rel, blob in zip(chunk, blobs, strict=True):
+                lines.append(b"%s %s\t%s\0" % (modes[rel].encode(), blob, os.fsencode(rel)))
+        self._git("update-index", "-z", "--index-info", input=b"".join(lines))
+        self._git("update-index", "-q", "--refresh", ok=(0, 1))
+
+    def submodules(self) -> list[str]:
+        """The submodules (and nested repositories) of the work tree as the last snapshot saw
+        them: a snapshot records which commit each is at, never the files inside."""
+        found = []
+        for record in self._git("ls-files", "-s", "-z").split(b"\0"):
+            meta, _, name = record.partition(b"\t")
+            if meta.startswith(_GITLINK.encode() + b" "):
+                found.append(os.fsdecode(name))
+        return found
+
+    def tracked_count(self) -> int:
+        """How many files the user's index holds (read from its header; 0 without one)."""
+        index = self._user_index()
+        try:
+            with open(index, "rb") if index is not None else open(os.devnull, "rb") as f:
+                header = f.read(12)
+        except OSError:
+            return 0
+        return int.from_bytes(header[8:12], "big") if header[:4] == b"DIRC" else 0
 
     def _user_index(self) -> Path | None:
         out = subprocess.run(
@@ -144,7 +250,10 @@ class GitRepo:
         self.objects.mkdir(parents=True, exist_ok=True)
         with open(self.state_dir / "lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not self.index.exists():
+            # A seeded index holds the user's blobs, converted as .gitattributes says: every
+            # path is looked at once; later snapshots look at the paths that changed.
+            fresh = not self.index.exists()
+            if fresh:
                 user_index = self._user_index()
                 if user_index is not None and user_index.is_file():
                     shutil.copyfile(user_index, self.index)
@@ -159,13 +268,19 @@ class GitRepo:
                         skipped.append(rel)
                 except OSError:
                     continue
+            untracked = [os.fsdecode(raw) for raw in others if raw]
+            attributes = self._has_attributes(untracked)
+            dirty = self._stat_dirty() if attributes and not fresh else []
             pathspec = [".", *(f":(exclude,literal){rel}" for rel in skipped)]
             try:
                 self._git("add", "-A", "--", *pathspec)
             except GitError:
                 # A seeded index git cannot use (another version's extensions): start afresh.
                 self.index.unlink(missing_ok=True)
+                fresh = True
                 self._git("add", "-A", "--", *pathspec)
+            if attributes:
+                self._record_own_bytes(None if fresh else {*dirty, *untracked})
             tree = self._git("write-tree").decode().strip()
         return Snapshot(tree, tuple(skipped))
 
@@ -233,5 +348,6 @@ class GitRepo:
 def _clean_env() -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key not in _GIT_ENV}
     env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_ATTR_NOSYSTEM"] = "1"
     env["GIT_OPTIONAL_LOCKS"] = "0"
     return env

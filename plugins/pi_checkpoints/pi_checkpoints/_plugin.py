@@ -116,6 +116,15 @@ def _repo(state: _State) -> GitRepo | None:
         from ._git import GitRepo
 
         state.repo = GitRepo.discover(state.cwd, store_root()) if state.settings.git_snapshots else None
+        limit = state.settings.git_snapshot_max_files
+        if state.repo is not None and state.repo.tracked_count() > limit:
+            logger.info(
+                "pi-checkpoints: %s holds more than checkpoints.gitSnapshotMaxFiles (%d) files: "
+                "no snapshots, only the files edit and write change are kept",
+                state.repo.root,
+                limit,
+            )
+            state.repo = None
         state.repo_known = True
     return state.repo
 
@@ -301,7 +310,8 @@ async def pi_session_start(reason: str, previous_session_file: str | None, ctx: 
             del ctx.stash[_FORK_PLAN]
         plan = pending[1] if pending is not None and pending[0] == str(previous_session_file) else None
         if plan is not None:
-            record = await _restore(ctx, plan, force=True)
+            # The user confirmed the plan, with its files outside the project, before the fork.
+            record = await _restore(ctx, plan, force=True, allow_outside_project=True)
             ctx.append_entry("checkpoint", record)  # in the new session: undone from there
             _report(ctx, record)
     settings = state.settings
@@ -383,20 +393,37 @@ async def _confirm_plan(
         return False
     if plan.conflicts and not force:
         names = "\n".join(f"  {change.path}: {change.outside}" for change in plan.conflicts)
-        return await ctx.ui.confirm(
+        if not await ctx.ui.confirm(
             "Overwrite changes made outside the agent?",
             f"These files changed outside the agent since the checkpoint:\n{names}",
+        ):
+            return False
+    if plan.outside_project:
+        names = "\n".join(f"  {change.path}" for change in plan.outside_project)
+        return await ctx.ui.confirm(
+            f"Write files outside the project {plan.project_root}?",
+            f"The checkpoint names files outside the project (or in .git):\n{names}",
         )
     return True
 
 
-async def _restore(ctx: PluginContext, plan: RestorePlan, *, force: bool) -> dict[str, Any]:
+async def _restore(
+    ctx: PluginContext, plan: RestorePlan, *, force: bool, allow_outside_project: bool = False
+) -> dict[str, Any]:
     from ._restore import apply_restore
 
     state = _state(ctx)
     limit = state.settings.max_file_bytes if state is not None else 10 << 20
     return dict(
-        await _thread(lambda: apply_restore(plan, store_root=store_root(), force=force, max_file_bytes=limit))
+        await _thread(
+            lambda: apply_restore(
+                plan,
+                store_root=store_root(),
+                force=force,
+                max_file_bytes=limit,
+                allow_outside_project=allow_outside_project,
+            )
+        )
     )
 
 
@@ -416,7 +443,8 @@ _ACTIONS = {"both": "Conversation and files", "conversation": "Conversation only
 
 async def _rewind_command(args: str, ctx: CommandContext) -> None:
     """``/rewind``: choose a point and what to restore; or, for scripts and RPC clients,
-    ``/rewind ENTRY_ID [both|files|conversation] [force]``."""
+    ``/rewind ENTRY_ID [both|files|conversation] [force] [outside]`` (``outside``: write files
+    outside the project too)."""
     from ._timeline import NO_GIT_NOTE, list_points
 
     await ctx.wait_for_idle()
@@ -431,7 +459,8 @@ async def _rewind_command(args: str, ctx: CommandContext) -> None:
         ctx.ui.notify("nothing to rewind to: no user message on this branch", "info")
         return
     force = "force" in words or "--force" in words
-    if words and not words[0].startswith("-") and words[0] not in ("force",):
+    outside = "outside" in words or "--outside-project" in words
+    if words and not words[0].startswith("-") and words[0] not in ("force", "outside"):
         point = next((p for p in points if p.entry_id == words[0]), None)
         if point is None:
             ctx.ui.notify(f"/rewind: {words[0]} is not a rewind point of this branch", "error")
@@ -459,7 +488,17 @@ async def _rewind_command(args: str, ctx: CommandContext) -> None:
     from ._restore import RestoreRefused, describe_plan
 
     try:
-        await _rewind(ctx, state, branch, point.entry_id, action, force=force, ask=not words, editor=True)
+        await _rewind(
+            ctx,
+            state,
+            branch,
+            point.entry_id,
+            action,
+            force=force,
+            ask=not words,
+            editor=True,
+            allow_outside_project=outside,
+        )
     except RestoreRefused as refused:
         preview = "\n".join(describe_plan(refused.plan, refused.plan.git_root or ctx.cwd))
         ctx.ui.notify(f"{refused}\n{preview}", "error")
@@ -475,13 +514,16 @@ async def _rewind(
     force: bool,
     ask: bool,
     editor: bool = False,
+    allow_outside_project: bool = False,
 ) -> dict[str, Any]:
     """Rewind to ``entry_id``; returns what was done (``restored``, ``leafId`` …).
 
-    :raises RestoreRefused: without ``ask``, when files changed outside the agent and not ``force``.
+    :raises RestoreRefused: without ``ask``, when files changed outside the agent and not
+        ``force``; :class:`~pi_checkpoints.RestoreOutsideProject` when a file lies outside
+        the project and not ``allow_outside_project``. Checked before anything moves.
     """
-    from ._restore import RestoreRefused, sync_record
-    from ._timeline import conversation_leaf, plan_restore, user_text
+    from ._restore import RestoreOutsideProject, RestoreRefused, sync_record
+    from ._timeline import conversation_leaf, escapes, plan_restore, user_text
 
     limit = state.settings.max_file_bytes
     done: dict[str, Any] = {"entryId": entry_id, "restore": action, "restored": [], "notRestored": []}
@@ -497,8 +539,17 @@ async def _rewind(
                 done["cancelled"] = True
                 return done
             force = force or bool(plan.conflicts)
+            allow_outside_project = allow_outside_project or bool(plan.outside_project)
         elif plan.conflicts and not force:
             raise RestoreRefused(plan)
+        elif plan.outside_project and not allow_outside_project:
+            raise RestoreOutsideProject(
+                plan,
+                {
+                    c.path: escapes(c.path, plan.project_root) or "outside the project"
+                    for c in plan.outside_project
+                },
+            )
     if action in ("both", "conversation"):
         leaf = conversation_leaf(branch, entry_id)
         if leaf != ctx.session_manager.leaf_id:
@@ -514,7 +565,7 @@ async def _rewind(
                 ctx.ui.set_editor_text(text)  # the message comes back for editing, as with /tree
         done["leafId"] = ctx.session_manager.leaf_id
     if plan is not None and plan.changes:
-        record = await _restore(ctx, plan, force=force)
+        record = await _restore(ctx, plan, force=force, allow_outside_project=allow_outside_project)
         ctx.append_entry("checkpoint", record)
         done["restored"] = [f["path"] for f in record["files"]]
         done["notRestored"] = record.get("notRestored", [])
@@ -570,7 +621,14 @@ async def _rpc_rewind(command: Mapping[str, Any], ctx: CommandContext) -> Any:
         raise ValueError(f"rewind: restore must be one of {', '.join(_ACTIONS)}, not {action!r}")
     await ctx.wait_for_idle()
     return await _rewind(
-        ctx, state, _branch(ctx), _entry_id(command), action, force=bool(command.get("force")), ask=False
+        ctx,
+        state,
+        _branch(ctx),
+        _entry_id(command),
+        action,
+        force=bool(command.get("force")),
+        ask=False,
+        allow_outside_project=bool(command.get("allowOutsideProject")),
     )
 
 
@@ -616,7 +674,7 @@ async def pi_session_tree(new_leaf_id: str | None, old_leaf_id: str | None, ctx:
     )
     decision = await _confirm_plan(ctx, plan, "Restore the files of this point too?")
     if decision:
-        record = await _restore(ctx, plan, force=True)
+        record = await _restore(ctx, plan, force=True, allow_outside_project=True)
         ctx.append_entry("checkpoint", record)
         _report(ctx, record)
 

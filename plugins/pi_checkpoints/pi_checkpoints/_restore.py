@@ -5,27 +5,54 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ._git import GitRepo
+from ._lock import project_lock
 from ._store import BlobStore, file_state, norm_path
-from ._timeline import CUSTOM_TYPE, RestorePlan, checkpoint_records
+from ._timeline import CUSTOM_TYPE, FileChange, RestorePlan, checkpoint_records, escapes
 
-__all__ = ["CUSTOM_TYPE", "RestoreRefused", "apply_restore", "capture", "describe_plan", "sync_record"]
+__all__ = [
+    "CUSTOM_TYPE",
+    "RestoreOutsideProject",
+    "RestoreRefused",
+    "apply_restore",
+    "capture",
+    "describe_plan",
+    "sync_record",
+]
 
 
 class RestoreRefused(RuntimeError):
-    """Restoring would overwrite files changed outside the agent; nothing was changed."""
+    """Restoring would overwrite files changed outside the agent (since the checkpoint, or
+    since the plan was made); nothing was changed."""
 
-    def __init__(self, plan: RestorePlan) -> None:
+    def __init__(self, plan: RestorePlan, message: str | None = None) -> None:
         self.plan = plan
         names = ", ".join(change.path for change in plan.conflicts)
         super().__init__(
-            f"not restoring: {names} changed outside the agent since the checkpoint; "
+            message
+            or f"not restoring: {names} changed outside the agent since the checkpoint; "
             "look at the changes, then confirm (--force) to overwrite them"
         )
+
+
+class RestoreOutsideProject(RestoreRefused):
+    """Restoring would write outside the session's project (or into its ``.git``, or through a
+    symlink leading out); nothing was changed."""
+
+    def __init__(self, plan: RestorePlan, reasons: dict[str, str]) -> None:
+        named = "; ".join(f"{path}: {why}" for path, why in reasons.items())
+        super().__init__(
+            plan,
+            f"not restoring: the checkpoint names files outside the project {plan.project_root} ({named}); "
+            "a session file from elsewhere can name any path. Check the paths, then allow it "
+            "explicitly to write them (pi-host rewind --outside-project, /rewind ENTRY_ID files "
+            "outside, or confirm it in /rewind)",
+        )
+        self.reasons = reasons
 
 
 def capture(path: str, *, algo: str, store: BlobStore, max_file_bytes: int) -> dict[str, Any]:
@@ -56,14 +83,16 @@ def file_entry(path: str, pre: dict[str, Any], post: dict[str, Any]) -> dict[str
 def describe_plan(plan: RestorePlan, base: str) -> list[str]:
     """The lines that show the user what restoring would do, before it is done."""
 
-    def shown(path: str) -> str:
-        rel = os.path.relpath(path, base)
+    def shown(change: FileChange) -> str:
+        rel = os.path.relpath(change.path, base)
         # A path outside the project stands out: a session file from elsewhere could name any.
-        return f"{path} (outside {base})" if rel.startswith("..") else rel
+        if change.outside_project:
+            return f"{change.path} (OUTSIDE THE PROJECT {plan.project_root or base}: refused unless allowed)"
+        return change.path if rel.startswith("..") else rel
 
     lines = []
     for change in plan.changes:
-        line = f"  {change.action:<6} {shown(change.path)}"
+        line = f"  {change.action:<6} {shown(change)}"
         if change.outside:
             line += f"  (!) {change.outside}"
         if change.problem:
@@ -109,19 +138,65 @@ def _remove_empty_parents(path: str, root: str | None) -> None:
 
 
 def apply_restore(
-    plan: RestorePlan, *, store_root: Path, force: bool = False, max_file_bytes: int = 10 << 20
+    plan: RestorePlan,
+    *,
+    store_root: Path,
+    force: bool = False,
+    max_file_bytes: int = 10 << 20,
+    allow_outside_project: bool = False,
+    on_wait: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Restore the files of ``plan``; returns the checkpoint entry data that records it
     (append it to the session so the restore can itself be rewound).
 
-    Files whose content is gone (:attr:`FileChange.problem`) are left as they are and
-    named in the record's ``notRestored``.
+    One restore of a project runs at a time (a lock under ``store_root``, across processes);
+    holding it, each file is checked again: one that changed since the plan was made (by
+    another restore, say) stops the restore unless ``force``. Files whose content is gone
+    (:attr:`FileChange.problem`) are left as they are and named in the record's ``notRestored``.
 
-    :raises RestoreRefused: the plan overwrites files changed outside the agent and
-        ``force`` is false; nothing was changed.
+    :param allow_outside_project: write files outside :attr:`RestorePlan.project_root` too.
+    :param on_wait: called before waiting for another process's restore of the project.
+    :raises RestoreOutsideProject: a file lies outside the project and that is not allowed.
+    :raises RestoreRefused: the plan overwrites files changed outside the agent, or files
+        changed since the plan, and ``force`` is false. Nothing was changed either way.
     """
     if plan.conflicts and not force:
         raise RestoreRefused(plan)
+    root = plan.project_root or plan.git_root or os.path.realpath(os.getcwd())
+    with project_lock(store_root, root, on_wait):
+        _check(plan, root, force=force, allow_outside_project=allow_outside_project)
+        return _apply(plan, store_root=store_root, max_file_bytes=max_file_bytes)
+
+
+def _check(plan: RestorePlan, root: str, *, force: bool, allow_outside_project: bool) -> None:
+    """Refuse before writing anything: paths that leave the project (checked again now, a
+    directory may have become a symlink since the plan), files changed since the plan."""
+    if not allow_outside_project:
+        reasons = {}
+        for change in plan.changes:
+            why = escapes(change.path, root)
+            if why is None and change.outside_project:
+                why = "it was outside the project when the plan was made"
+            if why is not None:
+                reasons[change.path] = why
+        if reasons:
+            raise RestoreOutsideProject(plan, reasons)
+    if force:
+        return
+    moved = []
+    for change in plan.changes:
+        state = file_state(change.path, plan.algo)
+        if (state[0] if state is not None else None) != change.current:
+            moved.append(change.path)
+    if moved:
+        raise RestoreRefused(
+            plan,
+            f"not restoring: {', '.join(moved)} changed since the restore was planned (another "
+            "restore or program wrote it meanwhile); look again, or confirm (--force) to overwrite",
+        )
+
+
+def _apply(plan: RestorePlan, *, store_root: Path, max_file_bytes: int) -> dict[str, Any]:
     store = BlobStore(store_root / "blobs")
     repo = GitRepo.discover(plan.git_root, store_root) if plan.git_root else None
     files: list[dict[str, Any]] = []

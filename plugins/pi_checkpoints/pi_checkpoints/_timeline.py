@@ -43,7 +43,8 @@ CUSTOM_TYPE = "checkpoint"
 """The ``customType`` of the plugin's session entries (pi's ``custom`` entry, ignored by pi)."""
 
 NO_GIT_NOTE = (
-    "no git snapshots (not a git work tree, or checkpoints.gitSnapshots is off): only files "
+    "no git snapshots (not a git work tree, checkpoints.gitSnapshots is off, or the repository "
+    "holds more files than checkpoints.gitSnapshotMaxFiles): only files "
     "written by edit, write and tools that declare their writes are restored; bash's changes are not"
 )
 
@@ -81,6 +82,9 @@ class FileChange(BaseModel):
         ``None``; such a file is only overwritten when forced.
     :ivar problem: why the file cannot be restored (its content was too large to keep, or
         pruned), or ``None``.
+    :ivar outside_project: the path lies outside the project (:attr:`RestorePlan.project_root`),
+        inside its ``.git``, or is reached through a symlink that leads out of it; such a file
+        is only written when explicitly allowed (a session file from elsewhere can name any path).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -93,6 +97,7 @@ class FileChange(BaseModel):
     source: Literal["git", "store"] | None = None
     outside: str | None = None
     problem: str | None = None
+    outside_project: bool = False
 
 
 class RestorePlan(BaseModel):
@@ -103,6 +108,8 @@ class RestorePlan(BaseModel):
     :ivar notes: what the user should know (a directory that is not a git work tree …).
     :ivar git_root: the work tree snapshotted, ``None`` without git.
     :ivar now: the snapshot of the work tree taken for the plan, ``None`` without git.
+    :ivar project_root: the session's project: the git work tree its ``cwd`` is in, else the
+        ``cwd`` itself; restores write only inside it unless explicitly allowed.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -114,6 +121,7 @@ class RestorePlan(BaseModel):
     algo: str = "sha1"
     now_tree: str | None = None
     now_skipped: tuple[str, ...] = ()
+    project_root: str = ""
 
     @property
     def conflicts(self) -> tuple[FileChange, ...]:
@@ -123,6 +131,11 @@ class RestorePlan(BaseModel):
     @property
     def unrestorable(self) -> tuple[FileChange, ...]:
         return tuple(change for change in self.changes if change.problem is not None)
+
+    @property
+    def outside_project(self) -> tuple[FileChange, ...]:
+        """The changes that would write outside the project (refused unless allowed)."""
+        return tuple(change for change in self.changes if change.outside_project)
 
 
 @dataclass
@@ -188,13 +201,48 @@ def user_text(entry: Any) -> str | None:
 
 
 def _repo_for(records: Sequence[_Record], cwd: str, store_root: Path) -> GitRepo | None:
+    """The work tree ``cwd`` is in; else one the records name that lies inside ``cwd`` (a
+    root named by a session file from elsewhere is not taken on trust)."""
+    found = GitRepo.discover(cwd, store_root)
+    if found is not None:
+        return found
+    base = norm_path(cwd)
     for record in reversed(records):
         repo = record.data.get("repo")
-        if isinstance(repo, dict) and repo.get("root"):
+        if isinstance(repo, dict) and repo.get("root") and escapes(str(repo["root"]), base) is None:
             found = GitRepo.discover(str(repo["root"]), store_root)
-            if found is not None:
+            if found is not None and escapes(found.root, base) is None:
                 return found
-    return GitRepo.discover(cwd, store_root)
+    return None
+
+
+def project_root(cwd: str, store_root: Path) -> str:
+    """The session's project: the git work tree ``cwd`` is in, else ``cwd`` (resolved)."""
+    repo = GitRepo.discover(cwd, store_root)
+    return repo.root if repo is not None else os.path.realpath(cwd)
+
+
+def escapes(path: str, root: str) -> str | None:
+    """Why writing ``path`` would leave ``root``, or ``None`` when it stays inside.
+
+    The directories on the way are resolved (a symlinked directory that leads out counts as
+    out); the file itself may be a symlink, which a restore replaces rather than follows. A
+    ``root`` that is ``/`` or holds the home directory keeps nothing in (a crafted session
+    file can claim such a ``cwd``).
+    """
+    home = os.path.realpath(os.path.expanduser("~"))
+    if root == os.sep or home == root or home.startswith(root.rstrip(os.sep) + os.sep):
+        # A session whose cwd is / or holds the home directory would make "inside" mean anywhere.
+        return f"the project {root} is / or holds the home directory, so nothing is inside it"
+    real = norm_path(path)
+    rel = os.path.relpath(real, root)
+    if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
+        if norm_path(os.path.abspath(path)) != os.path.abspath(path):
+            return f"it is reached through a symlink that leads out of {root}"
+        return f"it is outside the project {root}"
+    if rel.split(os.sep)[0] == ".git":
+        return "it is inside the repository's .git"
+    return None
 
 
 def _index_of(branch: Sequence[Any], entry_id: str) -> int:
@@ -345,10 +393,16 @@ def plan_restore(
     has_snapshots = any(r.snapshots() for r in (*records, *source))
     repo = _repo_for([*records, *source], cwd, store_root) if has_snapshots else None
     algo = repo.algo if repo is not None else "sha1"
+    project = project_root(cwd, store_root)
     notes: list[str] = []
     if repo is None:
         notes.append(NO_GIT_NOTE)
     now: Snapshot | None = repo.snapshot(max_file_bytes) if repo is not None else None
+    submodules = repo.submodules() if repo is not None and now is not None else []
+    if submodules:
+        notes.append(
+            "the contents of submodules are not recorded and are left as they are: " + ", ".join(submodules)
+        )
 
     # The snapshots that can decide a file: the last before the point and every one after.
     snapshots = _snapshots(records)
@@ -439,6 +493,7 @@ def plan_restore(
                 source=chosen.source if chosen.value is not None else None,
                 outside=outside,
                 problem=problem,
+                outside_project=escapes(path, project) is not None,
             )
         )
     if repo is not None:
@@ -458,6 +513,7 @@ def plan_restore(
         algo=algo,
         now_tree=now.tree if now is not None else None,
         now_skipped=now.skipped if now is not None else (),
+        project_root=project,
     )
 
 

@@ -717,3 +717,362 @@ async def test_a_fork_plan_stays_with_its_own_session(environment: Path) -> None
     finally:
         await first.close()
         await second.close()
+
+
+# -- hardening: paths outside the project, byte-exactness, concurrent restores, aborts, submodules
+
+
+def _rewind_cli(
+    session_file: str, environment: Path, *args: str, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PI_HOST_DIR": str(environment / "agent")}
+    return subprocess.run(
+        [PI_HOST, "rewind", "--session", session_file, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
+
+
+async def test_a_crafted_session_cannot_restore_outside_its_project_unless_allowed(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("alpha\n")
+    elsewhere = environment / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "victim.txt").write_text("victim\n")
+    (elsewhere / "linked.txt").write_text("linked victim\n")
+    (plain / "link").symlink_to(elsewhere)  # a directory inside the project that leads out
+    host = host_for(environment, plain)
+    try:
+        await host.run("go", replies=[edit("a.txt", "alpha", "beta"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        file = Path(str(session.session_manager.session_file))
+    finally:
+        await host.close()
+    # Someone hands over a session file whose checkpoint names paths out of the project.
+    own = str(plain.resolve() / "a.txt")
+    lines = []
+    for line in file.read_text().splitlines():
+        entry = json.loads(line)
+        if entry.get("type") == "custom" and entry.get("customType") == "checkpoint":
+            (item,) = entry["data"]["files"]
+            entry["data"]["files"] = [
+                {**item, "path": str(elsewhere / "victim.txt")},
+                {**item, "path": str(plain / "link" / "linked.txt")},
+                {**item, "path": str(plain / ".git" / "config")},
+            ]
+            assert item["path"] == own
+        lines.append(json.dumps(entry))
+    crafted = environment / "crafted.jsonl"
+    crafted.write_text("\n".join(lines) + "\n")
+
+    refused = _rewind_cli(str(crafted), environment, "--to", u1, "--files", "--force", cwd=environment)
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "OUTSIDE THE PROJECT" in refused.stdout  # the preview marks them
+    assert (
+        f"outside the project {plain.resolve()}" in refused.stderr and "--outside-project" in refused.stderr
+    )
+    assert "through a symlink" not in refused.stderr  # norm_path resolved it: named by its real place
+    assert (elsewhere / "victim.txt").read_text() == "victim\n"
+    assert (elsewhere / "linked.txt").read_text() == "linked victim\n"
+    # The in-process API refuses the same way, and a directory turned symlink after the plan too.
+    plan = pi_checkpoints.plan_restore(
+        SessionManager.open(str(crafted)).get_branch(),
+        u1,
+        cwd=str(plain),
+        store_root=pi_checkpoints.store_root(),
+    )
+    assert plan.project_root == str(plain.resolve()) and len(plan.outside_project) == 3
+    with pytest.raises(pi_checkpoints.RestoreOutsideProject) as raised:
+        pi_checkpoints.apply_restore(plan, store_root=pi_checkpoints.store_root(), force=True)
+    assert raised.value.reasons == {
+        str(elsewhere / "victim.txt"): f"it is outside the project {plain.resolve()}",
+        str(elsewhere / "linked.txt"): f"it is outside the project {plain.resolve()}",
+        str(plain.resolve() / ".git" / "config"): "it is inside the repository's .git",
+    }
+
+    # A session that claims / as its working directory does not make everything "inside".
+    header, *rest = crafted.read_text().splitlines()
+    rooted = environment / "rooted.jsonl"
+    rooted.write_text("\n".join([json.dumps({**json.loads(header), "cwd": "/"}), *rest]) + "\n")
+    broad = _rewind_cli(str(rooted), environment, "--to", u1, "--files", "--force", cwd=environment)
+    assert broad.returncode == 3 and "the project / is / or holds the home directory" in broad.stderr
+    assert (elsewhere / "victim.txt").read_text() == "victim\n"
+
+    allowed = _rewind_cli(
+        str(crafted), environment, "--to", u1, "--files", "--force", "--outside-project", cwd=environment
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert (elsewhere / "victim.txt").read_text() == "alpha\n"
+    assert (elsewhere / "linked.txt").read_text() == "alpha\n"
+
+
+def test_a_directory_that_becomes_a_symlink_after_the_plan_is_refused(environment: Path) -> None:
+    from pi_checkpoints._timeline import FileChange, RestorePlan
+
+    project = environment / "p"
+    (project / "sub").mkdir(parents=True)
+    outside = environment / "out"
+    outside.mkdir()
+    store = pi_checkpoints.store_root()
+    plan = RestorePlan(
+        target_id="x",
+        changes=(
+            FileChange(path=str(project / "sub" / "f.txt"), action="delete", current=None, target=None),
+        ),
+        project_root=str(project.resolve()),
+    )
+    (project / "sub").rmdir()
+    (project / "sub").symlink_to(outside)
+    (outside / "f.txt").write_text("keep\n")
+    with pytest.raises(pi_checkpoints.RestoreOutsideProject, match="through a symlink that leads out"):
+        pi_checkpoints.apply_restore(plan, store_root=store, force=True)
+    assert (outside / "f.txt").read_text() == "keep\n"
+
+
+def make_converting_repo(root: Path) -> Path:
+    """A repository whose .gitattributes converts every file to CRLF and runs a clean filter."""
+    repo = root / "crlf"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitattributes").write_text("* text eol=crlf\n*.up filter=upper\n")
+    git(repo, "config", "filter.upper.clean", "sh -c 'touch .git/filter-ran; tr a-z A-Z'")
+    git(repo, "config", "filter.upper.smudge", "cat")
+    (repo / "a.txt").write_bytes(b"alpha\r\nbeta\r\n")
+    (repo / "x.up").write_bytes(b"lower case\r\n")
+    (repo / "lf.txt").write_bytes(b"only lf\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    (repo / ".git" / "filter-ran").unlink()
+    return repo
+
+
+async def test_snapshots_and_restores_are_byte_exact_whatever_gitattributes_says(environment: Path) -> None:
+    from pi_checkpoints._git import GitRepo
+
+    repo = make_converting_repo(environment)
+    originals = {name: (repo / name).read_bytes() for name in ("a.txt", "x.up", "lf.txt")}
+    before_git = git_state(repo)
+    host = host_for(environment, repo)
+    try:
+        await host.run(
+            "change",
+            replies=[
+                edit("a.txt", "alpha", "ALPHA"),
+                tool_call(
+                    "bash",
+                    command="printf 'mixed\\r\\nlf\\n' > new.txt && printf 'other\\r\\n' > x.up && rm lf.txt",
+                ),
+                "ok",
+            ],
+        )
+        session = await host.session()
+        (u1,) = user_ids(session)
+        record = checkpoint_entries(session)[-1]
+        snapshots = GitRepo.discover(str(repo), pi_checkpoints.store_root())
+        assert snapshots is not None
+        after = snapshots.entries(record["after"], ["a.txt", "x.up", "new.txt"])
+        assert snapshots.read_blob(after["new.txt"][1]) == b"mixed\r\nlf\n"  # not normalised to LF
+        assert snapshots.read_blob(after["x.up"][1]) == b"other\r\n"  # the filter did not run
+        assert snapshots.read_blob(after["a.txt"][1]) == (repo / "a.txt").read_bytes()
+        # Nothing counts as changed outside the agent: the restore goes through unforced.
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        assert not plan.conflicts, plan.conflicts
+        await host.run(f"/rewind {u1} files")
+        assert {name: (repo / name).read_bytes() for name in originals} == originals
+        assert not (repo / "new.txt").exists()
+        assert not (repo / ".git" / "filter-ran").exists()
+        assert git_state(repo) == before_git
+    finally:
+        await host.close()
+
+
+def test_two_processes_restoring_one_project_take_turns(
+    repo_session: tuple[IsolatedHost, Path], environment: Path
+) -> None:
+    host, repo = repo_session
+    import anyio
+
+    async def one_run() -> str:
+        await host.run("one", replies=[edit("a.txt", "alpha", "one"), "ok"])
+        session = await host.session()
+        return str(session.session_manager.session_file)
+
+    file = anyio.run(one_run)
+    (u1,) = user_ids(anyio.run(host.session))
+    env = {**os.environ, "PI_HOST_DIR": str(environment / "agent")}
+    # Another process is restoring this project: it holds the lock.
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom pi_checkpoints import store_root\n"
+            "from pi_checkpoints._lock import project_lock\n"
+            "with project_lock(store_root(), sys.argv[1]):\n"
+            "    print('held', flush=True); sys.stdin.readline()\n",
+            str(repo.resolve()),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline() == "held\n"
+        rewind = subprocess.Popen(
+            [PI_HOST, "rewind", "--session", file, "--to", u1, "--files"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=repo,
+        )
+        assert rewind.stderr is not None
+        assert "waiting for another restore of" in rewind.stderr.readline()  # blocked on the lock
+        (repo / "a.txt").write_text("written by the other restore\n")  # what the holder does
+    finally:
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        holder.stdout.close()
+    out, err = rewind.communicate(timeout=120)
+    # Its plan was made before the other restore wrote: checked again under the lock, refused.
+    assert rewind.returncode == 3, out + err
+    assert "changed since the restore was planned" in err
+    assert (repo / "a.txt").read_text() == "written by the other restore\n"
+
+
+class _AbortAfterBash:
+    """Aborts the run as soon as a ``bash`` call has finished, inside the turn."""
+
+    @pi_host_hookimpl
+    def pi_tool_execution_end(self, tool_name: str, ctx: Any) -> None:
+        if tool_name == "bash":
+            ctx.abort()
+
+
+async def test_a_run_aborted_mid_turn_still_records_what_bash_did(environment: Path) -> None:
+    repo = make_repo(environment)
+    host = build_host(
+        [pi_checkpoints, _AbortAfterBash()],
+        load=["tools_fs", "bash"],
+        cwd=repo,
+        agent_dir=environment / "agent",
+        ui=RecordingUI(),
+        session_options={"mode": "rpc"},
+    )
+    try:
+        outcome = await host.run(
+            "go",
+            replies=[
+                tool_call("bash", command="echo made > made.txt && rm c.txt"),
+                "never requested",  # the run ends with an aborted reply instead
+            ],
+        )
+        assert outcome.stop_reason == "aborted"
+        outcome.assert_hooks("pi_tool_execution_end", "pi_turn_end", "pi_agent_end")
+        session = await host.session()
+        (record,) = checkpoint_entries(session)
+        assert record["before"] and record["after"]  # the turn cut short still has its snapshot
+        assert host.provider.pending == 1
+        (u1,) = user_ids(session)
+        await host.run(f"/rewind {u1} files")  # no outside change: restores unforced
+        assert not (repo / "made.txt").exists() and (repo / "c.txt").read_text() == "to be deleted\n"
+    finally:
+        await host.close()
+
+
+async def test_submodules_are_named_in_the_preview_as_not_recorded(environment: Path) -> None:
+    inner = environment / "inner"
+    inner.mkdir()
+    git(inner, "init", "-q", "-b", "main")
+    (inner / "lib.txt").write_text("lib\n")
+    git(inner, "add", "-A")
+    git(inner, "commit", "-q", "-m", "lib")
+    repo = make_repo(environment)
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "vendor/inner")
+    git(repo, "commit", "-q", "-m", "submodule")
+    host = host_for(environment, repo)
+    try:
+        await host.run(
+            "go", replies=[tool_call("bash", command="echo x > vendor/inner/lib.txt && echo y > y.txt"), "ok"]
+        )
+        session = await host.session()
+        (u1,) = user_ids(session)
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        (note,) = [n for n in plan.notes if "submodules" in n]
+        assert "not recorded" in note and "vendor/inner" in note
+        assert [c.path for c in plan.changes] == [str(repo.resolve() / "y.txt")]
+        assert any("vendor/inner" in line for line in pi_checkpoints.describe_plan(plan, str(repo)))
+    finally:
+        await host.close()
+
+
+async def test_a_repository_over_the_file_limit_gets_edit_checkpoints_only(environment: Path) -> None:
+    repo = make_repo(environment)  # four files in the index (staged.txt went into the stash)
+    host = build_host(
+        [pi_checkpoints],
+        load=["tools_fs", "bash"],
+        cwd=repo,
+        agent_dir=environment / "agent",
+        settings={"checkpoints": {"gitSnapshotMaxFiles": 3}},
+        ui=RecordingUI(),
+        session_options={"mode": "rpc"},
+    )
+    try:
+        await host.run(
+            "go", replies=[edit("a.txt", "alpha", "beta"), tool_call("bash", command="rm c.txt"), "ok"]
+        )
+        session = await host.session()
+        records = checkpoint_entries(session)
+        assert all("before" not in r and "after" not in r for r in records)
+        assert [f["path"] for r in records for f in r.get("files", [])] == [str(repo.resolve() / "a.txt")]
+        await host.run("/rewind")  # the picker says why bash's changes cannot come back
+        assert "gitSnapshotMaxFiles" in host.ui.dialogs[-1][1]
+    finally:
+        await host.close()
+
+
+async def test_in_a_session_files_outside_the_project_are_restored_only_when_allowed(
+    environment: Path,
+) -> None:
+    from pi_checkpoints._plugin import _label
+
+    plain = environment / "plain"
+    plain.mkdir()
+    outside = environment / "outside.txt"
+    outside.write_text("before\n")
+    ui = RecordingUI()
+    host = host_for(environment, plain, ui)
+    try:
+        await host.run("go", replies=[tool_call("write", path=str(outside), content="after\n"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        await host.run(f"/rewind {u1} files")
+        assert outside.read_text() == "after\n"
+        assert any("outside the project" in text and "files outside" in text for text, _ in ui.notifications)
+        await host.run(f"/rewind {u1} files outside")
+        assert outside.read_text() == "before\n"
+        # In the dialog: the preview, then a question of its own for the files outside.
+        outside.write_text("after\n")
+        await host.run("again", replies=[tool_call("write", path=str(outside), content="again\n"), "ok"])
+        points = pi_checkpoints.list_points(
+            session.session_manager.get_branch(), cwd=str(plain), store_root=pi_checkpoints.store_root()
+        )
+        ui.answers.extend([_label(points[-1]), "Files only", True, False])
+        await host.run("/rewind")
+        assert [kind for kind, _ in ui.dialogs[-4:]] == ["select", "select", "confirm", "confirm"]
+        assert "outside the project" in ui.dialogs[-1][1] and outside.read_text() == "again\n"
+        ui.answers.extend([_label(points[-1]), "Files only", True, True])
+        await host.run("/rewind")
+        assert outside.read_text() == "after\n"
+    finally:
+        await host.close()

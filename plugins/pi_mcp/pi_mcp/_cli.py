@@ -56,7 +56,9 @@ def main(argv: list[str]) -> int:
 
     from ._manager import McpManager
 
-    manager = McpManager(config=loaded, settings=settings, cwd=cwd)
+    manager = McpManager(
+        config=loaded, settings=settings, cwd=cwd, retry_hint="then run `pi-host mcp list` again"
+    )
 
     found: dict[str, Any] = {}
 

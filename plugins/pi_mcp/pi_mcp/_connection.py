@@ -3,7 +3,8 @@
 Each connection lives in a task of its own (the SDK's transports and ``ClientSession`` are
 context managers that must be entered and left in the same task); callers reach the
 session from any task. A server that dies, hangs at start-up or speaks garbage ends in the
-``failed`` state with an error naming it and the remedy; the next use starts it again.
+``failed`` state with an error naming it and the remedy; the next use starts it again (at
+once after a crash; after a failed start only once its backoff has passed).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import contextvars
 import logging
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -37,6 +39,8 @@ State = Literal["stopped", "starting", "ready", "failed"]
 _T = TypeVar("_T")
 _STDERR_TAIL = 600
 _GARBAGE_SHOWN = 120
+#: The longest wait between two starts of a server that keeps failing to start.
+MAX_RESTART_BACKOFF = 300.0
 
 #: The connection whose task (and the transport tasks it spawns, which copy its context) runs.
 _CURRENT: contextvars.ContextVar[ServerConnection | None] = contextvars.ContextVar(
@@ -51,10 +55,26 @@ class McpServerError(Exception):
 class ServerConnection:
     """The live connection to one configured server (see the module docs)."""
 
-    def __init__(self, config: ServerConfig, *, cwd: str, startup_timeout: float) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        cwd: str,
+        startup_timeout: float,
+        restart_backoff: float = 10.0,
+        retry_hint: str | None = None,
+    ) -> None:
         self.config = config
+        #: How a failed start is tried again, when not in a session (``pi-host mcp list``).
+        self.retry_hint = retry_hint
         self.cwd = cwd
         self.startup_timeout = startup_timeout
+        #: After a failed start, how long a use waits before starting the server again;
+        #: doubled after each further failed start, up to MAX_RESTART_BACKOFF.
+        self.restart_backoff = restart_backoff
+        #: Failed starts in a row, and the time.monotonic() before which none is tried again.
+        self.failures = 0
+        self.retry_at = 0.0
         self.state: State = "stopped"
         self.error: str | None = None
         self.tools: list[mt.Tool] = []
@@ -76,14 +96,35 @@ class ServerConnection:
 
     # -- starting and stopping ------------------------------------------------------------------
 
-    async def ensure_started(self) -> ClientSession:
+    def may_start(self) -> bool:
+        """Whether a use may start the server now: it is not ready and no backoff holds it."""
+        return self.state != "ready" and (self.state != "failed" or time.monotonic() >= self.retry_at)
+
+    def _backoff(self, failures: int) -> float:
+        if failures < 1:
+            return 0.0
+        wait: float = self.restart_backoff * 2.0 ** (failures - 1)
+        return min(wait, MAX_RESTART_BACKOFF)
+
+    async def ensure_started(self, *, force: bool = False) -> ClientSession:
         """The ready session, starting (or restarting) the server first if needed.
 
-        :raises McpServerError: it could not start; the server stays ``failed`` until the next try.
+        A server whose last start failed is started again only once its backoff has passed
+        (so a broken server is not spawned for every call), or with ``force`` (``/mcp restart``).
+
+        :raises McpServerError: it could not start, or its backoff holds; the text says which,
+            names the server and the remedy. The server stays ``failed`` until the next try.
         """
         async with self._lock:
             if self.state == "ready" and self._session is not None:
                 return self._session
+            wait = self.retry_at - time.monotonic()
+            if self.state == "failed" and wait > 0 and not force:
+                raise McpServerError(
+                    f'MCP server "{self.name}" is not running: its last start failed, and pi-mcp '
+                    f"starts it again on a use in {wait:.0f}s or later (mcp.restartBackoffMs), or "
+                    f"now with /mcp restart {self.name}. The failure: {self.error}"
+                )
             await self._teardown()
             self.state, self.error, self._garbage = "starting", None, None
             self.starts += 1
@@ -94,8 +135,10 @@ class ServerConnection:
             if self._session is None:
                 await self._teardown()
                 self.state = "failed"
+                self.failures += 1
+                self.retry_at = time.monotonic() + self._backoff(self.failures)
                 raise McpServerError(self.error or f'MCP server "{self.name}" did not start')
-            self.state = "ready"
+            self.state, self.failures, self.retry_at = "ready", 0, 0.0
             return self._session
 
     async def stop(self) -> None:
@@ -132,7 +175,15 @@ class ServerConnection:
         text = text.strip()
         return text[-_STDERR_TAIL:] if text else ""
 
-    def describe_failure(self, what: str, *, retry: str = "/mcp restart tries again") -> str:
+    def _retry_text(self) -> str:
+        """When a failed start is tried again (before ``failures`` counts it)."""
+        if self.retry_hint is not None:
+            return self.retry_hint
+        wait = self._backoff(self.failures + 1)
+        later = f"on a use {wait:g}s or more from now" if wait else "on its next use"
+        return f"pi-mcp starts it again {later}, /mcp restart {self.name} does now"
+
+    def describe_failure(self, what: str, *, retry: str | None = None) -> str:
         """``MCP server "x" <what>`` plus what it printed and the remedy."""
         parts = [f'MCP server "{self.name}" {what}']
         if self._garbage and self.config.transport == "stdio":
@@ -145,6 +196,8 @@ class ServerConnection:
         tail = self._stderr_tail()
         if tail:
             parts.append(f"its stderr ends with: {tail}")
+        if retry is None:
+            retry = self._retry_text()
         if self.config.transport == "stdio":
             command = " ".join([self.config.command, *self.config.args])
             parts.append(f"check that `{command}` runs on its own and fix {self.config.source}; {retry}")

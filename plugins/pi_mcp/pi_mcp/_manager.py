@@ -71,30 +71,51 @@ class McpManager:
     connections: dict[str, ServerConnection] = field(default_factory=dict)
     tools: dict[str, Tool[Any]] = field(default_factory=dict)
     registered: set[str] = field(default_factory=set)
-    reported: set[str] = field(default_factory=set)
+    #: Server name -> the start (``ServerConnection.starts``) whose failure was reported.
+    reported: dict[str, int] = field(default_factory=dict)
     #: The background start of ``"startup": "eager"``, until the first prompt waits for it.
     starting: asyncio.Task[None] | None = None
+    #: How a failed start is tried again outside a session (``pi-host mcp list``); in a
+    #: session, the error says when the next use tries and that ``/mcp restart`` does now.
+    retry_hint: str | None = None
     _started: bool = False
 
     def __post_init__(self) -> None:
         timeout = self.settings.startup_timeout_ms / 1000
+        backoff = self.settings.restart_backoff_ms / 1000
         for name, server in self.config.servers.items():
-            self.connections[name] = ServerConnection(server, cwd=self.cwd, startup_timeout=timeout)
+            self.connections[name] = ServerConnection(
+                server,
+                cwd=self.cwd,
+                startup_timeout=timeout,
+                restart_backoff=backoff,
+                retry_hint=self.retry_hint,
+            )
 
     # -- starting ---------------------------------------------------------------------------
 
-    async def start_all(self) -> None:
-        """Start every server not yet ready, concurrently; failures are recorded, not raised."""
+    def startable(self) -> list[ServerConnection]:
+        """The servers a use may start now: not ready, and not held by a failed start's backoff."""
+        return [c for c in self.connections.values() if c.may_start()]
+
+    async def start_all(self, names: list[str] | None = None, *, force: bool = False) -> None:
+        """Start the servers not yet ready (all, or ``names``), concurrently.
+
+        Failures are recorded on the connections, not raised. A server whose failed start's
+        backoff still holds is left alone unless ``force`` (``/mcp restart``).
+        """
 
         async def start(connection: ServerConnection) -> None:
             try:
-                await connection.ensure_started()
+                await connection.ensure_started(force=force)
             except McpServerError:
                 pass
 
         async with anyio.create_task_group() as group:
-            for connection in self.connections.values():
-                if connection.state != "ready":
+            for name, connection in self.connections.items():
+                if names is not None and name not in names:
+                    continue
+                if connection.state != "ready" and (force or connection.may_start()):
                     group.start_soon(start, connection)
         self._started = True
         self._rebuild_tools()
@@ -140,9 +161,9 @@ class McpManager:
     def report_failures(self, ctx: PluginContext) -> None:
         """Name each server that could not start: on stderr in print mode, as an event otherwise."""
         for connection in self.connections.values():
-            if connection.state != "failed" or connection.name in self.reported:
+            if connection.state != "failed" or self.reported.get(connection.name) == connection.starts:
                 continue
-            self.reported.add(connection.name)
+            self.reported[connection.name] = connection.starts
             error = connection.error or "failed"
             if ctx.mode == "print":
                 print(f"pi-mcp: {error}", file=sys.stderr, flush=True)
@@ -200,9 +221,19 @@ class McpManager:
                 )
             limit = extra.get("limit", 5)
             limit = limit if isinstance(limit, int) and 0 < limit <= 20 else 5
+            if self.startable():
+                # A use of the search is a use of every server not running: one that failed
+                # to start (its backoff passed) or crashed may have tools to find now.
+                await race_abort(ctx.signal, self.start_all)
             found = self.search(query, limit)
             if not found:
-                raise ValueError(f"No MCP tool matches {query!r}; try other words (servers: {servers})")
+                message = f"No MCP tool matches {query!r}; try other words (servers: {servers})"
+                down = [c for c in self.connections.values() if c.state == "failed"]
+                if down:
+                    message += ". Not running, so not searched: " + "; ".join(
+                        c.error or f'MCP server "{c.name}" failed' for c in down
+                    )
+                raise ValueError(message)
             session = ctx.session
             for tool in found:
                 if tool.name not in self.registered and session is not None:

@@ -91,7 +91,8 @@ async def _mcp_command(args: str, ctx: CommandContext) -> None:
             return
         for name in names:
             await manager.connections[name].stop()
-            manager.reported.discard(name)
+            manager.reported.pop(name, None)
+        await manager.start_all(names, force=True)
         await _start_and_register(ctx, manager)
     elif words:
         ctx.ui.notify(f"Unknown /mcp argument {words[0]!r}: use /mcp or /mcp restart [name]", "error")
@@ -131,7 +132,9 @@ async def _start_and_register(ctx: PluginContext, manager: McpManager) -> None:
     starting, manager.starting = manager.starting, None
     if starting is not None:
         await starting
-    if any(c.state != "ready" and c.name not in manager.reported for c in manager.connections.values()):
+    if manager.startable():
+        # Every prompt is a use: a server that failed to start is tried again once its
+        # backoff has passed (mcp.restartBackoffMs), a crashed one at once.
         await manager.start_all()
     manager.report_failures(ctx)
     for tool in manager.tools_to_register():

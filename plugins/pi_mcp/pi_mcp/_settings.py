@@ -21,6 +21,9 @@ class McpSettings(BaseModel):
         ``"eager"`` starts them in the background as the session starts.
     :ivar tool_timeout_ms: how long one tool call may take (``MCP_TOOL_TIMEOUT`` wins).
     :ivar startup_timeout_ms: how long a server may take to start and list its tools.
+    :ivar restart_backoff_ms: after a server failed to start, how long until a use (a prompt,
+        a call of one of its tools, a tool search) starts it again; doubled after each further
+        failed start, up to 5 minutes. ``0`` tries on every use.
     :ivar tool_search_threshold: above this many MCP tools, the model gets one search tool
         instead of every schema, and a tool's schema is loaded when the search finds it.
     """
@@ -31,6 +34,7 @@ class McpSettings(BaseModel):
     startup: Literal["lazy", "eager"] = "lazy"
     tool_timeout_ms: int = Field(default=DEFAULT_TOOL_TIMEOUT_MS, gt=0)
     startup_timeout_ms: int = Field(default=30_000, gt=0)
+    restart_backoff_ms: int = Field(default=10_000, ge=0)
     tool_search_threshold: int = Field(default=40, ge=0)
 
 

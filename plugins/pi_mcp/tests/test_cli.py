@@ -27,8 +27,9 @@ def test_mcp_list_reports_state_tools_tokens_and_errors(tmp_path: Path, demo: An
         [PI_HOST, "mcp", "list"], cwd=project, env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 1  # a server could not start
-    assert "demo (stdio): ready, 8/8 tools offered, 1 prompts, ~" in result.stdout
+    assert "demo (stdio): ready, 10/10 tools offered, 1 prompts, ~" in result.stdout
     assert "ghost (stdio): failed" in result.stdout and 'MCP server "ghost" could not start' in result.stdout
+    assert "then run `pi-host mcp list` again" in result.stdout and "/mcp restart" not in result.stdout
     assert f"ignored {project / '.mcp.json'}: the project is not trusted" in result.stdout
     assert "MCP tool schemas: ~" in result.stdout
 
@@ -37,7 +38,7 @@ def test_mcp_list_reports_state_tools_tokens_and_errors(tmp_path: Path, demo: An
     )
     data = json.loads(as_json.stdout)
     demo_row = next(s for s in data["servers"] if s["name"] == "demo")
-    assert demo_row["tools"] == 8 and demo_row["schema_tokens"] > 0
+    assert demo_row["tools"] == 10 and demo_row["schema_tokens"] > 0
 
 
 def test_unknown_mcp_arguments_print_the_usage() -> None:

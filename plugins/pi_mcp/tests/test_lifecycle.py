@@ -48,16 +48,50 @@ async def test_eager_servers_start_with_the_session(make_host: HostFactory, demo
     assert connection.state == "stopped"
 
 
-async def test_an_sse_server_with_headers(make_host: HostFactory, sse_server: str) -> None:
-    server = {"type": "sse", "url": sse_server, "headers": {"X-Token": "${HOME}"}}
+def _calls(server: str, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    steps = [{"name": f"mcp__{server}__{tool}", "arguments": arguments} for tool, arguments in calls]
+    return [{"toolCalls": steps}, "done"]
+
+
+async def test_an_sse_server_with_headers(
+    make_host: HostFactory, sse_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEMO_TOKEN", "s3cret")
+    server = {"type": "sse", "url": sse_server, "headers": {"X-Token": "Bearer ${DEMO_TOKEN}"}}
     host = make_host(
         pi_mcp,
         settings={"mcp": {"servers": {"legacy": server}}},
-        replies=[{"toolCalls": [{"name": "mcp__legacy__echo", "arguments": {"text": "old"}}]}, "done"],
+        replies=_calls("legacy", ("echo", {"text": "old"}), ("header", {"name": "x-token"})),
     )
     outcome = await host.run("go")
     outcome.assert_ok()
-    assert outcome.tool_results[0].content[0].text == "legacy says: old"
+    echo, header = outcome.tool_results
+    assert echo.content[0].text == "legacy says: old"
+    assert header.content[0].text == "x-token=Bearer s3cret"
+    await host.close()
+
+
+async def test_configured_headers_reach_a_streamable_http_server_expanded(
+    make_host: HostFactory, http_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEMO_TOKEN", "s3cret")
+    monkeypatch.delenv("DEMO_REGION", raising=False)
+    headers = {"Authorization": "Bearer ${DEMO_TOKEN}", "X-Region": "${DEMO_REGION:-eu-west}"}
+    host = make_host(
+        pi_mcp,
+        settings={"mcp": {"servers": {"remote": {"type": "http", "url": http_server, "headers": headers}}}},
+        replies=_calls(
+            "remote",
+            ("header", {"name": "authorization"}),
+            ("header", {"name": "x-region"}),
+            ("header", {"name": "x-absent"}),
+        ),
+    )
+    outcome = await host.run("go")
+    outcome.assert_ok()
+    texts = [result.content[0].text for result in outcome.tool_results]
+    # What the SDK's server saw on the HTTP request of each call, variables expanded.
+    assert texts == ["authorization=Bearer s3cret", "x-region=eu-west", "x-absent=<absent>"]
     await host.close()
 
 
@@ -78,3 +112,22 @@ async def test_the_sdk_stdio_log_is_filtered_only_while_servers_run(
     assert [r.getMessage() for r in caplog.records] == ["Failed to parse JSONRPC message from server"]
     await host.close()
     assert sdk.filters == before  # the logger is as pi-mcp found it once its servers stopped
+
+
+async def test_pi_guard_rules_name_mcp_tools(make_host: HostFactory, demo: Any) -> None:
+    pi_guard = pytest.importorskip("pi_guard")
+    settings = {
+        "mcp": {"servers": {"demo": demo.stdio()}},
+        "permissions": {"allow": ["mcp__demo"], "deny": ["mcp__demo__env"]},
+    }
+    host = make_host(
+        pi_mcp,
+        pi_guard,
+        settings=settings,
+        replies=_calls("demo", ("echo", {"text": "allowed"}), ("env", {})),
+    )
+    outcome = await host.run("go")
+    assert outcome.tool_results[0].content[0].text == "demo says: allowed"  # the server's rule allows
+    block = outcome.assert_blocked("mcp__demo__env", plugin="pi_guard")
+    assert 'deny rule "mcp__demo__env"' in block.reason
+    await host.close()

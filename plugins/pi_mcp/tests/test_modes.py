@@ -99,7 +99,9 @@ def setup(tmp_path: Path, demo: Any) -> Iterator[Any]:
         assert processes_named(each.marker) == [], "an MCP server process outlived pi-host"
 
 
-def test_print_mode_calls_tools_names_a_broken_server_and_leaves_nothing_behind(setup: Any) -> None:
+def test_json_mode_calls_tools_names_a_broken_server_in_an_event_and_leaves_nothing_behind(
+    setup: Any,
+) -> None:
     s = setup([call("mcp__demo__echo", text="one"), call("mcp__noisy__add", a=1, b=2), {"text": "done"}])
     s.servers(
         s.agent / "mcp.json",
@@ -114,12 +116,23 @@ def test_print_mode_calls_tools_names_a_broken_server_and_leaves_nothing_behind(
     assert ends["mcp__noisy__add"]["result"]["details"]["structuredContent"]["total"] == 3
     failed = [e for e in events if e["type"] == "mcp_server_failed"]
     assert [e["server"] for e in failed] == ["ghost"]
-    assert "could not start" in failed[0]["error"]
+    assert failed[0]["error"].startswith('MCP server "ghost" could not start')
+    assert "/mcp restart ghost" in failed[0]["error"]
+    # Before the first request: the model was offered the tools of the servers that work.
+    first_request = next(i for i, e in enumerate(events) if e["type"] == "turn_start")
+    assert events.index(failed[0]) < first_request
 
-    s.script.write_text(json.dumps([call("mcp__demo__echo", text="two"), {"text": "done"}]))
+    assert 'MCP server "ghost"' not in result.stderr  # the event, not stderr, tells a JSON client
+
+
+def test_print_mode_names_a_broken_server_on_stderr_and_the_others_work(setup: Any) -> None:
+    s = setup([call("mcp__demo__echo", text="two"), {"text": "done"}])
+    s.servers(s.agent / "mcp.json", {"demo": s.server(), "ghost": {"command": str(s.root / "nothing")}})
     printed = s.run("-p", "go")
     assert printed.returncode == 0 and printed.stdout.strip() == "done"
-    assert 'pi-mcp: MCP server "ghost" could not start' in printed.stderr
+    (line,) = [text for text in printed.stderr.splitlines() if "ghost" in text]
+    assert line.startswith('pi-mcp: MCP server "ghost" could not start') and "/mcp restart ghost" in line
+    assert "mcp_server_failed" not in printed.stdout
 
 
 def test_an_untrusted_projects_servers_do_not_start(setup: Any) -> None:
@@ -230,3 +243,62 @@ def test_rpc_abort_cancels_a_hung_call_and_the_session_goes_on(setup: Any) -> No
         client.until(lambda r: r.get("type") == "agent_end")
     finally:
         client.close()
+
+
+def test_rpc_mode_names_a_server_that_cannot_start_in_an_event_each_try(setup: Any) -> None:
+    s = setup(
+        [call("mcp__demo__echo", text="one"), {"text": "done"}, {"text": "again"}],
+        {"mcp": {"restartBackoffMs": 0}},
+    )
+    s.servers(s.agent / "mcp.json", {"demo": s.server(), "ghost": {"command": str(s.root / "nothing")}})
+    client = RpcClient(s)
+    try:
+        client.send({"id": "1", "type": "prompt", "message": "go"})
+        failed = client.until(lambda r: r.get("type") == "mcp_server_failed")
+        assert failed["server"] == "ghost"
+        assert failed["error"].startswith('MCP server "ghost" could not start')
+        assert str(s.root / "nothing") in failed["error"] and "/mcp restart ghost" in failed["error"]
+        end = client.until(lambda r: r.get("type") == "tool_execution_end")
+        assert end["result"]["content"][0]["text"] == f"{s.marker} says: one"  # the others work
+        client.until(lambda r: r.get("type") == "agent_end")
+        # The next prompt is a use: the server is tried again, and the failure named again.
+        client.send({"id": "2", "type": "prompt", "message": "again"})
+        assert client.until(lambda r: r.get("type") in ("mcp_server_failed", "agent_end")) == failed
+        client.until(lambda r: r.get("type") == "agent_end")
+    finally:
+        client.close()
+
+
+def test_json_mode_end_to_end_over_http_and_stdio_images_errors_a_crash_and_a_timeout(
+    setup: Any, http_server: str
+) -> None:
+    s = setup(
+        [
+            call("mcp__web__picture"),
+            call("mcp__demo__fail", reason="no"),
+            call("mcp__demo__crash"),
+            call("mcp__demo__echo", text="back"),
+            call("mcp__demo__hang"),
+            {"text": "done"},
+        ]
+    )
+    s.servers(s.agent / "mcp.json", {"demo": s.server(), "web": {"type": "http", "url": http_server}})
+    s.env["MCP_TOOL_TIMEOUT"] = "1500"  # milliseconds, as in Claude Code
+    result = s.run("-p", "go", "--mode", "json")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    picture, fail, crash, echo, hang = [e for e in events if e["type"] == "tool_execution_end"]
+    # Over streamable HTTP: the caption and the image.
+    assert [block["type"] for block in picture["result"]["content"]] == ["text", "image"]
+    assert picture["result"]["content"][1]["mimeType"] == "image/png"
+    assert fail["isError"] and "refused: no" in fail["result"]["content"][0]["text"]
+    assert crash["isError"]
+    assert crash["result"]["content"][0]["text"].startswith('MCP server "demo" closed the connection')
+    assert echo["result"]["content"][0]["text"] == f"{s.marker} says: back"  # restarted on next use
+    assert hang["isError"]
+    assert (
+        'MCP server "demo" did not answer the call of tool "hang" within 1.5s'
+        in (hang["result"]["content"][0]["text"])
+    )
+    assert "MCP_TOOL_TIMEOUT" in hang["result"]["content"][0]["text"]
+    assert events[-1]["type"] == "agent_end"

@@ -118,7 +118,14 @@ async def test_long_output_is_truncated_like_the_built_in_tools(host: IsolatedHo
     assert "[Output truncated: 2000 of 5000 lines" in result.content[0].text
 
 
+async def cancellations(host: IsolatedHost) -> int:
+    """How many calls of the demo server's hang tool it saw cancelled (notifications/cancelled)."""
+    outcome = await host.run("count", replies=[tool_call("mcp__demo__cancellations"), "ok"])
+    return int(outcome.tool_results[0].content[0].text.split("=")[1])
+
+
 async def test_a_hung_call_times_out_and_the_session_goes_on(host: IsolatedHost) -> None:
+    before = await cancellations(host)
     started = time.monotonic()
     outcome = await host.run("hang", replies=[tool_call("mcp__demo__hang"), "ok"])
     (result,) = outcome.tool_results
@@ -128,31 +135,32 @@ async def test_a_hung_call_times_out_and_the_session_goes_on(host: IsolatedHost)
     assert time.monotonic() - started < TIMEOUT_MS / 1000 + 10
     again = await host.run("echo", replies=[tool_call("mcp__demo__echo", text="still"), "ok"])
     assert again.tool_results[0].content[0].text == "demo says: still"
+    assert await cancellations(host) == before + 1  # the SDK told the server
 
 
-async def test_abort_cancels_the_mcp_request(host: IsolatedHost) -> None:
+async def test_abort_cancels_the_mcp_request(host: IsolatedHost, environment: Path) -> None:
+    before = await cancellations(host)
     session = await host.session()
-    started = anyio.Event()
-
-    def on_event(event: Any) -> None:
-        if getattr(event, "type", "") == "tool_execution_start":
-            started.set()
-
-    session.subscribe(on_event)
+    marker = environment / "hang-started"
     outcome: list[Any] = []
     begun = time.monotonic()
     async with anyio.create_task_group() as group:
 
         async def run() -> None:
             # No reply after the call: the aborted run asks the model nothing more.
-            outcome.append(await host.run("hang", replies=[tool_call("mcp__demo__hang")]))
+            call = tool_call("mcp__demo__hang", started_file=str(marker))
+            outcome.append(await host.run("hang", replies=[call]))
 
         group.start_soon(run)
-        await started.wait()
+        # Aborted once the server runs the call (tool_execution_start comes before the
+        # request is sent, and a request cancelled unsent needs no notice to the server).
+        while not marker.exists():
+            await anyio.sleep(0.01)
         await session.abort()
     assert time.monotonic() - begun < TIMEOUT_MS / 1000  # the abort, not the timeout, ended it
     (result,) = outcome[0].tool_results
     assert result.is_error
+    assert await cancellations(host) == before + 1  # the server's call was cancelled, not left running
 
 
 async def test_a_crash_mid_call_is_named_and_the_server_restarts(host: IsolatedHost, demo: Any) -> None:

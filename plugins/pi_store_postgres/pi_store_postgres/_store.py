@@ -156,7 +156,7 @@ class PostgresStore(SessionStore):
     def list(self) -> builtins.list[StoredSession]:
         with self._pool.connection() as conn:
             rows = conn.execute(
-                "SELECT id, cwd, started, entries, modified FROM pi_sessions ORDER BY modified DESC"
+                "SELECT id, cwd, started, entries, modified, header FROM pi_sessions ORDER BY modified DESC"
             ).fetchall()
         return [
             StoredSession(
@@ -166,8 +166,9 @@ class PostgresStore(SessionStore):
                 entries=entries,
                 modified=modified,
                 location=f"{self._uri}#{session_id}",
+                parent_session=_parent(header),
             )
-            for session_id, cwd, started, entries, modified in rows
+            for session_id, cwd, started, entries, modified, header in rows
         ]
 
     def delete(self, session_id: str) -> bool:
@@ -196,6 +197,12 @@ def _header(line: str) -> tuple[str, str, str]:
     obj = _parsed(line)
     cwd, started = obj.get("cwd"), obj.get("timestamp")
     return obj["id"], cwd if isinstance(cwd, str) else "", started if isinstance(started, str) else ""
+
+
+def _parent(header: str) -> str | None:
+    obj = _parsed(header)
+    parent = obj.get("parentSession") if isinstance(obj, dict) else None
+    return parent if isinstance(parent, str) else None
 
 
 def _entry_id(line: str) -> str | None:

@@ -37,6 +37,7 @@ __all__ = [
     "AgentDefinition",
     "DefinitionProblem",
     "LoadedDefinitions",
+    "is_tool_pattern",
     "load_definitions",
     "parse_definition",
 ]
@@ -75,7 +76,9 @@ Source = Literal["builtin", "user", "project"]
 class AgentDefinition(BaseModel):
     """One agent a ``task`` call may name as its ``subagent_type``.
 
-    :ivar tools: the pi-host tool names the child may use; ``None`` for the parent's tools.
+    :ivar tools: the pi-host tool names the child may use, or patterns of them (``mcp__db__*``);
+        an allow-list that holds for tools plugins register while the child runs too.
+        ``None`` for the parent's tools.
     :ivar model: a ``provider/id`` pattern (aliases already mapped); ``None`` for the parent's.
     :ivar max_turns: a turn budget of the definition's own (``maxTurns``), ``None`` for the
         settings' budget.
@@ -160,7 +163,20 @@ def _tools(value: Any) -> tuple[str, ...] | str:
         return "tools must be a comma-separated string or a list of tool names"
     if names == ["*"]:
         return "*"
-    return tuple(dict.fromkeys(CLAUDE_TOOL_NAMES.get(name, name) for name in names))
+    return tuple(dict.fromkeys(_pi_name(name) for name in names))
+
+
+def _pi_name(name: str) -> str:
+    """A ``tools:`` entry as pi-host names it: Claude Code's tool names mapped, and a bare
+    ``mcp__server`` (Claude Code's way to name every tool of a server) as ``mcp__server__*``."""
+    if name.startswith("mcp__") and "__" not in name[len("mcp__") :]:
+        return f"{name}__*"
+    return CLAUDE_TOOL_NAMES.get(name, name)
+
+
+def is_tool_pattern(name: str) -> bool:
+    """Whether a ``tools:`` entry is a pattern (``mcp__db__*``) rather than one tool's name."""
+    return any(char in name for char in "*?[")
 
 
 def parse_definition(text: str, path: str, source: Source = "user") -> AgentDefinition | DefinitionProblem:

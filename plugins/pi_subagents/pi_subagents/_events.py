@@ -44,6 +44,9 @@ class SubagentStartEvent(PluginEvent):
 
     :ivar subagent_id: the child's session id, which tags every event of the child.
     :ivar tool_call_id: the parent's ``task`` call the child answers.
+    :ivar session_file: the child's session file, or ``<store URI>#<id>`` when sessions are
+        kept in a store (``--session-store``); ``pi-host --session`` resumes either. ``None``
+        when the parent keeps no session.
     """
 
     type: Literal["subagent_start"] = "subagent_start"

@@ -4,19 +4,31 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pi_host import SettingsSection, agent_dir, hookimpl
-from pi_host.hookspecs import Command, ToolRenderer
+from pi_host.hookspecs import Command, RpcCommand, Shortcut, ToolRenderer
 
-from ._state import CHILD_DEPTH, STATE, TASK_TOOL, SessionState, state_of
+from ._state import (
+    CHILD_DEPTH,
+    STATE,
+    TASK_TOOL,
+    ChildRun,
+    SessionState,
+    find_child,
+    running_children,
+    state_of,
+)
 
 if TYPE_CHECKING:
     from pi_host import BeforeAgentStartResult, Tool
     from pi_host.hookspecs import CommandContext, PluginContext, ToolCallView
 
     from ._definitions import LoadedDefinitions
+
+STOP_KEY = "alt+s"
+"""The terminal UI's key that stops one running child (chosen from a list)."""
 
 # This module is the entry point, imported by every pi-host start (``--help`` too): the tool,
 # the definitions and the settings model (pydantic) load when a session asks for them.
@@ -26,7 +38,9 @@ __all__ = [
     "pi_agent_start",
     "pi_before_agent_start",
     "pi_register_commands",
+    "pi_register_rpc_commands",
     "pi_register_settings",
+    "pi_register_shortcuts",
     "pi_register_tool_renderers",
     "pi_register_tools",
     "pi_session_start",
@@ -51,10 +65,27 @@ def pi_register_tools(register: Callable[[Tool[Any]], None]) -> None:
 
 @hookimpl
 def pi_register_commands(register: Callable[[Command], None]) -> None:
-    """``/agents`` lists the agent definitions and the children running now."""
+    """``/agents`` lists the agent definitions and the children running now; ``/agents stop
+    [ID]`` stops one child (the only one, or the one whose id starts with ``ID``)."""
     register(
-        Command(name="agents", description="Sub-agent definitions and running children", handler=_agents)
+        Command(
+            name="agents",
+            description="Sub-agent definitions and running children; /agents stop [ID] stops one",
+            handler=_agents,
+        )
     )
+
+
+@hookimpl
+def pi_register_rpc_commands(register: Callable[[RpcCommand], None]) -> None:
+    """``{"type": "abort_subagent", "subagentId": ...}`` stops one child, at any depth."""
+    register(RpcCommand("abort_subagent", _rpc_abort_subagent, "Abort one running sub-agent by its id"))
+
+
+@hookimpl
+def pi_register_shortcuts(register: Callable[[Shortcut], None]) -> None:
+    """Alt+S: choose a running child and stop it (the others and the parent go on)."""
+    register(Shortcut(key=STOP_KEY, description="Stop a running sub-agent", handler=_stop_key))
 
 
 async def _agents(args: str, ctx: CommandContext) -> None:
@@ -62,7 +93,63 @@ async def _agents(args: str, ctx: CommandContext) -> None:
     if state is None:
         ctx.ui.notify("pi-subagents is not set up in this session", "error")
         return
+    words = args.split()
+    if words and words[0] == "stop":
+        await _stop_chosen(ctx, state, words[1] if len(words) > 1 else None)
+        return
     ctx.ui.notify(agents_report(state), "info")
+
+
+async def _rpc_abort_subagent(command: Mapping[str, Any], ctx: CommandContext) -> dict[str, Any]:
+    state = state_of(ctx)
+    if state is None:
+        raise RuntimeError("pi-subagents is not set up in this session")
+    reference = command.get("subagentId")
+    if not isinstance(reference, str) or not reference:
+        raise ValueError(
+            'abort_subagent needs "subagentId": the id of a running sub-agent (the subagentId of '
+            "its subagent_start line)"
+        )
+    found = find_child(state, reference)
+    if isinstance(found, str):
+        raise ValueError(found)
+    found.abort()
+    return {"subagentId": found.subagent_id, "agent": found.agent}
+
+
+def _label(run: ChildRun) -> str:
+    doing = run.current_tool or "thinking"
+    # The whole id: ids of children started in the same millisecond share their first half.
+    return f"{run.subagent_id} {run.agent}: {run.description} - {doing}"
+
+
+async def _stop_chosen(ctx: CommandContext, state: SessionState, reference: str | None) -> None:
+    """Stop the child ``reference`` names, else the only one running, else the one chosen
+    from a list."""
+    if reference is not None:
+        found = find_child(state, reference)
+        if isinstance(found, str):
+            ctx.ui.notify(found, "error")
+            return
+        chosen: ChildRun | None = found
+    else:
+        children = running_children(state)
+        if not children:
+            ctx.ui.notify("No sub-agents running.", "info")
+            return
+        labels = {_label(run): run for run in children}
+        picked = await ctx.ui.select("Stop which sub-agent? (the others go on)", list(labels))
+        chosen = labels.get(picked) if picked is not None else None
+    if chosen is None:
+        return
+    chosen.abort()
+    ctx.ui.notify(f"Stopping sub-agent {chosen.subagent_id} ({chosen.agent}: {chosen.description})", "info")
+
+
+async def _stop_key(ctx: CommandContext) -> None:
+    state = state_of(ctx)
+    if state is not None:
+        await _stop_chosen(ctx, state, None)
 
 
 def agents_report(state: SessionState) -> str:

@@ -16,7 +16,17 @@ if TYPE_CHECKING:
     from ._definitions import LoadedDefinitions
     from ._settings import SubagentSettings
 
-__all__ = ["CHILD_DEPTH", "STATE", "TASK_TOOL", "ChildRun", "RunBudget", "SessionState", "state_of"]
+__all__ = [
+    "CHILD_DEPTH",
+    "STATE",
+    "TASK_TOOL",
+    "ChildRun",
+    "RunBudget",
+    "SessionState",
+    "find_child",
+    "running_children",
+    "state_of",
+]
 
 TASK_TOOL = "task"
 
@@ -48,6 +58,19 @@ class ChildRun:
     current_tool: str | None = None
     tools_run: list[str] = field(default_factory=list)
     stop_reason: str | None = None
+    #: Set when the user aborted this child alone (RPC ``abort_subagent``, ``/agents stop``,
+    #: the terminal's key); the parent's run and the other children go on.
+    aborted_by_user: bool = False
+    #: Set once the child runs: stops it (its run ends aborted, its transcript complete).
+    stop: anyio.Event | None = None
+    #: The child's session, for its own children (nested ``abort_subagent``).
+    stash: Any = None
+
+    def abort(self) -> None:
+        """Stop this child only; its ``task`` call answers that the user aborted it."""
+        self.aborted_by_user = True
+        if self.stop is not None:
+            self.stop.set()
 
 
 @dataclass
@@ -76,3 +99,31 @@ CHILD_DEPTH = StashKey[int]()
 
 def state_of(ctx: PluginContext) -> SessionState | None:
     return ctx.stash.get(STATE, None)
+
+
+def running_children(state: SessionState) -> list[ChildRun]:
+    """Every running child of this session, its own children after each (depth first)."""
+    found: list[ChildRun] = []
+    for run in list(state.running.values()):
+        found.append(run)
+        inner = run.stash.get(STATE, None) if run.stash is not None else None
+        if inner is not None:
+            found.extend(running_children(inner))
+    return found
+
+
+def find_child(state: SessionState, reference: str) -> ChildRun | str:
+    """The running child whose id is ``reference`` or starts with it (at any depth), or why
+    there is none: the message names the running children."""
+    children = running_children(state)
+    exact = [run for run in children if run.subagent_id == reference]
+    matches = exact or [run for run in children if reference and run.subagent_id.startswith(reference)]
+    if len(matches) == 1:
+        return matches[0]
+    running = ", ".join(f"{run.subagent_id} ({run.agent})" for run in children) or "none"
+    if matches:
+        return (
+            f"Sub-agent id {reference!r} is ambiguous: {len(matches)} running sub-agents' ids start "
+            f"with it; give more of the id. Running: {running}"
+        )
+    return f"No running sub-agent has the id {reference!r} (it may have finished); running: {running}"

@@ -10,6 +10,7 @@ one turn in parallel; a per-session limiter bounds how many children run at once
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -117,29 +118,49 @@ def _check_run_budget(state: SessionState) -> None:
         )
 
 
-def _child_tools(ctx: PluginContext, state: SessionState, definition: AgentDefinition) -> list[str]:
-    """The child's active tools: the definition's, else the parent's; ``task`` only above the depth limit."""
+def _child_tools(
+    ctx: PluginContext, state: SessionState, definition: AgentDefinition
+) -> tuple[list[str], tuple[str, ...] | None]:
+    """The child's active tools at its start, and its allow-list (``None``: no limit).
+
+    Without ``tools:`` the child starts with the parent's active tools and may gain more (an
+    MCP server's, say). With it, the list is an allow-list for the child's whole run: it
+    starts with the listed tools, and tools a plugin registers later (pi-mcp's) are active
+    only when listed or matched by a pattern (``mcp__db__*``). ``task`` is left out at the
+    depth limit.
+    """
+    from ._definitions import is_tool_pattern
+
     available = [tool.name for tool in ctx.get_all_tools()]
+    at_limit = state.depth + 1 >= state.settings.max_depth
     if definition.tools is None:
         names = list(ctx.get_active_tools())
+        allowlist: tuple[str, ...] | None = None
     else:
-        unknown = [name for name in definition.tools if name not in available]
+        exact = [name for name in definition.tools if not is_tool_pattern(name)]
+        # An MCP tool may come from a server the child starts itself: it is not checked here.
+        unknown = [name for name in exact if name not in available and not name.startswith("mcp__")]
         if unknown:
             raise SubagentError(
                 f"Agent {definition.name!r} ({definition.where}) names tool(s) {', '.join(unknown)}, "
                 f"which no loaded plugin provides; available tools: {', '.join(sorted(available))}. "
                 "Fix its tools: line."
             )
-        names = list(definition.tools)
-    if state.depth + 1 >= state.settings.max_depth:
+        patterns = [name for name in definition.tools if is_tool_pattern(name)]
+        matched = [
+            name for name in available if name not in exact and any(fnmatchcase(name, p) for p in patterns)
+        ]
+        names = [*exact, *matched]
+        allowlist = tuple(name for name in definition.tools if not (at_limit and name == TASK_TOOL))
+    if at_limit:
         names = [name for name in names if name != TASK_TOOL]
-    return names
+    return names, allowlist
 
 
 def _child_options(
     ctx: PluginContext, state: SessionState, definition: AgentDefinition, params: TaskParams
 ) -> SessionOptions:
-    tools = _child_tools(ctx, state, definition)
+    tools, allowlist = _child_tools(ctx, state, definition)
     provider: str | None = None
     model: str | None = definition.model
     if model is None and ctx.model is not None:
@@ -151,7 +172,8 @@ def _child_options(
         model=model,
         thinking=ctx.thinking_level,
         tools=tools,
-        no_tools=not tools,
+        tool_allowlist=allowlist,
+        no_tools=not tools and allowlist is None,
         system_prompt=definition.system_prompt,
         name=f"{definition.name}: {params.description}",
     )
@@ -218,10 +240,12 @@ async def _run_child(
         tool_call_id=call.tool_call_id,
         agent=definition.name,
         description=params.description,
-        session_file=None if manager.session_file is None else str(manager.session_file),
+        # The file, or ``<store URI>#<id>`` in a session store: what --session resumes.
+        session_file=manager.session_reference,
     )
     limits = _Limits.of(state.settings, definition)
     stop = anyio.Event()
+    run.stop, run.stash = stop, child.stash
     state.running[run.subagent_id] = run
 
     async def report() -> None:
@@ -337,6 +361,12 @@ async def _run_child(
     last = f" Its last message: {answer}" if answer.strip() else ""
     if status == "budget":
         message = f"Sub-agent {run.agent!r} was stopped: {run.stop_reason}.{where}{last}"
+    elif status == "aborted" and run.aborted_by_user and not call.signal.aborted:
+        # The user stopped this child alone: the others and this run go on.
+        message = (
+            f"Sub-agent {run.agent!r} ({run.description}) was aborted by the user; its task is "
+            f"not done. Do not start it again unless the user asks.{where}{last}"
+        )
     elif status == "aborted":
         message = f"Sub-agent {run.agent!r} was aborted.{where}"
     else:
@@ -405,7 +435,7 @@ async def _drive(
     replies = [m for m in child.messages if isinstance(m, AssistantMessage)]
     last = replies[-1] if replies else None
     answer = next((text for text in (_text(m).strip() for m in reversed(replies)) if text), "")
-    if aborted:
+    if aborted or run.aborted_by_user:
         return answer, "aborted", None
     if run.stop_reason is not None:
         return answer, "budget", run.stop_reason

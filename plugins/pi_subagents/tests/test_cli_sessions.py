@@ -130,3 +130,73 @@ def test_three_children_are_linked_tagged_and_each_resumable_by_pi_host_and_pi(t
 
 def _files(starts: dict[str, dict[str, Any]]) -> set[str]:
     return {Path(start["sessionFile"]).name for start in starts.values()}
+
+
+def test_in_a_sqlite_store_a_child_names_its_parent_by_store_uri_and_id(tmp_path: Path) -> None:
+    # Every host replays the faux script: the parent calls task; the child calls task too (it
+    # lacks the tool) and then answers; the parent answers.
+    project = tmp_path / "project"
+    project.mkdir()
+    script, again = tmp_path / "script.json", tmp_path / "again.json"
+    task = {"name": "task", "arguments": {"description": "look", "prompt": "Look around."}}
+    script.write_text(json.dumps([{"toolCalls": [task]}, {"text": "looked"}]))
+    again.write_text(json.dumps([{"text": "resumed"}]))
+    database = tmp_path / "db" / "s.db"
+    env = {
+        **clean_env(),
+        "PI_HOST_DIR": str(tmp_path / "agent"),
+        "PI_HOST_PLUGINS": "subagents",
+        "PI_HOST_FAUX_SCRIPT": str(script),
+    }
+    env.pop("PI_HOST_DISABLE_PLUGINS", None)
+
+    def pi_host(*argv: str, faux: Path = script) -> str:
+        done = subprocess.run(
+            [PI_HOST, *argv],
+            cwd=project,
+            env={**env, "PI_HOST_FAUX_SCRIPT": str(faux)},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, f"{argv} failed:\n{done.stderr}"
+        return done.stdout
+
+    # A relative URI: the reference must hold from any directory, so it names the file absolutely.
+    store = "sqlite:///../db/s.db"
+    out = pi_host("--session-store", store, "--provider", "faux", "--mode", "json", "Look.")
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    (start,) = (e for e in events if e["type"] == "subagent_start")
+    parent_id = next(e for e in events if e["type"] == "session")["id"]
+    child_id = start["subagentId"]
+    absolute = f"sqlite:///{database}"
+    assert start["sessionFile"] == f"{absolute}#{child_id}"
+
+    listed = {s["id"]: s for s in json.loads(pi_host("--session-store", store, "sessions", "list", "--json"))}
+    assert listed[child_id]["parent_session"] == f"{absolute}#{parent_id}"
+    assert listed[parent_id]["parent_session"] is None
+    text = pi_host("--session-store", store, "sessions", "list")
+    (line,) = (line for line in text.splitlines() if line.startswith(child_id))
+    assert line.endswith(f"(parent {parent_id})")
+
+    # The reference alone resumes the child, from another directory, and exports it.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    resumed = subprocess.run(
+        [PI_HOST, "--session", start["sessionFile"], "--provider", "faux", "-p", "And then?"],
+        cwd=elsewhere,
+        env={**env, "PI_HOST_FAUX_SCRIPT": str(again)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout == "resumed\n"
+    exported = tmp_path / "child.jsonl"
+    pi_host("sessions", "export", start["sessionFile"], str(exported))
+    opened = SessionManager.open(exported)
+    assert opened.header.parent_session == f"{absolute}#{parent_id}"
+    roles = [m.role for m in opened.build_session_context().messages]
+    assert roles[-2:] == ["user", "assistant"] and len(roles) > 3  # the child's run, then the resumed turn

@@ -55,6 +55,9 @@ async def test_abort_mid_child_stops_every_child_and_leaves_valid_sessions(make_
     assert sorted(e.status for e in ends) == ["aborted", "aborted"]
     state = session.stash[pi_subagents._state.STATE]
     assert state.running == {}
+    parent_file = session.session_manager.session_file
+    if parent_file is not None:  # the parent's file is valid too
+        assert SessionManager.open(parent_file).warnings == []
     results = [m for m in session.messages if m.role == "toolResult"]
     assert len(results) == 2 and all(r.is_error for r in results)
     for start in starts:
@@ -80,8 +83,13 @@ async def test_abort_mid_child_stops_every_child_and_leaves_valid_sessions(make_
             None,
             "reached their budget of 3 turns (subagents.runMaxTurns)",
         ),
+        (
+            {"runMaxCost": 0.01},
+            {"input": 10, "output": 10, "totalTokens": 20, "cost": {"total": 0.006}},
+            "this run's children spent $0.0120, over the budget of $0.0100 (subagents.runMaxCost)",
+        ),
     ],
-    ids=["child-turns", "child-cost", "run-turns"],
+    ids=["child-turns", "child-cost", "run-turns", "run-cost"],
 )
 async def test_a_budget_stops_a_child_with_a_clear_message(
     make_host: HostFactory, settings: dict[str, Any], usage: Any, expected: str
@@ -238,4 +246,75 @@ async def test_a_grandchild_reports_through_its_parent_to_the_top(make_host: Hos
     assert SessionManager.open(grandchild_file).header.parent_session == child_start.session_file
     session = await host.session()
     assert UsageTotals.of(session.messages).cost == pytest.approx(0.5)  # the grandchild's spending
+    await host.close()
+
+
+async def test_a_spent_run_budget_refuses_the_next_child(make_host: HostFactory) -> None:
+    child_requests = 0
+
+    def respond(request: Request) -> Any:
+        nonlocal child_requests
+        if _is_child(request):
+            child_requests += 1
+            return reply("child done")
+        if len(request.tool_results) < 2:  # one task call per turn, twice
+            return _start_tasks(1)
+        return reply("done")
+
+    host = make_host(
+        pi_subagents, respond=respond, tools=["task"], settings={"subagents": {"runMaxTurns": 1}}
+    )
+    outcome = await host.run("go")
+    first, second = outcome.tool_results
+    assert not first.is_error
+    assert second.is_error
+    text = second.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("Sub-agent budget spent: this run's children took 1 turns, the limit is 1")
+    assert "(subagents.runMaxTurns). Finish with what you have." in text
+    assert child_requests == 1  # the second child never started
+    await host.close()
+
+
+async def test_agents_stop_aborts_a_grandchild_by_id_and_its_parent_goes_on(make_host: HostFactory) -> None:
+    inside = anyio.Event()
+    child_saw: list[str] = []
+
+    async def respond(request: Request) -> Any:
+        first = request.user_texts[0] if request.user_texts else ""
+        if first == "grandchild task":
+            inside.set()
+            await anyio.sleep_forever()  # until it is aborted
+        if first.startswith(CHILD):
+            if not request.tool_results:
+                return reply(tool_calls=[tool_call("task", description="deeper", prompt="grandchild task")])
+            child_saw.extend(r.content[0].text for r in request.tool_results)  # type: ignore[union-attr]
+            return reply("child answer")
+        if not request.tool_results:
+            return _start_tasks(1)
+        return reply("done")
+
+    host = make_host(pi_subagents, respond=respond, tools=["task"], settings={"subagents": {"maxDepth": 2}})
+    session = await host.session()
+    agents = host.host.commands["agents"]
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(host.run, "go")
+            await inside.wait()
+            nested = next(
+                e.event
+                for e in host.events
+                if isinstance(e, SubagentEvent) and e.event["type"] == "subagent_start"
+            )
+            await agents.handler("stop nope", session.ctx)  # type: ignore[arg-type]
+            assert "No running sub-agent has the id 'nope'" in host.ui.messages[-1]
+            await agents.handler(f"stop {nested['subagentId'][:-6]}", session.ctx)  # type: ignore[arg-type]
+    (text,) = child_saw
+    assert text.startswith(
+        "Sub-agent 'general-purpose' (deeper) was aborted by the user; its task is not done."
+    )
+    results = [m for m in session.messages if m.role == "toolResult"]
+    assert len(results) == 1 and not results[0].is_error  # the child went on and answered
+    assert results[0].content[0].text == "child answer"  # type: ignore[union-attr]
+    state = session.stash[pi_subagents._state.STATE]
+    assert state.running == {}
     await host.close()

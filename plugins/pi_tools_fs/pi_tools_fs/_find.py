@@ -17,14 +17,13 @@ all ignored) is not found, and ripgrep reads ``.rgignore`` files where fd reads 
 from __future__ import annotations
 
 import contextlib
-import heapq
 import itertools
 import operator
 import os
 import stat
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -32,7 +31,7 @@ from pi_host import ToolCallContext, ToolResult
 
 from ._definitions import FIND_DEFAULT_LIMIT, FindBackend, FindParams
 from ._errors import ToolError, raise_if_aborted
-from ._external import FdBinary, find_fd, find_rg, inside_git_repository, spawn
+from ._external import FdBinary, collect, find_fd, find_rg, inside_git_repository, spawn
 from ._glob import GlobError, compile_glob, name_superset
 from ._ignore import Override
 from ._paths import resolve_to_cwd
@@ -41,6 +40,8 @@ from ._truncate import capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
 
 __all__ = ["find", "rg_files_command"]
+
+_T = TypeVar("_T")
 
 
 def _fd_global_ignore() -> str:
@@ -138,12 +139,21 @@ def _name_filter(pattern: str, full_path: bool, case_insensitive: bool) -> str |
 
 
 class _Listing:
-    """Matches ripgrep's NUL-separated file list as it arrives, as fd matches its walk: the
-    files and the directories above them that ``pattern`` matches, in fd's order.
+    """Matches ripgrep's NUL-separated file list as fd matches its walk: the files and the
+    directories above them that ``pattern`` matches, the first ``limit`` in fd's order.
 
-    Fed chunk by chunk while ripgrep still lists, so little is left once it exits. Written as
-    bulk operations: a loop in Python over every name would cost more than ripgrep's walk.
+    Each chunk fed (the listing whole, or as it comes) is only split into names and sorted (a
+    few bulk string operations). At the end the names are sorted into walk order (a merge of
+    the sorted chunks), and matched a stretch at a time from the
+    front until ``limit`` results are certain: a directory sorts just before the first file
+    below it, so once a sorted stretch holds ``limit`` results nothing after it can come
+    first. A common pattern's first results are decided by a fraction of the listing. The
+    matching is written as bulk operations: a loop in Python over every name would cost more
+    than ripgrep's walk.
     """
+
+    #: The first stretch matched, at least; each next one is twice the one before.
+    MIN_STRETCH = 256
 
     def __init__(self, search_path: str, pattern: str, full_path: bool, case_insensitive: bool) -> None:
         self.match = compile_glob(pattern, literal_separator=True, case_insensitive=case_insensitive).match
@@ -162,11 +172,10 @@ class _Listing:
         self.raw = bytearray()
         self.pending = b""
         # _LOW while every name so far is valid UTF-8 without it (code point order is then
-        # byte order, and names sort as they are); "/" once one is not: then all is redone
-        # at the end with _walk_order's key.
+        # byte order, and names sort as they are); "/" once one is not: then the names are
+        # made again at the end from the raw listing, and sorted with _walk_order's key.
         self.sep = _LOW
-        self.results: list[str] = []
-        self.parents: set[str] = set()
+        self.names: list[str] = []
         self.verdicts: dict[str, bool] = {}
 
     def feed(self, chunk: bytes) -> None:
@@ -188,47 +197,58 @@ class _Listing:
             return
         names = text.replace("/", _LOW).split("\0")
         names.pop()  # the text ends with a separator
-        self._add(names)
+        # Sorted chunk by chunk: the sort at the end then merges sorted runs.
+        names.sort()
+        self.names += names
 
-    def _add(self, names: list[str]) -> None:
+    def _files(self, names: list[str]) -> list[str]:
+        """The ``names`` (files) that the pattern matches."""
         sep = self.sep
-        split = list(map(str.rpartition, names, itertools.repeat(sep)))
         if self.by_name:
-            subjects = list(map(operator.itemgetter(2), split))
+            subjects = list(map(operator.itemgetter(2), map(str.rpartition, names, itertools.repeat(sep))))
             verdicts = self.verdicts
             for subject in set(subjects).difference(verdicts):
                 verdicts[subject] = self.name_match(subject) is not None
-            results = list(itertools.compress(names, map(verdicts.__getitem__, subjects)))
-        else:
-            results = names
+            names = list(itertools.compress(names, map(verdicts.__getitem__, subjects)))
         if self.full_path:
-            results = [name for name in results if self.match(self.root + name.replace(sep, "/"))]
-        self.results += results
-        self.parents.update(map(operator.itemgetter(0), split))
+            names = [name for name in names if self.match(self.root + name.replace(sep, "/"))]
+        return names
+
+    def _directory_matches(self, directory: str) -> bool:
+        sep = self.sep
+        subject = self.root + directory.replace(sep, "/") if self.full_path else directory.rpartition(sep)[2]
+        return self.match(subject) is not None
 
     def finish(self, limit: int) -> list[str]:
         """The first ``limit`` matches, in fd's order."""
-        if self.sep == "/":
-            self.results, self.parents = [], set()
+        sep = self.sep
+        if sep == "/":
             names = bytes(self.raw).decode("utf-8", "surrogateescape").split("\0")
             names.pop()  # the listing ends with a separator (or is empty)
-            self._add(names)
-        sep = self.sep
+            names.sort(key=_walk_order)
+        else:
+            names = self.names
+            names.sort()
+        results: list[str] = []
         directories: set[str] = set()
-        for parent in self.parents:
-            while parent and parent not in directories:
-                directories.add(parent)
-                parent = parent.rpartition(sep)[0]
-        results = self.results
-        for directory in directories:
-            if self.match(
-                self.root + directory.replace(sep, "/") if self.full_path else directory.rpartition(sep)[2]
-            ):
-                results.append(directory + sep)
+        done, size = 0, max(limit, self.MIN_STRETCH)
+        while done < len(names) and len(results) < limit:
+            stretch = names[done : done + size]
+            done += len(stretch)
+            size *= 2
+            results += self._files(stretch)
+            split = map(str.rpartition, stretch, itertools.repeat(sep))
+            for parent in set(map(operator.itemgetter(0), split)):
+                while parent and parent not in directories:
+                    directories.add(parent)
+                    if self._directory_matches(parent):
+                        results.append(parent + sep)
+                    parent = parent.rpartition(sep)[0]
         if sep == "/":
             results.sort(key=_walk_order)
             return results[:limit]
-        return [result.replace(sep, "/") for result in heapq.nsmallest(limit, results)]
+        results.sort()
+        return [result.replace(sep, "/") for result in results[:limit]]
 
 
 def _match_listed(
@@ -262,12 +282,11 @@ def rg_files_command(rg: str, search_path: str, rules: str | None) -> list[str]:
     return args
 
 
-async def _rg_files(
-    rg: str, search_path: str, name_filter: str | None, sink: Callable[[bytes], None]
-) -> None:
-    """Feed ``sink`` what ``rg --files`` lists below ``search_path`` (NUL-separated, relative
-    to it) as it comes: every file, or with ``name_filter`` those that can match it by name or
-    by a directory's name."""
+async def _rg_files(rg: str, search_path: str, name_filter: str | None, then: Callable[[bytes], _T]) -> _T:
+    """What ``then`` makes of the listing of ``rg --files`` below ``search_path``
+    (NUL-separated, relative to it): every file, or with ``name_filter`` those that can match
+    it by name or by a directory's name. ``then`` runs in a worker thread (see :func:`collect`).
+    """
     with contextlib.ExitStack() as stack:
         rules = None
         if name_filter is not None:
@@ -276,26 +295,12 @@ async def _rg_files(
             stack.callback(os.unlink, rules)
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(_filter_rules(name_filter))
-        listed = False
-        stderr = bytearray()
-        async with spawn(rg_files_command(rg, search_path, rules), cwd=search_path) as process:
-            assert process.stdout is not None and process.stderr is not None
-            out_stream, err_stream = process.stdout, process.stderr
-
-            async def drain_stderr() -> None:
-                async for chunk in err_stream:
-                    stderr.extend(chunk)
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(drain_stderr)
-                async for chunk in out_stream:
-                    listed = True
-                    sink(chunk)
-            await process.wait()
+        done = await collect(rg_files_command(rg, search_path, rules), search_path, then)
     # ripgrep exits 1 when it lists nothing, and 2 when some directory was unreadable.
-    if process.returncode not in (0, 1) and not listed:
-        message = stderr.decode("utf-8", "replace").strip()
-        raise ToolError(message or f"ripgrep exited with code {process.returncode}")
+    if done.returncode not in (0, 1) and not done.stdout:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise ToolError(message or f"ripgrep exited with code {done.returncode}")
+    return done.result
 
 
 async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend) -> ToolResult:
@@ -340,10 +345,12 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
         if fd is not None:
             found = await _fd_find(fd, search_path, pattern, full_path, ctx.cwd)
         elif rg is not None:
-            matcher = _Listing(search_path, pattern, full_path, case_insensitive)
             name_filter = _name_filter(pattern, full_path, case_insensitive)
-            await _rg_files(rg, search_path, name_filter, matcher.feed)
-            found = await anyio.to_thread.run_sync(matcher.finish, limit)
+
+            def match(listing: bytes) -> list[str]:
+                return _match_listed(listing, search_path, pattern, full_path, case_insensitive, limit)
+
+            found = await _rg_files(rg, search_path, name_filter, match)
         else:
             try:
                 found = await anyio.to_thread.run_sync(

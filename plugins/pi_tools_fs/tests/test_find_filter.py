@@ -201,3 +201,26 @@ def test_the_letters_ignorecase_widens_are_known() -> None:
     letters = "abcdefghijklmnopqrstuvwxyz"
     partners = {ch for ch in letters if any(re.fullmatch(ch, w, re.IGNORECASE) for w in wide)}
     assert partners | {p.upper() for p in partners} == set(_WIDE_CASE)
+
+
+@pytest.mark.parametrize("names", ["plain", "odd"])
+async def test_the_first_results_are_the_whole_listings_first(
+    tree: Path, names: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The listing is matched a sorted stretch at a time until `limit` results are certain;
+    # from stretches of one name up, every limit gives the front of the whole result.
+    assert RG is not None
+    if names == "odd":
+        for name in (b"bad\xff.md", b"odd\x01.md", b"pkg.md/\xe9t\xe9.md"):
+            (tree / os.fsdecode(name)).write_text("")
+    listing = bytearray()
+    await _rg_files(RG, str(tree), None, listing.extend)
+    monkeypatch.setattr(_Listing, "MIN_STRETCH", 1)
+    for pattern in PATTERNS:
+        full_path = "/" in pattern
+        glob = pattern if not full_path or pattern.startswith(("/", "**/")) else "**/" + pattern
+        case_insensitive = not any(ch.isupper() for ch in glob)
+        whole = _match_listed(bytes(listing), str(tree), glob, full_path, case_insensitive, 10**6)
+        for limit in range(1, len(whole) + 2):
+            front = _match_listed(bytes(listing), str(tree), glob, full_path, case_insensitive, limit)
+            assert front == whole[:limit], (pattern, limit)

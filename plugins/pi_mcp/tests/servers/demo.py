@@ -12,10 +12,10 @@ import argparse
 import base64
 import os
 import sys
-import time
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from pydantic import BaseModel
@@ -54,10 +54,24 @@ def build(name: str, extra_tools: int) -> MCPServer[Any]:
     def crash() -> str:
         os._exit(3)
 
-    @server.tool(description="Never answer (until the process is stopped).")
-    def hang() -> str:
-        time.sleep(3600)
+    cancelled = [0]
+
+    @server.tool(description="Never answer (until the call is cancelled or the process stopped).")
+    async def hang(started_file: str = "") -> str:
+        if started_file:  # tells a test that the call reached the server
+            with open(started_file, "w") as handle:
+                handle.write("started")
+        try:
+            await anyio.sleep(3600)
+        except anyio.get_cancelled_exc_class():
+            # The client's notifications/cancelled interrupted the call (the SDK's default).
+            cancelled[0] += 1
+            raise
         return "never"
+
+    @server.tool(description="How many calls of hang were cancelled by the client so far.")
+    def cancellations() -> str:
+        return f"cancelled={cancelled[0]}"
 
     @server.tool(description="Print many lines.")
     def flood(lines: int) -> str:
@@ -66,6 +80,12 @@ def build(name: str, extra_tools: int) -> MCPServer[Any]:
     @server.tool(description="Report the server's environment variable VALUE and its pid.")
     def env() -> str:
         return f"VALUE={os.environ.get('VALUE', '')} pid={os.getpid()}"
+
+    @server.tool(description="The value of the HTTP request header NAME the server received.")
+    def header(name: str, ctx: Context) -> str:
+        # None over stdio, which carries no headers.
+        received = ctx.headers or {}
+        return f"{name}={received.get(name, '<absent>')}"
 
     def make(tool_name: str) -> Any:
         def generated(query: str, limit: int = 10) -> str:
