@@ -250,8 +250,7 @@ def test_alt_up_restores_queued_messages(launch: Any) -> None:
     term.send(ESCAPE)
     term.wait_for("Command aborted")
     term.wait_gone("Working...")
-    term.send(CTRL_C)
-    term.send(CTRL_C)
+    term.double_ctrl_c()
     assert term.wait_exit() == 0
 
 

@@ -153,6 +153,12 @@ class Terminal:
     def send(self, text: str) -> None:
         self.child.send(text)
 
+    def double_ctrl_c(self) -> None:
+        """Ctrl+C twice, which quits. In one write, so that the program reads both presses at
+        once and the second lands inside pi's half-second double-press window however loaded
+        the machine is; two writes may be read, and handled, a scheduling delay apart."""
+        self.child.send(CTRL_C + CTRL_C)
+
     def type(self, text: str) -> None:
         """Type ``text`` and wait until it shows in the editor (so keys are not read early)."""
         self.child.send(text)
