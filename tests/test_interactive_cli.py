@@ -373,8 +373,9 @@ def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here
     # /fork offers the user messages of every branch, as pi does.
     term.submit("/fork")
     term.wait_for("Fork from message", where=term.screen.screen_text)
-    screen = term.screen.screen_text()
-    assert "first question" in screen and "second question" in screen and "another take" in screen
+    # Waited for, not asserted: the list may draw after its title.
+    for message in ("first question", "second question", "another take"):
+        term.wait_for(message, where=term.screen.screen_text)
     term.send(ESCAPE)
     term.wait_gone("Fork from message")
 
