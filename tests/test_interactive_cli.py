@@ -179,8 +179,7 @@ def test_an_undecided_project_is_asked_about_before_the_screen_starts(
         assert (json.loads(stored.read_text()) if stored.exists() else {}) == (
             {str(project): True} if trusted else {}
         )
-        term.send(CTRL_C)
-        term.send(CTRL_C)
+        term.double_ctrl_c()
         assert term.wait_exit() == 0
     finally:
         term.close()
@@ -223,8 +222,7 @@ def test_trust_command_saves_the_answer_and_loads_the_project(tmp_path: Path) ->
         term.wait_for("Project not trusted")
         term.wait_for(lambda: "(auto)" in _footer(term))
         assert json.loads((agent_dir / "trust.json").read_text()) == {str(project): True}
-        term.send(CTRL_C)
-        term.send(CTRL_C)
+        term.double_ctrl_c()
         assert term.wait_exit() == 0
     finally:
         term.close()
@@ -276,8 +274,7 @@ def test_import_continues_a_session_file_from_elsewhere(pi_host: Any, tmp_path: 
     assert len(copies) == 1
     assert "Continuing the old session." in copies[0].read_text()
     assert source.read_bytes() == original
-    term.send(CTRL_C)
-    term.send(CTRL_C)
+    term.double_ctrl_c()
     assert term.wait_exit() == 0
 
 
@@ -307,8 +304,7 @@ def test_resume_flag_opens_the_session_picker(pi_host: Any, tmp_path: Path, flag
     term.wait_for("Picking up where we left off.")
     term.wait_gone("Working...")
     assert "Picking up where we left off." in manager.session_file.read_text()  # type: ignore[union-attr]
-    term.send(CTRL_C)
-    term.send(CTRL_C)
+    term.double_ctrl_c()
     assert term.wait_exit() == 0
 
 
@@ -322,6 +318,8 @@ def test_escape_during_bash_keeps_the_output_so_far(pi_host: Any, tmp_path: Path
     term.send(ESCAPE)
     term.wait_for("Command aborted")
     term.wait_gone("Working...")
+    # The panel's bottom may reach the screen in a later read than the line above it.
+    term.wait_for(lambda: "╰" in term.screen.text().partition("Command aborted")[2])
     text = term.screen.text()
     assert text.index("first line") < text.index("second line") < text.index("Command aborted")
     # (The empty reply cut short after the tool says "Operation aborted" under the panel, as pi's does.)
@@ -338,8 +336,7 @@ def test_escape_during_bash_keeps_the_output_so_far(pi_host: Any, tmp_path: Path
     assert len(results) == 1 and results[0]["isError"] is True
     told = results[0]["content"][0]["text"]
     assert told.startswith("first line\nsecond line\n") and told.endswith("\n\nCommand aborted")
-    term.send(CTRL_C)
-    term.send(CTRL_C)
+    term.double_ctrl_c()
     assert term.wait_exit() == 0
 
 
@@ -378,8 +375,9 @@ def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here
     # /fork offers the user messages of every branch, as pi does.
     term.submit("/fork")
     term.wait_for("Fork from message", where=term.screen.screen_text)
-    screen = term.screen.screen_text()
-    assert "first question" in screen and "second question" in screen and "another take" in screen
+    # Waited for, not asserted: the list may draw after its title.
+    for message in ("first question", "second question", "another take"):
+        term.wait_for(message, where=term.screen.screen_text)
     term.send(ESCAPE)
     term.wait_gone("Fork from message")
 
@@ -404,8 +402,7 @@ def test_fork_lists_every_user_message_session_shows_the_path_export_writes_here
     assert "another take" in texts and "Answer three." in texts
     assert "first question" not in texts and "second question" not in texts
     assert [line.get("parentId") for line in lines[1:]] == [None] + [line["id"] for line in lines[1:-1]]
-    term.send(CTRL_C)
-    term.send(CTRL_C)
+    term.double_ctrl_c()
     assert term.wait_exit() == 0
 
 
@@ -452,8 +449,7 @@ def test_a_plugin_package_extends_the_screen(pi_host: Any, tmp_path: Path) -> No
     term.submit("/hotkeys")
     term.wait_for("Keyboard Shortcuts")
     term.wait_for(re.compile(r"ctrl\+x\s*│\s*Leave a note"))
-    term.send(CTRL_C)
-    term.send(CTRL_C)
+    term.double_ctrl_c()
     assert term.wait_exit() == 0
 
 

@@ -106,7 +106,8 @@ def test_settings_change_applies_at_once_and_is_saved(pi_host: Any, tmp_path: Pa
 
     term.submit("/settings")
     term.wait_for("Hide thinking", where=term.screen.screen_text)
-    assert re.search(r"Steering mode\s+all", term.screen.screen_text())
+    # Waited for, not asserted: the rest of the list may still be on its way.
+    term.wait_for(re.compile(r"Steering mode\s+all"), where=term.screen.screen_text)
     select_row(term, "Hide thinking")
     term.wait_for("one-line label", where=term.screen.screen_text)  # the row's description
     term.send(ENTER)
@@ -166,7 +167,7 @@ def test_scoped_models_limit_model_cycling(pi_host: Any, tmp_path: Path) -> None
     term.wait_for("1/3 enabled", where=term.screen.screen_text)
     _toggle(term, "beta")
     term.wait_for("2/3 enabled", where=term.screen.screen_text)
-    assert "(unsaved)" in term.screen.screen_text()
+    term.wait_for("(unsaved)", where=term.screen.screen_text)
     term.send(CTRL_S)
     term.wait_for("Model selection saved to settings")
     # The list is drawn again under the notice, no longer marked unsaved.

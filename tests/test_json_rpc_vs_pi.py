@@ -36,6 +36,7 @@ Differences that are deliberate, and normalised away here:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import queue
 import subprocess
@@ -94,6 +95,17 @@ def _slow_reply(repeat: int = 40) -> list[Reply]:
     return [anthropic_reply("one two three four five six seven eight " * repeat, chunk_size=4, latency=0.05)]
 
 
+def _held_reply(release: threading.Event) -> Reply:
+    """A reply that stops after its first text delta until ``release`` is set.
+
+    Commands sent mid-stream are then all answered before the next delta: how many deltas
+    would otherwise fall between them depends on the machine's load (CI's 2 cores).
+    """
+    reply = anthropic_reply("one two three four five six seven eight " * 3, chunk_size=4)
+    first_delta = next(n for n, piece in enumerate(reply.pieces) if b"content_block_delta" in piece)
+    return dataclasses.replace(reply, hold_before=first_delta + 1, release=release)
+
+
 def _tool_error() -> list[Reply]:
     call = {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "missing.txt"}}
     return [anthropic_reply([call], stop_reason="tool_use"), anthropic_reply("There is no such file.")]
@@ -125,6 +137,8 @@ class Scenario:
     """The server's replies, and how both agents are set up for them."""
 
     replies: Callable[[], list[Reply]]
+    #: The first reply is :func:`_held_reply`, which the run releases.
+    held: bool = False
     settings: dict[str, Any] = field(default_factory=lambda: NO_RETRY)
     reasoning: bool = False
     args: tuple[str, ...] = ()
@@ -169,9 +183,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "bad-lines": Scenario(list),
     "ui": Scenario(list),
-    "queue": Scenario(
-        lambda: [*_slow_reply(3), anthropic_reply("It is small."), anthropic_reply("Two lines.")]
-    ),
+    "queue": Scenario(lambda: [anthropic_reply("It is small."), anthropic_reply("Two lines.")], held=True),
 }
 
 # Lines no client should send; each gets one error response and the process keeps serving.
@@ -373,6 +385,8 @@ class Workspace:
     root: Path
     pi_cli: Path | None = None
     runs: dict[tuple[Agent, Mode, str], Run] = field(default_factory=dict)
+    #: Set by a run of a ``held`` scenario when its first reply may go on.
+    release: threading.Event = field(default_factory=threading.Event)
 
     @property
     def project(self) -> Path:
@@ -411,13 +425,20 @@ class Workspace:
                 (self.project / name).unlink(missing_ok=True)
                 if text is not None:
                     (self.project / name).write_text(text, "utf-8")
-            server = AnthropicServer(SCENARIOS[scenario].replies())
+            replies = SCENARIOS[scenario].replies()
+            if SCENARIOS[scenario].held:
+                self.release = threading.Event()
+                replies.insert(0, _held_reply(self.release))
+            server = AnthropicServer(replies)
             with server:
                 self.serve(agent, SCENARIOS[scenario], server)
-                if mode == "json":
-                    self.runs[key] = self._run_json(agent, scenario)
-                else:
-                    self.runs[key] = self._run_rpc(agent, scenario)
+                try:
+                    if mode == "json":
+                        self.runs[key] = self._run_json(agent, scenario)
+                    else:
+                        self.runs[key] = self._run_rpc(agent, scenario)
+                finally:
+                    self.release.set()  # a failed run leaves no server thread waiting
                 self.runs[key].requests = len(server.requests)
         return self.runs[key]
 
@@ -460,6 +481,7 @@ class Workspace:
             if scenario == "queue":
                 rpc.call("steer", "steer", message="Also look at the size.")
                 rpc.call("follow-up", "follow_up", message="Then summarise.")
+                self.release.set()
                 # The run goes on through both queued messages: three replies, one agent_end.
             rpc.read_until(lambda r: r["type"] == "agent_end")
             for command in ("get_state", "get_messages", "get_available_models"):

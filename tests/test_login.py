@@ -38,7 +38,7 @@ from pi_host.providers._oauth_login import (
 )
 from tests.fakeservers import FakeServer, Reply
 from tests.interactive_support.fake_session import FakeInteractiveSession
-from tests.interactive_support.terminal import CTRL_C, ENTER, ESCAPE, Terminal
+from tests.interactive_support.terminal import ENTER, ESCAPE, Terminal
 from tests.test_interactive_app import CapturingApp, until
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
@@ -465,8 +465,7 @@ def test_login_in_a_terminal_saves_the_credential_and_selects_a_model(
     term.wait_for("Login cancelled")
     term.wait_gone("Paste the authorization code")
     assert json.loads(auth_json.read_text())["anthropic"] == credential
-    term.send(CTRL_C)
-    term.send(CTRL_C)
+    term.double_ctrl_c()
     assert term.wait_exit() == 0
 
 
@@ -491,7 +490,6 @@ def test_logout_in_a_terminal_removes_only_that_credential(pi_host_terminal: Any
     term.wait_gone("(subscription)")
     term.send(ESCAPE)
     term.wait_gone("Select a provider to log out of")
-    term.send(CTRL_C)
-    term.send(CTRL_C)
+    term.double_ctrl_c()
     assert term.wait_exit() == 0
     assert json.loads(auth_json.read_text()) == {"openai": {"type": "api_key", "key": "sk-o"}}

@@ -24,6 +24,7 @@ from typing import Any, TypeAlias
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from anyio.streams.buffered import BufferedByteReceiveStream
 
@@ -52,6 +53,11 @@ class Reply:
     :param drop_after: close the connection abruptly after this many pieces.
     :param hang: after the pieces, keep the connection open, sending nothing, until the server
         closes.
+    :param hold_before: with ``release``, wait before writing the piece of this number until
+        ``release`` is set: a test that sends a program commands mid-stream lets the stream go on
+        once they are answered, so that what the program writes does not depend on the machine's
+        speed.
+    :param release: the event ``hold_before`` waits for (set from the test's thread).
     :param coalesce: write consecutive pieces together, in writes of at least this many bytes,
         instead of one write per piece. The bytes are the same; a throughput benchmark uses it so
         that the client, not the server's per-write cost, sets the rate. Only without
@@ -71,8 +77,12 @@ class Reply:
     hang: bool = False
     content_type: str = "text/event-stream"
     coalesce: int | None = None
+    hold_before: int | None = None
+    release: threading.Event | None = None
 
     def __post_init__(self) -> None:
+        if (self.hold_before is None) != (self.release is None):
+            raise ValueError("hold_before and release go together")
         if self.coalesce and (self.latency or self.split or self.drop_after is not None):
             raise ValueError("coalesce cannot be combined with latency, split or drop_after")
 
@@ -296,6 +306,9 @@ class FakeServer(AbstractContextManager["FakeServer"]):
             if reply.drop_after is not None and number >= reply.drop_after:
                 _abort_connection(stream)
                 return False
+            if number == reply.hold_before and reply.release is not None:
+                # Abandoned on cancel: a server closing mid-hold does not wait for the test.
+                await anyio.to_thread.run_sync(reply.release.wait, abandon_on_cancel=True)
             if number and reply.latency:
                 await anyio.sleep(reply.latency)
             for part_number, part in enumerate(_slices(piece, reply.split)):

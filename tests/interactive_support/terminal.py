@@ -22,6 +22,9 @@ ESCAPE = "\x1b"
 ALT_UP = "\x1b[1;3A"
 UP = "\x1b[A"
 DOWN = "\x1b[B"
+# How long a wait may take before it fails: a bound for a hang, generous for CI's loaded 2 cores
+# (the wait returns as soon as its condition holds).
+DEFAULT_TIMEOUT = 30.0
 CTRL_C = "\x03"
 CTRL_D = "\x04"
 CTRL_U = "\x15"
@@ -89,7 +92,7 @@ class Terminal:
         self,
         condition: str | re.Pattern[str] | Callable[[], bool],
         *,
-        timeout: float = 10.0,
+        timeout: float = DEFAULT_TIMEOUT,
         where: Callable[[], str] | None = None,
     ) -> None:
         """Read output until ``condition`` holds: a string or pattern found in ``where()``
@@ -119,7 +122,7 @@ class Terminal:
                 )
             alive = self._pump(0.05)
 
-    def wait_gone(self, text: str, *, timeout: float = 10.0) -> None:
+    def wait_gone(self, text: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Read output until ``text`` is no longer on the visible screen."""
         self.wait_for(lambda: text not in self.screen.screen_text(), timeout=timeout)
 
@@ -153,6 +156,12 @@ class Terminal:
     def send(self, text: str) -> None:
         self.child.send(text)
 
+    def double_ctrl_c(self) -> None:
+        """Ctrl+C twice, which quits. In one write, so that the program reads both presses at
+        once and the second lands inside pi's half-second double-press window however loaded
+        the machine is; two writes may be read, and handled, a scheduling delay apart."""
+        self.child.send(CTRL_C + CTRL_C)
+
     def type(self, text: str) -> None:
         """Type ``text`` and wait until it shows in the editor (so keys are not read early)."""
         self.child.send(text)
@@ -165,7 +174,7 @@ class Terminal:
 
     # -- ending ---------------------------------------------------------------------------------
 
-    def wait_exit(self, timeout: float = 10.0) -> int:
+    def wait_exit(self, timeout: float = DEFAULT_TIMEOUT) -> int:
         deadline = time.monotonic() + timeout
         while self._pump(0.05):
             if time.monotonic() > deadline:

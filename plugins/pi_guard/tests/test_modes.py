@@ -10,17 +10,19 @@ from __future__ import annotations
 import json
 import os
 import queue
-import re
 import shutil
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pi_guard
 import pytest
+
+from tests.interactive_support.screen import Screen
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 TIMEOUT = 30.0
@@ -259,13 +261,20 @@ def test_rpc_read_only_via_the_command(rpc: Any) -> None:
 
 pexpect = pytest.importorskip("pexpect")
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\x1b[=>78]")
-
 
 class Pty:
+    """``pi-host`` in a pseudo-terminal, its output fed to a screen model.
+
+    prompt_toolkit redraws only the cells that changed and moves the cursor over the others,
+    so the raw byte stream, even with its escape sequences removed, does not hold the words
+    on the screen: which of a dialog's spaces get skipped depends on what the frame before
+    showed there, that is on timing. Waits read the modelled screen and its scrollback.
+    """
+
     def __init__(self, setup: Setup, *args: str) -> None:
         env = {**setup.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
         env.pop("NO_COLOR", None)
+        self.screen = Screen(40, 140)
         self.child = pexpect.spawn(
             PI_HOST,
             ["--provider", "faux", *args],
@@ -275,22 +284,28 @@ class Pty:
             encoding="utf-8",
             codec_errors="replace",
         )
-        self.text = ""
 
-    def wait_for(self, needle: str, *, after: int = 0, timeout: float = TIMEOUT) -> int:
-        """Read until ``needle`` shows in the output after position ``after``; its position."""
+    @property
+    def text(self) -> str:
+        """The scrollback and the screen, as they are now."""
+        return self.screen.text()
+
+    def wait_for(self, condition: str | Callable[[], bool], *, timeout: float = TIMEOUT) -> None:
+        """Read until ``condition`` holds: a string shown in the scrollback or on the screen,
+        or a predicate."""
+        check = (lambda: condition in self.text) if isinstance(condition, str) else condition
         deadline = time.monotonic() + timeout
-        while True:
-            found = self.text.find(needle, after)
-            if found != -1:
-                return found
+        while not check():
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {needle!r}; output:\n{self.text[-3000:]}")
+                raise AssertionError(f"timed out waiting for {condition!r}; screen:\n{self.text[-3000:]}")
             try:
-                chunk = self.child.read_nonblocking(65536, timeout=0.1)
+                self.screen.feed(self.child.read_nonblocking(65536, timeout=0.1))
             except pexpect.TIMEOUT:
                 continue
-            self.text += _ANSI.sub("", chunk).replace("\r", "")
+
+    def wait_idle(self) -> None:
+        """Until the run is over: keys typed then start a new prompt, not a steering message."""
+        self.wait_for(lambda: "Working..." not in self.screen.screen_text())
 
     def send(self, keys: str) -> None:
         self.child.send(keys)
@@ -308,13 +323,14 @@ def test_interactive_prompt_in_a_pseudo_terminal(tmp_path: Path) -> None:
     try:
         term.wait_for("(auto)")  # the footer: the app is up
         term.send("please write\r")
-        seen = term.wait_for(pi_guard.ALLOW_SESSION)
+        term.wait_for(pi_guard.ALLOW_SESSION)
         term.send("\x1b[B")  # down: "Always allow this session"
         term.send("\r")
-        after = term.wait_for("wrote first", after=seen)
+        term.wait_for("wrote first")
         assert (setup.project / "out.txt").read_text() == "first"
+        term.wait_idle()
         term.send("again\r")
-        term.wait_for("wrote second", after=after)  # no dialog: the session grant applies
+        term.wait_for("wrote second")  # no dialog: the session grant applies
         assert (setup.project / "out.txt").read_text() == "second"
     finally:
         term.close()
@@ -354,13 +370,14 @@ def test_interactive_allow_deny_and_read_only(tmp_path: Path) -> None:
     try:
         term.wait_for("(auto)")
         term.send("go\r")
-        after = term.wait_for("first run over")
+        term.wait_for("first run over")
         assert "is blocked by the deny rule" in term.text  # the error result is shown
         assert (setup.project / "ok.txt").read_text() == "one" and not (setup.project / "no.txt").exists()
+        term.wait_idle()
         term.send("/permissions read-only\r")
-        after = term.wait_for("pi-guard mode: read-only", after=after)
+        term.wait_for("pi-guard mode: read-only")
         term.send("again\r")
-        term.wait_for("second run over", after=after)
+        term.wait_for("second run over")
         assert (setup.project / "ok.txt").read_text() == "one"  # refused in read-only mode
     finally:
         term.close()
