@@ -363,10 +363,10 @@ class HttpxTransport:
         owner = client if owned else None
         # Encoded as it is sent, never whole (see JsonBody); with the length given, httpx sends
         # Content-Length as for a bytes body, not a chunked one.
-        body = JsonBody(request.body)
+        payload = JsonBody(request.body)
 
         async def chunks() -> AsyncIterator[bytes]:
-            for chunk in body.chunks():
+            for chunk in payload.chunks():
                 yield chunk
 
         try:
@@ -376,7 +376,7 @@ class HttpxTransport:
                 content=chunks(),
                 headers={
                     "content-type": "application/json",
-                    "content-length": str(body.length),
+                    "content-length": str(payload.length),
                     **request.headers,
                 },
                 timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
