@@ -355,19 +355,30 @@ class HttpxTransport:
 
     async def _open_with_httpx(self, request: HttpRequest) -> ResponseStream:
         import httpx
-        from pydantic_core import to_json
+
+        from ._json_body import JsonBody
 
         timeout = request.timeout_s or _DEFAULT_TIMEOUT_S
         client, owned = await _pooled_client(request.url.startswith("https:"))
         owner = client if owned else None
+        # Encoded as it is sent, never whole (see JsonBody); with the length given, httpx sends
+        # Content-Length as for a bytes body, not a chunked one.
+        payload = JsonBody(request.body)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            for chunk in payload.chunks():
+                yield chunk
+
         try:
             http_request = client.build_request(
                 "POST",
                 request.url,
-                # pydantic-core writes UTF-8 bytes at once: for a long history, a fraction of
-                # the time of json.dumps and no intermediate str as large as the body.
-                content=to_json(request.body),
-                headers={"content-type": "application/json", **request.headers},
+                content=chunks(),
+                headers={
+                    "content-type": "application/json",
+                    "content-length": str(payload.length),
+                    **request.headers,
+                },
                 timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
             )
             response = await client.send(http_request, stream=True)

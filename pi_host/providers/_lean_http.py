@@ -33,7 +33,6 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 import h11
-from pydantic_core import to_json
 
 from ._abort import AbortSignal
 from ._errors import http_error_message, parse_retry_after
@@ -46,6 +45,7 @@ from ._http import (
     should_retry_header,
     tls_context,
 )
+from ._json_body import JsonBody
 
 __all__ = ["LEAN_HTTP_ENV", "LeanTransport", "lean_transport_applies"]
 
@@ -151,8 +151,8 @@ class LeanTransport:
         assert split is not None, "lean_transport_applies() was not checked"
         tls, host, port, authority, target = split
         timeout = request.timeout_s or _DEFAULT_TIMEOUT_S
-        body = to_json(request.body)
-        headers = _request_headers(authority, len(body), request.headers)
+        body = JsonBody(request.body)
+        headers = _request_headers(authority, body.length, request.headers)
         pool = await _pool()
         key = (tls, host, port)
         connection = pool.acquire(key)
@@ -369,7 +369,7 @@ class _Connection(asyncio.Protocol):
     # -- I/O -------------------------------------------------------------------------------
 
     async def send_request(
-        self, target: str, headers: list[tuple[str, str]], body: bytes, timeout: float
+        self, target: str, headers: list[tuple[str, str]], body: JsonBody, timeout: float
     ) -> tuple[int, dict[str, str]]:
         """Write the request; return the response's status and headers."""
         connection = self.h11
@@ -377,27 +377,42 @@ class _Connection(asyncio.Protocol):
             head = connection.send(h11.Request(method="POST", target=target, headers=headers))
         except h11.LocalProtocolError as exc:
             raise LocalProtocolError(str(exc)) from exc
-        # The body is written as it is, a slice at a time: joined to the head, and copied into
-        # the transport's buffer where the socket did not take it at once, a 10 MB request
-        # (a long resumed session) held three more copies of itself at its peak.
+        # The body is encoded as it is written, a chunk at a time (see JsonBody): whole, a
+        # 10 MB request (a long resumed session) existed twice while it was encoded, and then
+        # for the whole write. A chunk the socket does not take at once is copied into the
+        # transport's buffer; the next one waits until that drains.
         # (h11 returns None only for a ConnectionClosed event.)
-        pieces = [head or b"", *(connection.send_with_data_passthrough(h11.Data(data=body)) or ())]
-        pieces.append(connection.send(h11.EndOfMessage()) or b"")
-        for piece in pieces:
-            view = memoryview(piece)
-            for start in range(0, len(view), _WRITE_SLICE):
-                transport = self._transport
-                if transport is None:
-                    break  # the server closed; its answer, if any, is read below
-                transport.write(view[start : start + _WRITE_SLICE])
-                if self._writing_paused:
-                    await self._drain(timeout)
+        if not await self._write(head or b"", timeout):
+            await self._write_body(body, timeout)
         # A server may answer (an error) before reading all of the request; as httpx does, a
         # failed write is not an error until reading the response fails too.
         while True:
             event = await self.next_event()
             if type(event) is h11.Response:
                 return event.status_code, _header_dict(event.headers.raw_items())
+
+    async def _write_body(self, body: JsonBody, timeout: float) -> None:
+        connection = self.h11
+        for chunk in body.chunks(_WRITE_SLICE):
+            for piece in connection.send_with_data_passthrough(h11.Data(data=chunk)) or ():
+                if await self._write(piece, timeout):
+                    return
+        await self._write(connection.send(h11.EndOfMessage()) or b"", timeout)
+
+    async def _write(self, data: bytes, timeout: float) -> bool:
+        """Hand ``data`` to the transport a slice at a time, waiting while its buffer is full.
+
+        :returns: True if the connection is closed (the server's answer, if any, is read next).
+        """
+        view = memoryview(data)
+        for start in range(0, len(view), _WRITE_SLICE):
+            transport = self._transport
+            if transport is None:
+                return True
+            transport.write(view[start : start + _WRITE_SLICE])
+            if self._writing_paused:
+                await self._drain(timeout)
+        return self._transport is None
 
     async def _drain(self, timeout: float) -> None:
         self._drained = self._loop.create_future()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import EllipsisType
 
@@ -152,10 +152,24 @@ def messages_from_path(path: Sequence[SessionEntry], compaction_index: int) -> l
 
     With ``compaction_index`` -1 (no compaction) every entry contributes.
     """
-    if compaction_index < 0:
-        return _messages(path)
-    compaction = path[compaction_index]
-    assert isinstance(compaction, CompactionEntry)
+    compaction = path[compaction_index] if compaction_index >= 0 else None
+    assert compaction is None or isinstance(compaction, CompactionEntry)
+    items = [(entry.id, entry_to_message(entry)) for entry in path]
+    return messages_from_items(items, compaction, compaction_index)
+
+
+def messages_from_items(
+    items: Sequence[tuple[str, AgentMessage | None]],
+    compaction: CompactionEntry | None,
+    compaction_index: int,
+) -> list[AgentMessage]:
+    """:func:`messages_from_path` for a path given as each entry's id and :func:`entry_to_message`.
+
+    A walk can then let go of each entry as it goes (a resumed session's entries are otherwise
+    all alive at once, beside their messages); ``compaction`` is the entry at ``compaction_index``.
+    """
+    if compaction is None:
+        return [message for _, message in items if message is not None]
     messages: list[AgentMessage] = [
         CompactionSummaryMessage(
             summary=compaction.summary,
@@ -163,19 +177,10 @@ def messages_from_path(path: Sequence[SessionEntry], compaction_index: int) -> l
             timestamp=iso_to_ms(compaction.timestamp),
         )
     ]
-    before = path[:compaction_index]
-    for start, entry in enumerate(before):
-        if entry.id == compaction.first_kept_entry_id:
-            messages.extend(_messages(before[start:]))
+    before = items[:compaction_index]
+    for start, (entry_id, _) in enumerate(before):
+        if entry_id == compaction.first_kept_entry_id:
+            messages.extend(message for _, message in before[start:] if message is not None)
             break
-    messages.extend(_messages(path[compaction_index + 1 :]))
+    messages.extend(message for _, message in items[compaction_index + 1 :] if message is not None)
     return messages
-
-
-def _messages(entries: Iterable[SessionEntry]) -> list[AgentMessage]:
-    out: list[AgentMessage] = []
-    for entry in entries:
-        message = entry_to_message(entry)
-        if message is not None:
-            out.append(message)
-    return out

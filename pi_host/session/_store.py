@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pi_host.messages import AgentMessage, AssistantMessage, UserContent
 
-from ._context import ModelRef, SessionContext, messages_from_path, path_to_root
+from ._context import ModelRef, SessionContext, entry_to_message, messages_from_items, path_to_root
 from ._entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -925,7 +925,9 @@ class SessionManager:
             if leaf is None:
                 self._warn(f"the leaf entry {self._leaf_id} can no longer be read", None)
                 return SessionContext()
-            walked: builtins.list[SessionEntry] = []
+            # Each entry's id and message, not the entry: the index keeps no entry nobody holds,
+            # so the walk's entries go as it passes them (the messages live on in the context).
+            walked: builtins.list[tuple[str, AgentMessage | None]] = []
             found = _Found()
             at_compaction: _Found | None = None
             compaction: CompactionEntry | None = None
@@ -934,7 +936,7 @@ class SessionManager:
             seen: set[str] = set()
             entry = leaf
             while True:
-                walked.append(entry)
+                walked.append((entry.id, entry_to_message(entry)))
                 seen.add(entry.id)
                 found.observe(entry)
                 if compaction is None:
@@ -954,12 +956,12 @@ class SessionManager:
             if reached_kept and not found.complete:
                 assert at_compaction is not None
                 self._resolve_above(entry.parent_id, [found, at_compaction], seen)
-        path = builtins.list(reversed(walked))
-        position = len(path) - 1 - compaction_pos if compaction is not None else -1
+        walked.reverse()
+        position = len(walked) - 1 - compaction_pos if compaction is not None else -1
         settings = found.settings()
         self._leaf_settings = settings
         return SessionContext(
-            messages=messages_from_path(path, position),
+            messages=messages_from_items(walked, compaction, position),
             thinking_level=settings.thinking_level or "off",
             model=settings.model,
             has_thinking_entry=settings.thinking_level is not None,
