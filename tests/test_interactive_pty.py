@@ -638,6 +638,25 @@ def test_frames_are_synchronized_and_an_erase_is_redrawn_in_the_same_frame(launc
     assert shown > 20  # many updates were looked at, not a lucky few
 
 
+def test_a_plugins_print_goes_above_the_editor_in_the_update_that_redraws_it(launch: Any) -> None:
+    """Regression: through prompt_toolkit's ``patch_stdout``, a print's erase of the live area,
+    the text and the redraw were three writes, and the editor and footer blinked out."""
+    term: Terminal = launch([{"text": "Unused."}])
+    term.type("/greet")
+    term.send(ENTER)  # the fake plugin command prints a line, then opens a dialog
+    term.wait_for("Pick a greeting", where=term.screen.screen_text)
+    term.wait_for_update_end()
+    printed = [frame for frame in term.updates() if "stray print from a plugin" in frame]
+    assert len(printed) == 1, "the printed line was not written inside a synchronized update"
+    erase, _, redraw = printed[0].partition("stray print from a plugin")
+    assert "\x1b[J" in erase and "fake-model" in redraw
+    for frame in term.updates():
+        if "\x1b[J" in frame:
+            assert "fake-model" in frame, repr(frame[-300:])
+    assert "\x1b[J" not in term.outside_updates()
+    assert term.screen.text().count("stray print from a plugin") == 1
+
+
 # A program that writes a whole synchronized update, then one in two pieces; each write after
 # the first waits for a line on its input.
 _UPDATE_IN_TWO_PIECES = """
