@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,12 @@ from tests.interactive_support.screen import Screen
 from tests.interactive_support.terminal import (
     ALT_ENTER,
     ALT_UP,
+    BEGIN_SYNCHRONIZED_UPDATE,
     CTRL_C,
     CTRL_D,
     CTRL_U,
     DOWN,
+    END_SYNCHRONIZED_UPDATE,
     ENTER,
     ESCAPE,
     TAB,
@@ -603,25 +606,26 @@ def test_frames_are_synchronized_and_an_erase_is_redrawn_in_the_same_frame(launc
     term.submit("go")
     term.wait_for("end40.")
     term.wait_gone("Working...")
-    begin, end = "\x1b[?2026h", "\x1b[?2026l"
-    assert term.raw.count(begin) > 40  # every frame of the stream, not just a few
-    outside = ""
-    for piece in term.raw.split(begin)[1:]:
-        frame, _, rest = piece.partition(end)
-        outside += rest
+    # "Working..." goes with the erase at the start of the last update; its redraw may still be
+    # on the way (a real terminal shows none of that update before its end).
+    term.wait_for_update_end()
+    frames = term.updates()
+    assert len(frames) > 40  # every frame of the stream, not just a few
+    for frame in frames:
         if "\x1b[J" in frame:
             # What is erased is drawn again before the terminal shows anything: the footer
             # (its model name) is in the same update.
             assert "fake-model" in frame, repr(frame[-300:])
-    assert "\x1b[J" not in outside  # nothing is erased outside a synchronized update
+    assert "\x1b[J" not in term.outside_updates()  # nothing is erased outside a synchronized update
 
     # What a terminal that honours synchronized output shows: the screen as each update ends.
     # From the first paragraph to the last, every one of them has the editor and the footer.
     replay = Screen(term.screen.rows, term.screen.columns)
     shown = 0
+    begin, end = BEGIN_SYNCHRONIZED_UPDATE, END_SYNCHRONIZED_UPDATE
     for piece in term.raw.split(end):
         replay.feed(piece + end)
-        if "\x1b[?2026h" in piece and "end40." not in replay.text() and "Paragraph 01" in replay.text():
+        if begin in piece and "end40." not in replay.text() and "Paragraph 01" in replay.text():
             screen = replay.display()
             rules = [
                 i for i, line in enumerate(screen) if len(line) >= replay.columns - 2 and set(line) == {"─"}
@@ -631,6 +635,65 @@ def test_frames_are_synchronized_and_an_erase_is_redrawn_in_the_same_frame(launc
             )
             shown += 1
     assert shown > 20  # many updates were looked at, not a lucky few
+
+
+def test_a_plugins_print_goes_above_the_editor_in_the_update_that_redraws_it(launch: Any) -> None:
+    """Regression: through prompt_toolkit's ``patch_stdout``, a print's erase of the live area,
+    the text and the redraw were three writes, and the editor and footer blinked out."""
+    term: Terminal = launch([{"text": "Unused."}])
+    term.type("/greet")
+    term.send(ENTER)  # the fake plugin command prints a line, then opens a dialog
+    term.wait_for("Pick a greeting", where=term.screen.screen_text)
+    term.wait_for_update_end()
+    printed = [frame for frame in term.updates() if "stray print from a plugin" in frame]
+    assert len(printed) == 1, "the printed line was not written inside a synchronized update"
+    erase, _, redraw = printed[0].partition("stray print from a plugin")
+    assert "\x1b[J" in erase and "fake-model" in redraw
+    for frame in term.updates():
+        if "\x1b[J" in frame:
+            assert "fake-model" in frame, repr(frame[-300:])
+    assert "\x1b[J" not in term.outside_updates()
+    assert term.screen.text().count("stray print from a plugin") == 1
+
+
+# A program that writes a whole synchronized update, then one in two pieces; each write after
+# the first waits for a line on its input.
+_UPDATE_IN_TWO_PIECES = """
+import sys, termios
+attributes = termios.tcgetattr(0)
+attributes[3] &= ~termios.ECHO
+termios.tcsetattr(0, termios.TCSANOW, attributes)
+sys.stdout.write("\\x1b[?2026hWorking...\\x1b[?2026l")
+sys.stdout.flush()
+sys.stdin.readline()
+sys.stdout.write("\\x1b[?2026h\\x1b[H\\x1b[JParagraph 40\\n")
+sys.stdout.flush()
+sys.stdin.readline()
+sys.stdout.write("fake-model\\x1b[?2026l")
+sys.stdout.flush()
+sys.stdin.readline()
+"""
+
+
+def test_the_terminal_reads_an_update_to_its_end_before_it_is_looked_at(tmp_path: Path) -> None:
+    """Regression: the frames test once judged an update read only up to a line break (the pty
+    hands a large write over in pieces under load), and took its missing redraw for a flicker."""
+    term = Terminal([sys.executable, "-c", _UPDATE_IN_TWO_PIECES], cwd=tmp_path)
+    try:
+        term.wait_for("Working...")
+        term.send(ENTER)
+        term.wait_gone("Working...")  # holds in the middle of the update
+        assert term.in_update()
+        with pytest.raises(AssertionError, match="not been read to its end"):
+            term.updates()
+        term.send(ENTER)
+        term.wait_for_update_end()
+        assert term.updates() == ["Working...", "\x1b[H\x1b[JParagraph 40\r\nfake-model"]
+        assert "\x1b[J" not in term.outside_updates()
+        term.send(ENTER)
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
 
 
 def test_tree_names_tool_only_turns_and_searches_by_typed_text(launch: Any) -> None:

@@ -30,6 +30,11 @@ CTRL_D = "\x04"
 CTRL_U = "\x15"
 TAB = "\t"
 
+# A synchronized update (the program's ``SynchronizedOutput``): a terminal that honours it shows
+# nothing of what lies between the two until the second arrives.
+BEGIN_SYNCHRONIZED_UPDATE = "\x1b[?2026h"
+END_SYNCHRONIZED_UPDATE = "\x1b[?2026l"
+
 
 class ScreenTimeout(AssertionError):
     pass
@@ -125,6 +130,33 @@ class Terminal:
     def wait_gone(self, text: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Read output until ``text`` is no longer on the visible screen."""
         self.wait_for(lambda: text not in self.screen.screen_text(), timeout=timeout)
+
+    def in_update(self) -> bool:
+        """What was read so far ends inside a synchronized update (the rest is still coming)."""
+        return self.raw.rfind(BEGIN_SYNCHRONIZED_UPDATE) > self.raw.rfind(END_SYNCHRONIZED_UPDATE)
+
+    def wait_for_update_end(self, *, timeout: float = 10.0) -> None:
+        """Read output until the synchronized update in progress, if any, has ended.
+
+        A condition can hold in the middle of one: the pty hands a large write over in pieces
+        (a line at a time under load), so a screen where the live area was just erased and text
+        written above it can be read before the redraw that the same update carries.
+        """
+        self.wait_for(lambda: not self.in_update(), timeout=timeout)
+
+    def updates(self) -> list[str]:
+        """The synchronized updates read so far, each without its two framing sequences.
+
+        Call :meth:`wait_for_update_end` first: the last one must have ended.
+        """
+        pieces = self.raw.split(BEGIN_SYNCHRONIZED_UPDATE)[1:]
+        assert not self.in_update(), "the last synchronized update has not been read to its end"
+        return [piece.partition(END_SYNCHRONIZED_UPDATE)[0] for piece in pieces]
+
+    def outside_updates(self) -> str:
+        """What was read so far outside any synchronized update."""
+        pieces = self.raw.split(BEGIN_SYNCHRONIZED_UPDATE)
+        return pieces[0] + "".join(piece.partition(END_SYNCHRONIZED_UPDATE)[2] for piece in pieces[1:])
 
     def dump(self) -> str:
         return "\n".join(f"|{line}" for line in self.screen.display())

@@ -11,7 +11,8 @@ finished early waits for the one above it). A streaming reply does not wait for 
 markdown block is committed as soon as the next one starts, so long replies scroll naturally and
 the live area stays a few lines tall. Writes into the scrollback go through prompt_toolkit's
 ``in_terminal``, which erases the live area first and redraws it after, so nothing flickers or
-tears.
+tears; what plugins print goes the same way (``_stdout``), never through ``patch_stdout``, whose
+erase and redraw reach the terminal as separate frames.
 
 What went into the scrollback is remembered item by item. When something already there must look
 different (Ctrl+O expands tool output, Ctrl+T hides thinking, the terminal changes width), screen
@@ -59,7 +60,6 @@ from prompt_toolkit.layout import (
 from prompt_toolkit.layout.controls import BufferControl
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output import Output
-from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -89,6 +89,7 @@ from ._render import (
     render_user,
     stable_markdown_prefix,
 )
+from ._stdout import PrintedText, redirect_prints
 from ._ui_bridge import UiBridge
 
 if TYPE_CHECKING:
@@ -507,6 +508,7 @@ class InteractiveApp:
         self._frame = 0
         self._cache: dict[int, tuple[tuple[int, int, bool, bool], list[str]]] = {}
         self._flush_wanted = anyio.Event()
+        self._printed = PrintedText(self.request_flush)  # what plugins print, for the flusher
         self._tg: TaskGroup | None = None
         self._exiting = False
         self._show_history = show_history
@@ -679,12 +681,12 @@ class InteractiveApp:
         while True:
             await self._flush_wanted.wait()
             self._flush_wanted = anyio.Event()
-            if not self._redraw_wanted and not self._committable():
+            if not self._redraw_wanted and not self._committable() and not self._printed:
                 continue
             with set_app(self.app), self._one_frame():
                 async with in_terminal():
                     redrawn = self._take_transcript() if self._redraw_wanted else ""
-                    self._write(redrawn + self._take_committable())
+                    self._write(redrawn + self._take_committable() + self._printed.take())
 
     def _one_frame(self) -> AbstractContextManager[None]:
         """Erase, write above and redraw as one frame, where the output can (never a blank
@@ -1615,7 +1617,7 @@ class InteractiveApp:
                     self.spawn(self.commands.run, "/resume")
                 if initial_messages:
                     tg.start_soon(self._send_initial, list(initial_messages))
-                with set_app(self.app), _terminal_safe_logging(self), patch_stdout(raw=True):
+                with set_app(self.app), _terminal_safe_logging(self), redirect_prints(self._printed):
                     await self.app.run_async(set_exception_handler=False, handle_sigint=False)
                 tg.cancel_scope.cancel()
         finally:
@@ -1625,7 +1627,7 @@ class InteractiveApp:
                     await self.session.abort()
             for item in self._items:
                 item.done = True
-            self._write(self._take_committable())
+            self._write(self._take_committable() + self._printed.take(everything=True))
             unsubscribe()
             if set_ui is not None:
                 set_ui(None)
