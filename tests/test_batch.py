@@ -332,6 +332,8 @@ def test_an_unknown_executor_names_the_plugin_to_install(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    # As without pi-batch-ray (the dev environment has it: it would start a real Ray here).
+    monkeypatch.setenv("PI_HOST_DISABLE_PLUGINS", "batch_ray")
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["a"])
 
     assert main(["batch", str(tasks), "--out", str(tmp_path / "out"), "--executor", "ray"]) == 1

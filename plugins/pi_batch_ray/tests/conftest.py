@@ -20,6 +20,11 @@ import pytest
 from pi_batch_ray._executor import import_ray
 
 
+# One token for the whole test run: Ray keeps the first token a process loads, so a second
+# module's instance with a token of its own would refuse this process's client.
+_TOKEN = uuid.uuid4().hex
+
+
 @dataclass(frozen=True)
 class RayInstance:
     """The running instance: its GCS ``address`` (for ``--address``) and how long it took to start."""
@@ -33,7 +38,7 @@ class RayInstance:
 def ray_instance() -> Iterator[RayInstance]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAY_AUTH_MODE", "token")
-        patch.setenv("RAY_AUTH_TOKEN", uuid.uuid4().hex)
+        patch.setenv("RAY_AUTH_TOKEN", _TOKEN)
         ray = import_ray()
         started = time.monotonic()
         ray.init(
