@@ -216,15 +216,10 @@ class MessageUpdateEvent(WireModel):
         ``cls(message=message, assistant_message_event=event)``, fields set and extras
         included (checked by a test).
         """
-        # Keyed by the JSON names, which model_construct looks up first (a third cheaper than
-        # falling through to the Python names); the fields set is what construction from
-        # ``message`` and ``assistant_message_event`` gives, a new set for each event.
-        return cls.model_construct(
-            {"message", "assistant_message_event"},
-            type="message_update",
-            message=message,
-            assistantMessageEvent=event,
-        )
+        # The fields set model_construct computes is the one construction gives (``type`` is
+        # left to its default), a new set for each event. Keying the values by the JSON names
+        # would save 0.6 µs, but pydantic's mypy plugin types model_construct by field names.
+        return cls.model_construct(message=message, assistant_message_event=event)
 
     def to_json(self) -> str:
         return self.to_json_bytes().decode("utf-8")
