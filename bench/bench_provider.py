@@ -282,7 +282,8 @@ async def measure_pipeline(api: str, deltas: int, runs: int) -> dict[str, float]
         mapper: Any = (
             AnthropicStreamMapper(builder) if api == "anthropic-messages" else OpenAIStreamMapper(builder)
         )
-        request = _http.HttpRequest(url="memory://", headers={}, body={})
+        # Any http(s) URL passes the request check; the in-memory transport never connects.
+        request = _http.HttpRequest(url="http://127.0.0.1/", headers={}, body={})
 
         async def prepare(signal: AbortSignal, mapper: Any = mapper, request: Any = request) -> Prepared:
             return Prepared(transport=_MemoryTransport(pieces), request=request, mapper=mapper)

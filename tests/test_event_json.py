@@ -58,13 +58,20 @@ def test_the_loops_unvalidated_update_equals_a_validated_one() -> None:
         validated = MessageUpdateEvent(
             message=event.message, assistant_message_event=event.assistant_message_event
         )
-        assert event == validated
-        assert event.__pydantic_fields_set__ == validated.__pydantic_fields_set__
-        assert event.__pydantic_extra__ == validated.__pydantic_extra__
-        assert event.__pydantic_private__ == validated.__pydantic_private__
+        assert event == validated  # pydantic's equality includes extras and private values
+        assert event.model_fields_set == validated.model_fields_set
+        assert event.model_extra == validated.model_extra
         assert event.message is validated.message
         assert event.assistant_message_event is validated.assistant_message_event
         assert event.model_dump() == validated.model_dump()
+
+
+def test_each_update_has_its_own_fields_set() -> None:
+    # Regression: the loop's updates once shared one module-level set, so marking a field as
+    # set on one event (pydantic's fields set is a plain mutable set) changed them all.
+    first, second = _streamed_updates(faux_assistant_message([faux_text("hello")]))[:2]
+    first.model_fields_set.add("type")
+    assert second.model_fields_set == {"message", "assistant_message_event"}
 
 
 def test_json_parts_join_to_the_model_based_serialisation() -> None:

@@ -8,11 +8,12 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+from pydantic_core import to_json
 
 from pi_host._frozen import deep_freeze
 from pi_host._frozen_fields import FrozenJson, FrozenSeq
 
-__all__ = ["FrozenJson", "FrozenSeq", "WireModel", "now_ms"]
+__all__ = ["FrozenJson", "FrozenSeq", "WireModel", "json_bytes", "now_ms"]
 
 
 class WireModel(BaseModel):
@@ -57,8 +58,19 @@ class WireModel(BaseModel):
         """:meth:`to_json` encoded as UTF-8, what JSON and RPC modes write."""
         if type(self).to_json is WireModel.to_json:
             # The serialiser's own bytes: no decoding to text and encoding back.
-            return self.__pydantic_serializer__.to_json(self, by_alias=True, exclude_none=True)
+            return json_bytes(self)
         return self.to_json().encode("utf-8")
+
+
+def json_bytes(model: BaseModel, exclude: set[str] | None = None) -> bytes:
+    """``model``'s compact pi JSON (camelCase, no ``None`` fields) as UTF-8 bytes.
+
+    What ``model_dump_json`` writes, without making a ``str`` and encoding it again (a
+    streamed reply's snapshot is serialised at every delta). ``pydantic_core.to_json`` hands
+    a model to the model's own serialiser, so its config (``ser_json_inf_nan``) applies;
+    ``TypeAdapter(cls).serializer`` would build a second, slower serialiser per class.
+    """
+    return to_json(model, by_alias=True, exclude_none=True, exclude=exclude)
 
 
 def now_ms() -> int:

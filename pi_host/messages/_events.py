@@ -12,7 +12,7 @@ from pydantic import Field
 
 from pi_host._frozen import empty_frozen_list
 
-from ._base import FrozenJson, FrozenSeq, WireModel
+from ._base import FrozenJson, FrozenSeq, WireModel, json_bytes
 from ._content import AgentMessage, AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage
 
 __all__ = [
@@ -211,20 +211,15 @@ class MessageUpdateEvent(WireModel):
         """The agent loop's event for one streamed delta, built without validation.
 
         Both parts are models the provider already built and validated; validating them
-        again (two unions of model instances) was a measurable share of the per-delta cost.
-        The result equals ``cls(message=message, assistant_message_event=event)``, fields
-        set and extras included (checked by a test).
+        again (two unions of model instances) was a measurable share of the per-delta cost,
+        so this is pydantic's ``model_construct``. The result equals
+        ``cls(message=message, assistant_message_event=event)``, fields set and extras
+        included (checked by a test).
         """
-        update = _new(cls)
-        _set(
-            update,
-            "__dict__",
-            {"type": "message_update", "message": message, "assistant_message_event": event},
-        )
-        _set(update, "__pydantic_fields_set__", _UPDATE_FIELDS_SET)
-        _set(update, "__pydantic_extra__", {})
-        _set(update, "__pydantic_private__", None)
-        return update
+        # The fields set model_construct computes is the one construction gives (``type`` is
+        # left to its default), a new set for each event. Keying the values by the JSON names
+        # would save 0.6 µs, but pydantic's mypy plugin types model_construct by field names.
+        return cls.model_construct(message=message, assistant_message_event=event)
 
     def to_json(self) -> str:
         return self.to_json_bytes().decode("utf-8")
@@ -245,12 +240,12 @@ class MessageUpdateEvent(WireModel):
         if (
             getattr(event, "partial", None) is not message
             or not isinstance(message, WireModel)
-            or event.__pydantic_extra__  # extras follow ``partial`` in the generic output
-            or self.__pydantic_extra__
+            or event.model_extra  # extras follow ``partial`` in the generic output
+            or self.model_extra
         ):
             return (WireModel.to_json(self).encode("utf-8"),)
-        body = _to_json(message)
-        head = _to_json(event, exclude=_PARTIAL)
+        body = json_bytes(message)
+        head = json_bytes(event, exclude=_PARTIAL)
         return (
             b'{"type":"message_update","message":',
             body,
@@ -262,14 +257,7 @@ class MessageUpdateEvent(WireModel):
         )
 
 
-_new = object.__new__
-_set = object.__setattr__
-_UPDATE_FIELDS_SET = {"message", "assistant_message_event"}
 _PARTIAL = {"partial"}
-
-
-def _to_json(model: WireModel, exclude: set[str] | None = None) -> bytes:
-    return model.__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True, exclude=exclude)
 
 
 class MessageEndEvent(WireModel):
