@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from pi_batch_ray._executor import import_ray
 
-
 # One token for the whole test run: Ray keeps the first token a process loads, so a second
 # module's instance with a token of its own would refuse this process's client.
 _TOKEN = uuid.uuid4().hex
