@@ -125,6 +125,7 @@ _EXPORTS: dict[str, str] = {
     "estimate_tokens": "pi_host.messages",
     "format_size": "pi_host.agent",
     "has_trust_requiring_resources": "pi_host.resources",
+    "header_parent": "pi_host.session",
     "hookimpl": "pi_host.hookspecs._markers",
     "is_context_overflow": "pi_host.messages",
     "is_transient_error": "pi_host.messages",
@@ -247,6 +248,7 @@ __all__ = [  # noqa: RUF022
     "estimate_tokens",
     "format_size",
     "has_trust_requiring_resources",
+    "header_parent",
     "hookimpl",
     "is_context_overflow",
     "is_transient_error",
@@ -419,6 +421,7 @@ if TYPE_CHECKING:
         StoredSession,
         build_session_context,
         entry_to_message,
+        header_parent,
         split_new_lines,
     )
 

@@ -9,14 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,47 +22,20 @@ import pytest
 from pi_host import BatchResult
 from pi_host.batch._files import ResultsLog
 from pi_host.modes._cli import main
-from tests.fakeservers import AnthropicServer, RecordedRequest, Reply, anthropic_error, anthropic_reply
+from tests.batch_support import (
+    MODEL,
+    PI_HOST,
+    SETTINGS,
+    Script,
+    processes_mentioning,
+    results,
+    wait_for,
+    write_tasks,
+)
+from tests.fakeservers import AnthropicServer
 
-PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
-_TASK = re.compile(r"task (\S+):")
-
-# No transport retries; the retry plugin retries once, at once: at most two requests an attempt.
-SETTINGS = {"retry": {"maxRetries": 1, "baseDelayMs": 1, "provider": {"maxRetries": 0}}}
 # $/M tokens: a reply of 10 input and 5 output tokens costs $0.02.
 COST = {"input": 1000, "output": 2000, "cacheRead": 0, "cacheWrite": 0}
-
-
-class Script:
-    """Per-task behaviour of the server, and what it was asked, by task id."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.asked: Counter[str] = Counter()
-        self.overloaded_first: dict[str, int] = {}  # task id -> how many first requests get 529
-        self.refused: set[str] = set()  # 400 every time: the task fails on its own
-        self.hang: set[str] = set()  # a reply that never ends
-        self.sleep: set[str] = set()  # first a bash call that sleeps for ten minutes
-
-    def __call__(self, request: RecordedRequest) -> Reply:
-        body = request.json()
-        text = json.dumps(body["messages"][-1]["content"])
-        match = _TASK.search(text)
-        task = match.group(1) if match else "?"
-        with self.lock:
-            self.asked[task] += 1
-            number = self.asked[task]
-            if number <= self.overloaded_first.get(task, 0):
-                return anthropic_error(529, "Overloaded")
-            if task in self.refused:
-                return anthropic_error(400, f"prompt of {task} is refused")
-            if task in self.hang:
-                return anthropic_reply(f"working on {task}", stop=False, hang=True)
-            if task in self.sleep and len(body["messages"]) == 1:
-                call = {"type": "tool_use", "id": f"toolu_{task}", "name": "bash"}
-                call["input"] = {"command": f"sleep 600 && echo {task}-slept"}
-                return anthropic_reply([call], stop_reason="tool_use")
-        return anthropic_reply(f"done {task}")
 
 
 @pytest.fixture
@@ -99,21 +69,11 @@ def environment(tmp_path: Path, server: AnthropicServer) -> dict[str, str]:
     return {**os.environ, "PI_HOST_DIR": str(agent), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
 
 
-def write_tasks(path: Path, ids: list[str]) -> Path:
-    path.write_text("".join(json.dumps({"id": i, "prompt": f"task {i}: say done"}) + "\n" for i in ids))
-    return path
-
-
 def batch(
     tasks: Path, out: Path, environment: dict[str, str], *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    command = [PI_HOST, "batch", str(tasks), "--out", str(out), "--model", "local/claude-local", *extra]
+    command = [PI_HOST, "batch", str(tasks), "--out", str(out), "--model", MODEL, *extra]
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)
-
-
-def results(out: Path) -> list[BatchResult]:
-    lines = (out / "results.jsonl").read_text().splitlines()
-    return [BatchResult.model_validate_json(line) for line in lines]
 
 
 def test_fifty_tasks_with_overloads_and_one_failure_then_a_rerun_of_the_failed_one(
@@ -185,28 +145,6 @@ def test_fifty_tasks_with_overloads_and_one_failure_then_a_rerun_of_the_failed_o
     assert len(results(out)) == len(lines) + 1
 
 
-def _processes_mentioning(text: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in command:
-            found.append(int(entry.name))
-    return found
-
-
-def _wait(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     content = message["content"]
     return content if isinstance(content, list) else []
@@ -238,10 +176,12 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
     )
     results_file = out / "results.jsonl"
     try:
-        _wait(lambda: results_file.is_file() and len(results_file.read_text().splitlines()) == 4, "4 results")
-        _wait(lambda: script.asked["h0"] == 1, "the hanging reply")
-        _wait(lambda: len(_processes_mentioning("h1-slept")) > 0, "the sleeping tool")
-        assert len(_processes_mentioning(str(out / "sessions"))) == 2
+        wait_for(
+            lambda: results_file.is_file() and len(results_file.read_text().splitlines()) == 4, "4 results"
+        )
+        wait_for(lambda: script.asked["h0"] == 1, "the hanging reply")
+        wait_for(lambda: len(processes_mentioning("h1-slept")) > 0, "the sleeping tool")
+        assert len(processes_mentioning(str(out / "sessions"))) == 2
         coordinator.send_signal(signal.SIGINT)
         _, stderr = coordinator.communicate(timeout=60)
     finally:
@@ -249,8 +189,8 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
             coordinator.kill()
     assert coordinator.returncode == 130, stderr
     assert "Interrupted" in stderr
-    assert _processes_mentioning(str(out / "sessions")) == []  # no orphaned pi-host
-    assert _processes_mentioning("h1-slept") == []  # nor the tool's process
+    assert processes_mentioning(str(out / "sessions")) == []  # no orphaned pi-host
+    assert processes_mentioning("h1-slept") == []  # nor the tool's process
     done = results(out)
     assert sorted(r.id for r in done) == ["q0", "q1", "q2", "q3"]
     assert all(r.status == "ok" for r in done)
@@ -260,7 +200,7 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_resumes_the_rest(
     # h1 was stopped in its tool call: its session resumes with the dangling call answered.
     (stopped,) = [path for path in (out / "sessions").glob("*.jsonl") if "toolu_h1" in path.read_text()]
     resumed = subprocess.run(
-        [PI_HOST, "--session", str(stopped), "--model", "local/claude-local", "-p", "task h1: go on"],
+        [PI_HOST, "--session", str(stopped), "--model", MODEL, "-p", "task h1: go on"],
         env=environment,
         capture_output=True,
         text=True,
@@ -381,7 +321,7 @@ def test_an_attempt_past_the_timeout_is_killed_and_retried(
     timed_out = "timed out after 1.5 s"
     expected = [(1, "failed", True, timed_out), (2, "failed", True, timed_out)]
     assert [(r.attempt, r.status, r.infrastructure, r.error) for r in results(out)] == expected
-    assert _processes_mentioning(str(out / "sessions")) == []
+    assert processes_mentioning(str(out / "sessions")) == []
 
 
 def test_sessions_can_go_to_a_store_and_redo_runs_ok_tasks_again(
@@ -393,7 +333,7 @@ def test_sessions_can_go_to_a_store_and_redo_runs_ok_tasks_again(
     out = tmp_path / "out"
     store = f"sqlite:///{tmp_path / 'sessions.db'}"
     command = [PI_HOST, "--session-store", store, "batch", str(tasks), "--out", str(out)]
-    command += ["--model", "local/claude-local"]
+    command += ["--model", MODEL]
 
     finished = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)
 
@@ -424,7 +364,7 @@ def test_a_terminal_gets_a_progress_bar_with_the_counts_and_the_cost(
 
     tasks = write_tasks(tmp_path / "tasks.jsonl", ["p0", "p1", "p2"])
     script.refused.add("p2")
-    argv = [PI_HOST, "batch", str(tasks), "--out", str(tmp_path / "out"), "--model", "local/claude-local"]
+    argv = [PI_HOST, "batch", str(tasks), "--out", str(tmp_path / "out"), "--model", MODEL]
     term = Terminal(argv, cwd=tmp_path, env=environment, columns=120)
     try:
         term.wait_for("3/3", timeout=60)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         StoredSession,
         entry_key,
         header_fields,
+        header_parent,
         split_new_lines,
     )
     from ._context import ModelRef, SessionContext, build_session_context, entry_to_message
@@ -107,6 +108,7 @@ __all__ = [
     "entry_to_message",
     "find_most_recent_session",
     "header_fields",
+    "header_parent",
     "list_all_sessions",
     "list_sessions",
     "migrate_entries",
@@ -135,6 +137,7 @@ _EXPORTS: dict[str, str] = {
     "builtin_store": "_uri",
     "entry_key": "_backend",
     "header_fields": "_backend",
+    "header_parent": "_backend",
     "split_new_lines": "_backend",
     "session_reference": "_uri",
     "split_session_reference": "_uri",

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -29,40 +26,19 @@ from pi_batch_ray import RayExecutor
 
 from pi_host import BatchAttempt, BatchResult, BatchRun, BatchTask
 from pi_host.testing import check_batch_executor
-from tests.fakeservers import AnthropicServer, RecordedRequest, Reply, anthropic_error, anthropic_reply
+from tests.batch_support import (
+    MODEL,
+    PI_HOST,
+    SETTINGS,
+    Script,
+    processes_mentioning,
+    results,
+    wait_for,
+    write_tasks,
+)
+from tests.fakeservers import AnthropicServer
 
 from .conftest import RayInstance
-
-PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
-_TASK = re.compile(r"task (\S+):")
-# No transport retries; the retry plugin retries once, at once: at most two requests an attempt.
-SETTINGS = {"retry": {"maxRetries": 1, "baseDelayMs": 1, "provider": {"maxRetries": 0}}}
-MODEL = "local/claude-local"
-
-
-class Script:
-    """Per-task behaviour of the server (the task id is in the prompt), and what it was asked."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.asked: Counter[str] = Counter()
-        self.overloaded_first: dict[str, int] = {}  # task id -> how many first requests get 529
-        self.refused: set[str] = set()  # 400 every time: the task fails on its own
-        self.hang: set[str] = set()  # a reply that never ends
-
-    def __call__(self, request: RecordedRequest) -> Reply:
-        text = json.dumps(request.json()["messages"][-1]["content"])
-        match = _TASK.search(text)
-        task = match.group(1) if match else "?"
-        with self.lock:
-            self.asked[task] += 1
-            if self.asked[task] <= self.overloaded_first.get(task, 0):
-                return anthropic_error(529, "Overloaded")
-            if task in self.refused:
-                return anthropic_error(400, f"prompt of {task} is refused")
-            if task in self.hang:
-                return anthropic_reply(f"working on {task}", stop=False, hang=True)
-        return anthropic_reply(f"done {task}")
 
 
 @pytest.fixture
@@ -92,11 +68,6 @@ def environment(agent_dir: Path) -> dict[str, str]:
     return {**os.environ, "PI_HOST_DIR": str(agent_dir), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
 
 
-def write_tasks(path: Path, ids: list[str]) -> Path:
-    path.write_text("".join(json.dumps({"id": i, "prompt": f"task {i}: say done"}) + "\n" for i in ids))
-    return path
-
-
 def batch_command(tasks: Path, out: Path, ray_instance: RayInstance, *extra: str) -> list[str]:
     return [
         PI_HOST,
@@ -121,39 +92,10 @@ def batch(
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=190)
 
 
-def results(out: Path) -> list[BatchResult]:
-    return [
-        BatchResult.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()
-    ]
-
-
-def processes_mentioning(text: str) -> list[int]:
-    """Live processes whose command line contains ``text`` (zombies have none)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in command:
-            found.append(int(entry.name))
-    return found
-
-
 def niceness(pid: int) -> int:
     # /proc/PID/stat: the 19th field, counted after the command name in parentheses.
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[16])
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def all_cpus_free(ray_instance: RayInstance) -> bool:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from pi_host import SessionStore, SessionStoreError, StoredSession, split_new_lines
+from pi_host import SessionStore, SessionStoreError, StoredSession, header_parent, split_new_lines
 
 __all__ = ["PostgresStore"]
 
@@ -166,7 +166,7 @@ class PostgresStore(SessionStore):
                 entries=entries,
                 modified=modified,
                 location=f"{self._uri}#{session_id}",
-                parent_session=_parent(header),
+                parent_session=header_parent(header),
             )
             for session_id, cwd, started, entries, modified, header in rows
         ]
@@ -197,12 +197,6 @@ def _header(line: str) -> tuple[str, str, str]:
     obj = _parsed(line)
     cwd, started = obj.get("cwd"), obj.get("timestamp")
     return obj["id"], cwd if isinstance(cwd, str) else "", started if isinstance(started, str) else ""
-
-
-def _parent(header: str) -> str | None:
-    obj = _parsed(header)
-    parent = obj.get("parentSession") if isinstance(obj, dict) else None
-    return parent if isinstance(parent, str) else None
 
 
 def _entry_id(line: str) -> str | None:
