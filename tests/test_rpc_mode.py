@@ -11,9 +11,10 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import pytest
@@ -589,13 +590,14 @@ class _AskPlugin:
         register(Command(name="ask", description="Ask the client", handler=ask))
 
 
-async def test_plugin_dialog_round_trip_through_rpc_server(tmp_path: Path) -> None:
-    from pi_host.hookspecs import hookimpl
+@asynccontextmanager
+async def _rpc_server_over_pipes(
+    tmp_path: Path, plugin: object
+) -> AsyncIterator[tuple[Any, BinaryIO, BinaryIO]]:
+    """An RPC server for a faux session with ``plugin``, and the client's ends of its pipes."""
     from pi_host.modes._rpc import RpcServer
     from pi_host.runtime import SessionOptions, create_session
 
-    plugin = _AskPlugin()
-    plugin.pi_register_commands = hookimpl(_AskPlugin.pi_register_commands)  # type: ignore[method-assign]
     session = await create_session(
         SessionOptions(
             cwd=str(tmp_path),
@@ -615,6 +617,15 @@ async def test_plugin_dialog_round_trip_through_rpc_server(tmp_path: Path) -> No
         os.fdopen(out_read, "rb") as client_out,
     ):
         server = RpcServer(session, stdin, stdout)
+        yield server, client_in, client_out
+
+
+async def test_plugin_dialog_round_trip_through_rpc_server(tmp_path: Path) -> None:
+    from pi_host.hookspecs import hookimpl
+
+    plugin = _AskPlugin()
+    plugin.pi_register_commands = hookimpl(_AskPlugin.pi_register_commands)  # type: ignore[method-assign]
+    async with _rpc_server_over_pipes(tmp_path, plugin) as (server, client_in, client_out):
 
         async def record() -> dict[str, Any]:
             line = await anyio.to_thread.run_sync(client_out.readline)
@@ -704,30 +715,10 @@ class _RpcCommandsPlugin:
 
 async def test_plugin_rpc_commands_sit_beside_pis_own(tmp_path: Path) -> None:
     from pi_host.hookspecs import hookimpl
-    from pi_host.modes._rpc import RpcServer
-    from pi_host.runtime import SessionOptions, create_session
 
     plugin = _RpcCommandsPlugin()
     plugin.pi_register_rpc_commands = hookimpl(_RpcCommandsPlugin.pi_register_rpc_commands)  # type: ignore[method-assign]
-    session = await create_session(
-        SessionOptions(
-            cwd=str(tmp_path),
-            agent_dir=str(tmp_path / "agent"),
-            mode="rpc",
-            provider="faux",
-            no_session=True,
-            extra_plugins=[plugin],
-        )
-    )
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    with (
-        os.fdopen(in_read, "rb") as stdin,
-        os.fdopen(in_write, "wb", buffering=0) as client_in,
-        os.fdopen(out_write, "wb") as stdout,
-        os.fdopen(out_read, "rb") as client_out,
-    ):
-        server = RpcServer(session, stdin, stdout)
+    async with _rpc_server_over_pipes(tmp_path, plugin) as (server, client_in, client_out):
 
         async def call(record: dict[str, Any]) -> dict[str, Any]:
             client_in.write(json.dumps(record).encode() + b"\n")
