@@ -1,10 +1,11 @@
 """Real environments for the installation tests: pip venvs, ``uv tool`` and pipx applications.
 
 Each is filled from this checkout, pinned to the versions of the environment running the
-tests, and never from the network: uv runs offline on its cache (which ``uv sync``, the set-up
-step, filled), pip finds third-party wheels in a folder packed from the running environment
-(:mod:`tests.wheelhouse`) and has no index. Commands run with an isolated ``HOME``; uv's cache
-stays the user's.
+tests, and never from the network: pip and uv both have no index and find third-party wheels in
+a folder packed from the running environment (:mod:`tests.wheelhouse`). uv's cache cannot stand
+in for that folder: ``uv sync`` installs from the lockfile and keeps no index pages, so an
+offline resolution from the cache alone fails on a fresh machine. Commands run with an isolated
+``HOME``; uv's cache stays the user's.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def write_constraints(path: Path) -> Path:
 @dataclass
 class Sandbox:
     """An isolated home with uv's cache, a bin folder first on ``PATH``, pins, and no network:
-    uv offline, pip with no index and :attr:`wheels` as its ``--find-links``."""
+    uv offline, pip and uv with no index and :attr:`wheels` as their ``--find-links``."""
 
     root: Path
     extra_path: list[Path] = field(default_factory=list)
@@ -105,6 +106,8 @@ class Sandbox:
             PIP_FIND_LINKS=str(self.wheels),
             PIP_DISABLE_PIP_VERSION_CHECK="1",
             UV_OFFLINE="1",
+            UV_NO_INDEX="1",
+            UV_FIND_LINKS=str(self.wheels),
             UV_TOOL_DIR=str(self.root / "uv-tools"),
             UV_TOOL_BIN_DIR=str(self.bin),
             PIPX_HOME=str(self.root / "pipx"),

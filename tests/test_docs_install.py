@@ -135,7 +135,7 @@ def shell(sandbox: Sandbox, index: Path) -> Iterator[Shell]:
     (python_only / "python3").symlink_to(base_python)
     environ = sandbox.environ(PIP_INDEX_URL=index.as_uri())
     # The pages' commands use the stand-in index as a newcomer's pip uses the real one.
-    for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_OFFLINE"):
+    for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_OFFLINE", "UV_NO_INDEX", "UV_FIND_LINKS"):
         del environ[name]
     environ["PATH"] = os.pathsep.join([str(python_only), "/usr/local/bin", "/usr/bin", "/bin"])
     clone = copy_repository(sandbox.home / "pi-host")

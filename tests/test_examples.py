@@ -3,8 +3,9 @@
 (The plugin tutorial is followed with plain pip by tests/test_docs_install.py.)
 
 Each environment is made with ``uv venv`` and filled with ``uv pip install`` from this
-repository: offline first (from uv's cache, pinned to the versions of the environment running
-the tests), online only if that fails. One environment per scenario, shared by its tests.
+repository, offline: third-party wheels come from a folder packed from the environment running
+the tests (:mod:`tests.wheelhouse`), pinned to its versions. One environment per scenario,
+shared by its tests.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.wheelhouse import build_wheelhouse
+
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = ROOT / "plugins"
 EXAMPLES = ROOT / "examples"
@@ -37,6 +40,19 @@ LOCAL_PACKAGES = (
     "code-reviewer",
 )
 INSTALL_TIMEOUT = 300
+# What the environments install from outside this checkout: the examples' dependencies, their
+# test extras and the build backend.
+WHEELHOUSE_ROOTS = (
+    "pi-host[default]",
+    "pi-tools-fs",
+    "pi-bash",
+    "pi-compaction",
+    "pi-retry",
+    "pytest",
+    "pytest-asyncio",
+    "hatchling",
+    "editables",
+)
 
 UV = shutil.which("uv") or os.environ.get("UV")  # uv run names itself; a bootstrapped uv is off PATH
 needs_uv = pytest.mark.skipif(UV is None, reason="the example tests build environments with uv")
@@ -50,6 +66,7 @@ class Venv:
     path: Path
     home: Path
     constraints: Path
+    wheels: Path
 
     @property
     def bin(self) -> Path:
@@ -77,17 +94,11 @@ class Venv:
         """``uv pip install`` into this environment; local packages are always rebuilt."""
         refresh = [arg for name in LOCAL_PACKAGES for arg in ("--refresh-package", name)]
         command = [str(UV), "pip", "install", "--python", str(self.python), *refresh, *requirements]
-        offline = subprocess.run(
-            command, env=self.environ(UV_OFFLINE="1"), capture_output=True, text=True, timeout=INSTALL_TIMEOUT
+        offline = {"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(self.wheels)}  # no network, yet --refresh
+        result = subprocess.run(
+            command, env=self.environ(**offline), capture_output=True, text=True, timeout=INSTALL_TIMEOUT
         )
-        if offline.returncode == 0:
-            return
-        online = subprocess.run(
-            command, env=self.environ(), capture_output=True, text=True, timeout=INSTALL_TIMEOUT
-        )
-        assert online.returncode == 0, (
-            f"installing {requirements} failed offline:\n{offline.stderr}\nand online:\n{online.stderr}"
-        )
+        assert result.returncode == 0, f"installing {requirements} failed:\n{result.stderr}"
 
     def run(
         self, *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 300
@@ -123,7 +134,7 @@ def make_venv(tmp_path_factory: pytest.TempPathFactory, name: str) -> Venv:
     root = tmp_path_factory.mktemp(name)
     home = root / "home"
     home.mkdir()
-    venv = Venv(root / "venv", home, _constraints(root))
+    venv = Venv(root / "venv", home, _constraints(root), build_wheelhouse(root / "wheels", WHEELHOUSE_ROOTS))
     created = subprocess.run(
         [str(UV), "venv", "--quiet", "--python", sys.executable, str(venv.path)],
         capture_output=True,

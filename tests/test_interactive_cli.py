@@ -29,6 +29,7 @@ from tests.interactive_support.terminal import (
     ESCAPE,
     Terminal,
 )
+from tests.wheelhouse import offline_uv_args
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
@@ -421,7 +422,7 @@ def test_a_plugin_package_extends_the_screen(pi_host: Any, tmp_path: Path) -> No
             uv,
             "pip",
             "install",
-            "--offline",
+            *offline_uv_args(tmp_path / "wheels"),
             "--quiet",
             "--python",
             sys.executable,

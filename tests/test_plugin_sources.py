@@ -21,6 +21,7 @@ import pytest
 from pi_host.resources import ProjectTrustStore
 from tests.install_support import copy_tree
 from tests.test_cli import PI_HOST
+from tests.wheelhouse import offline_uv_args
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS_TABLE = ROOT / "docs" / "plugins" / "index.md"
@@ -38,7 +39,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = root / "site-packages"
     installed = subprocess.run(
         [
-            *(uv, "pip", "install", "--offline", "--quiet", "--no-deps", "--python", sys.executable),
+            *(uv, "pip", "install", *offline_uv_args(root / "wheels"), "--quiet", "--no-deps"),
+            *("--python", sys.executable),
             *("--target", str(target), str(hello)),
         ],
         capture_output=True,

@@ -30,6 +30,7 @@ from pi_host.hookspecs import hookimpl
 from pi_host.plugin import PluginControls, PluginManager
 from pi_host.providers import AbortSignal
 from pi_host.runtime import Host
+from tests.wheelhouse import offline_uv_args
 
 PACKAGES = Path(__file__).parent / "tier_packages"
 
@@ -44,7 +45,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     shutil.copytree(PACKAGES, sources)
     target = root / "site-packages"
     subprocess.run(
-        [uv, "pip", "install", "--offline", "--quiet", "--python", sys.executable, "--target", str(target)]
+        [uv, "pip", "install", *offline_uv_args(root / "wheels"), "--quiet", "--python", sys.executable]
+        + ["--target", str(target)]
         + [str(path) for path in sorted(sources.iterdir())],
         check=True,
         capture_output=True,

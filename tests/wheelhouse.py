@@ -30,7 +30,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-__all__ = ["add_uv_wheel", "build_wheelhouse", "simple_index"]
+__all__ = ["add_uv_wheel", "build_wheelhouse", "offline_uv_args", "simple_index"]
 
 _SKIPPED_METADATA = {"INSTALLER", "REQUESTED", "RECORD", "direct_url.json", "uv_cache.json", "uv_build.json"}
 
@@ -133,6 +133,17 @@ def build_wheelhouse(folder: Path, roots: Iterable[str]) -> Path:
             continue
         _repack(dist, folder)
     return folder
+
+
+def offline_uv_args(folder: Path) -> list[str]:
+    """``uv pip install`` options that build and install this checkout's packages offline.
+
+    The build backends come from a wheel folder made in ``folder``, not from uv's cache: ``uv
+    sync`` installs from the lockfile and keeps no index pages, so ``--offline`` alone finds
+    nothing on a machine whose cache holds only what ``uv sync`` put there.
+    """
+    wheels = build_wheelhouse(folder, ("hatchling", "editables"))
+    return ["--offline", "--no-index", "--find-links", str(wheels)]
 
 
 def _executable(uv: str) -> Path:
