@@ -238,6 +238,8 @@ class Agent:
         self.stream_options = stream_options or StreamOptions()
         self.cwd = cwd
         self.session = session
+        #: Why a call of a tool the run does not have fails (``AgentLoopConfig.missing_tool``).
+        self.missing_tool: Callable[[str], str | None] | None = None
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: dict[Listener, None] = {}
@@ -451,6 +453,7 @@ class Agent:
             get_follow_up_messages=follow_ups,
             cwd=self.cwd,
             session=self.session,
+            missing_tool=self.missing_tool,
         )
 
     def _drain(self, queue: MessageQueue) -> list[AgentMessage]:

@@ -190,6 +190,8 @@ class AgentLoopConfig:
     :ivar get_follow_up_messages: polled when the run would otherwise end.
     :ivar cwd: working directory handed to tools (default: the process's when the run starts).
     :ivar session: the host object handed to tools as ``ctx.session``.
+    :ivar missing_tool: why the model's call of a tool not in the context fails, if known
+        (a tool unregistered during the session), else ``None`` for pi's "not found".
     """
 
     model: Model
@@ -212,6 +214,7 @@ class AgentLoopConfig:
     get_follow_up_messages: MessageSource | None = None
     cwd: str | None = None
     session: Any = None
+    missing_tool: Callable[[str], str | None] | None = None
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -671,7 +674,9 @@ class _Run:
         """Find the tool, prepare and validate the arguments, ask ``before_tool_call``."""
         tool = tools.get(call.name)
         if tool is None:
-            return _Finalized(call, _error_result(f"Tool {call.name} not found"), True)
+            why = self.config.missing_tool(call.name) if self.config.missing_tool is not None else None
+            text = f"Tool {call.name} not found" + (f": {why}" if why else "")
+            return _Finalized(call, _error_result(text), True)
         config, signal = self.config, self.signal
         try:
             raw = call.arguments

@@ -446,6 +446,18 @@ class PluginContext(Protocol):
         """Add a tool now; it is active from the next provider call."""
         ...
 
+    def unregister_tool(self, name: str, *, reason: str | None = None) -> bool:
+        """Remove a tool added with :meth:`register_tool`; it is gone from the next provider call.
+
+        A tool from ``pi_register_tools`` is not removed (deactivate it with
+        :meth:`set_active_tools`). A later call of the name, which the model may still try
+        from its history, gets the error "Tool NAME not found: REASON". Register a new
+        definition under the name to replace a tool (it is then active again).
+
+        :returns: whether a tool was removed.
+        """
+        ...
+
     def register_command(self, command: Command) -> None: ...
 
     def register_flag(self, flag: Flag) -> None: ...

@@ -325,6 +325,9 @@ class SessionPluginContext:
     def register_tool(self, tool: Tool[Any]) -> None:
         self._session.register_tool(tool)
 
+    def unregister_tool(self, name: str, *, reason: str | None = None) -> bool:
+        return self._session.unregister_tool(name, reason=reason)
+
     def register_command(self, command: Command) -> None:
         self._session.host.add_command(command)
 

@@ -153,6 +153,8 @@ class AgentSession:
         self._task_group: TaskGroup | None = None
         self._shutdown_requested = False
         self._active_tool_names: list[str] = []
+        #: Tools unregistered during the session -> why a later call of the name fails.
+        self._removed_tools: dict[str, str] = {}
         self.base_system_prompt = ""
         host.dispatcher.add_error_listener(self._on_extension_error)
         host.dispatcher.add_argument_listener(self._prompts.on_hook_arguments)
@@ -328,8 +330,32 @@ class AgentSession:
         """Register a tool at runtime; it is active from the next provider call (pi's rule),
         unless the session's ``tool_allowlist`` leaves it out (it is then registered, inactive)."""
         self.host.add_tool(tool, "runtime")
+        self._removed_tools.pop(tool.name, None)
         if tool.name not in self._active_tool_names:
             self.set_active_tools([*self._active_tool_names, tool.name])
+
+    def unregister_tool(self, name: str, *, reason: str | None = None) -> bool:
+        """Remove a tool registered at runtime; it is gone from the next provider call.
+
+        Only :meth:`register_tool`'s tools go (a startup tool is deactivated with
+        :meth:`set_active_tools` instead). A later call of the name, which the model may still
+        try from its history, fails with "Tool NAME not found" followed by ``reason``.
+
+        :returns: whether a tool was removed.
+        """
+        if self.host.tool_sources.get(name) != "runtime":
+            return False
+        del self.host.tools[name]
+        del self.host.tool_sources[name]
+        if reason:
+            self._removed_tools[name] = reason
+        if name in self._active_tool_names:
+            self.set_active_tools([n for n in self._active_tool_names if n != name])
+        return True
+
+    def removed_tool_reason(self, name: str) -> str | None:
+        """Why the tool ``name``, unregistered during the session, is gone (``None``: unknown)."""
+        return self._removed_tools.get(name)
 
     # -- the prompt pipeline ------------------------------------------------------------------
 

@@ -38,6 +38,8 @@ class _Session(Protocol):
     cwd: str
     model_resolver: Any
 
+    def removed_tool_reason(self, name: str) -> str | None: ...
+
 
 def install_agent_callbacks(session: _Session) -> None:
     """Point the session's agent at the session's plugins (and its cwd and plugin context)."""
@@ -140,3 +142,4 @@ def install_agent_callbacks(session: _Session) -> None:
     agent.get_api_key = get_api_key
     agent.cwd = session.cwd
     agent.session = session.ctx
+    agent.missing_tool = session.removed_tool_reason
