@@ -4,7 +4,9 @@ Each connection lives in a task of its own (the SDK's transports and ``ClientSes
 context managers that must be entered and left in the same task); callers reach the
 session from any task. A server that dies, hangs at start-up or speaks garbage ends in the
 ``failed`` state with an error naming it and the remedy; the next use starts it again (at
-once after a crash; after a failed start only once its backoff has passed).
+once after a crash; after a failed start only once its backoff has passed). Every start lists
+the tools anew, and so does a ``notifications/tools/list_changed`` from the running server;
+``on_tools_listed`` hears of each new list.
 """
 
 from __future__ import annotations
@@ -89,6 +91,14 @@ class ServerConnection:
         self._stderr: Any = None
         #: The first message that was not JSON-RPC, as the user should see it.
         self._garbage: str | None = None
+        #: Called with the connection after each listing of its tools: a start, or a change
+        #: the server announced (the manager updates the session's tools).
+        self.on_tools_listed: Callable[[ServerConnection], None] | None = None
+        #: Tool-list changes the server announced, and how many of them a listing has followed.
+        self._announced = 0
+        self._followed = 0
+        self._change = anyio.Event()
+        self._followed_event = anyio.Event()
 
     @property
     def name(self) -> str:
@@ -139,7 +149,10 @@ class ServerConnection:
                 self.retry_at = time.monotonic() + self._backoff(self.failures)
                 raise McpServerError(self.error or f'MCP server "{self.name}" did not start')
             self.state, self.failures, self.retry_at = "ready", 0, 0.0
-            return self._session
+            session = self._session
+        if self.on_tools_listed is not None:
+            self.on_tools_listed(self)
+        return session
 
     async def stop(self) -> None:
         """Close the session and stop the server process (the SDK kills it if it lingers)."""
@@ -152,6 +165,7 @@ class ServerConnection:
         task, stop = self._task, self._stop
         self._task = self._stop = None
         self._session = None
+        self._mark_followed(self._announced)  # nothing left to list: no waiter waits for it
         if task is None:
             return
         if stop is not None:
@@ -215,7 +229,54 @@ class ServerConnection:
         # (see _SdkLogCapture), and the only route for the other transports.
         if isinstance(message, Exception):
             self.record_garbage(message)
+        elif getattr(message, "method", None) == "notifications/tools/list_changed":
+            # Listed by _follow_changes: a request from inside the SDK's notification
+            # handler would wait on the reader that runs it.
+            self._announced += 1
+            self._change.set()
         await anyio.lowlevel.checkpoint()
+
+    @property
+    def announces_changes(self) -> bool:
+        """Whether the server declared ``tools.listChanged`` (it says when its tools change)."""
+        capabilities = self._session.server_capabilities if self._session is not None else None
+        return bool(capabilities and capabilities.tools and capabilities.tools.list_changed)
+
+    def offers(self, tool: str) -> bool:
+        """Whether the server's latest tool list has *tool*."""
+        return any(t.name == tool for t in self.tools)
+
+    async def _follow_changes(self, session: ClientSession) -> None:
+        """List the tools again whenever the server announces a change, until the session ends."""
+        while True:
+            await self._change.wait()
+            self._change = anyio.Event()
+            target = self._announced
+            try:
+                with anyio.fail_after(self.startup_timeout):
+                    await self._list(session)
+            except Exception as exc:  # the old list stays; the next use or change tries again
+                logger.warning("MCP server %s: listing its changed tools failed: %s", self.name, _reason(exc))
+            else:
+                if self.on_tools_listed is not None:
+                    self.on_tools_listed(self)
+            finally:
+                self._mark_followed(target)
+
+    def _mark_followed(self, count: int) -> None:
+        self._followed = max(self._followed, count)
+        event, self._followed_event = self._followed_event, anyio.Event()
+        event.set()
+
+    async def settle_changes(self) -> None:
+        """Wait until the tool-list changes announced so far are listed (or the server is gone).
+
+        A call that makes the server change its tools announces it before answering: the
+        model's next request should carry the new tools, not race the listing.
+        """
+        with anyio.move_on_after(self.startup_timeout):
+            while self._followed < self._announced and self._session is not None:
+                await self._followed_event.wait()
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
         config = self.config
@@ -258,7 +319,10 @@ class ServerConnection:
                 else:
                     self._session = session
                     ready.set()
-                    await stop.wait()
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(self._follow_changes, session)
+                        await stop.wait()
+                        group.cancel_scope.cancel()
         except Exception as exc:  # the transport failed while closing; the error is recorded
             if failure is None and self._session is None:
                 failure = f"could not start: {_reason(exc)}"

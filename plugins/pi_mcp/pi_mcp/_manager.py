@@ -3,6 +3,9 @@
 One manager per session (kept in ``ctx.stash``). Servers start concurrently; one that fails
 is reported and the others work. Below the search threshold every MCP tool is registered;
 above it the model gets ``mcp_tool_search`` and a tool is registered when a search finds it.
+A server's tool list is followed through the session (:meth:`McpManager.sync`): after each
+restart, and when the server announces a change, new tools are registered, removed ones
+unregistered and changed ones replaced, from the model's next request on.
 """
 
 from __future__ import annotations
@@ -21,7 +24,14 @@ from pi_host import PluginEvent, Tool, ToolCallContext, ToolResult
 from ._config import LoadedConfig, ServerConfig
 from ._connection import McpServerError, ServerConnection
 from ._settings import McpSettings, tool_timeout_seconds
-from ._tools import McpArguments, convert_result, estimate_schema_tokens, is_offered, make_tool, race_abort
+from ._tools import (
+    McpArguments,
+    convert_result,
+    estimate_schema_tokens,
+    is_offered,
+    make_tool,
+    race_abort,
+)
 
 if TYPE_CHECKING:
     import mcp.types as mt
@@ -69,8 +79,18 @@ class McpManager:
     settings: McpSettings
     cwd: str
     connections: dict[str, ServerConnection] = field(default_factory=dict)
+    #: Every offered MCP tool, by pi-host name, from the servers' latest tool lists.
     tools: dict[str, Tool[Any]] = field(default_factory=dict)
-    registered: set[str] = field(default_factory=set)
+    #: pi-host name -> (server, the server's tool name), for every tool offered in the
+    #: session (a removed one's too: its later call is told which server dropped it).
+    origins: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: The tools registered in the session now (MCP tools and the helper tools), by name.
+    registered: dict[str, Tool[Any]] = field(default_factory=dict)
+    #: The prompts registered as slash commands.
+    commands: set[str] = field(default_factory=set)
+    #: The session's context once a prompt used the servers: a server's changed tool list
+    #: (a restart, an announced change) updates the session's tools through it.
+    ctx: PluginContext | None = None
     #: Server name -> the start (``ServerConnection.starts``) whose failure was reported.
     reported: dict[str, int] = field(default_factory=dict)
     #: The background start of ``"startup": "eager"``, until the first prompt waits for it.
@@ -79,18 +99,23 @@ class McpManager:
     #: session, the error says when the next use tries and that ``/mcp restart`` does now.
     retry_hint: str | None = None
     _started: bool = False
+    #: Inside start_all: the servers' listings wait for its end, so the search threshold is
+    #: decided with every server's tools, not the first one's.
+    _starting_all: int = 0
 
     def __post_init__(self) -> None:
         timeout = self.settings.startup_timeout_ms / 1000
         backoff = self.settings.restart_backoff_ms / 1000
         for name, server in self.config.servers.items():
-            self.connections[name] = ServerConnection(
+            connection = ServerConnection(
                 server,
                 cwd=self.cwd,
                 startup_timeout=timeout,
                 restart_backoff=backoff,
                 retry_hint=self.retry_hint,
             )
+            connection.on_tools_listed = self._tools_listed
+            self.connections[name] = connection
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -111,12 +136,16 @@ class McpManager:
             except McpServerError:
                 pass
 
-        async with anyio.create_task_group() as group:
-            for name, connection in self.connections.items():
-                if names is not None and name not in names:
-                    continue
-                if connection.state != "ready" and (force or connection.may_start()):
-                    group.start_soon(start, connection)
+        self._starting_all += 1
+        try:
+            async with anyio.create_task_group() as group:
+                for name, connection in self.connections.items():
+                    if names is not None and name not in names:
+                        continue
+                    if connection.state != "ready" and (force or connection.may_start()):
+                        group.start_soon(start, connection)
+        finally:
+            self._starting_all -= 1
         self._started = True
         self._rebuild_tools()
 
@@ -137,12 +166,84 @@ class McpManager:
                 group.start_soon(connection.stop)
 
     def _rebuild_tools(self) -> None:
+        """``tools`` from the servers' latest lists; an unchanged tool keeps its object.
+
+        A server that is down keeps the tools it last listed: a call of one restarts it.
+        """
+        tools: dict[str, Tool[Any]] = {}
+        origins: dict[str, tuple[str, str]] = {}
         for connection in self.connections.values():
             for tool in connection.tools:
                 if not is_offered(connection.config, tool.name):
                     continue
                 built = make_tool(connection.config, tool, self._caller(connection))
-                self.tools.setdefault(built.name, built)
+                if built.name in tools:
+                    continue
+                origin = (connection.name, tool.name)
+                old = self.tools.get(built.name)
+                if old is not None and self.origins.get(built.name) == origin and old.spec() == built.spec():
+                    built = old  # unchanged: the session keeps the object it has
+                tools[built.name] = built
+                origins[built.name] = origin
+        self.tools = tools
+        self.origins.update(origins)
+
+    def _tools_listed(self, connection: ServerConnection) -> None:
+        # A server listed its tools: a restart on a use, or a change it announced.
+        self._rebuild_tools()
+        if self._starting_all == 0 and self.ctx is not None:
+            self.sync(self.ctx)
+
+    def gone_reason(self, name: str) -> str | None:
+        """Why the registered tool *name* is not offered any more (for the model's error)."""
+        origin = self.origins.get(name)
+        if origin is None:
+            return None  # a helper tool: no server has it to lose
+        server, tool = origin
+        return (
+            f'MCP server "{server}" no longer offers the tool "{tool}" (its tool list changed: '
+            "it was restarted, or announced a change)"
+        )
+
+    def _wanted(self) -> dict[str, Tool[Any]]:
+        """The tools the session should have now: ``tools_to_register`` and the searched-for ones."""
+        wanted = {tool.name: tool for tool in self.tools_to_register()}
+        if self.search_mode:
+            for name in self.registered:
+                if name in self.tools:
+                    wanted.setdefault(name, self.tools[name])
+        return wanted
+
+    def sync(self, ctx: PluginContext) -> None:
+        """Make the session's tools what the servers offer now; effective from the next request.
+
+        A new tool is registered (in search mode: found by the search), a removed one
+        unregistered with the reason a later call of it gets, and one whose schema or
+        description changed replaced by its new definition (staying inactive if it was).
+        """
+        wanted = self._wanted()
+        for name, tool in list(self.registered.items()):
+            new = wanted.get(name)
+            if new is None:
+                ctx.unregister_tool(name, reason=self.gone_reason(name))
+                del self.registered[name]
+            elif new is not tool and new.spec() != tool.spec():
+                active = name in ctx.get_active_tools()
+                ctx.unregister_tool(name)
+                ctx.register_tool(new)
+                self.registered[name] = new
+                if not active:
+                    ctx.set_active_tools([n for n in ctx.get_active_tools() if n != name])
+        for name, tool in wanted.items():
+            if name not in self.registered:
+                ctx.register_tool(tool)
+                self.registered[name] = tool
+
+    def unregister_all(self, ctx: PluginContext) -> None:
+        """Take every tool back from the session (it ends: the servers stop)."""
+        for name in list(self.registered):
+            ctx.unregister_tool(name)
+        self.registered.clear()
 
     @property
     def search_mode(self) -> bool:
@@ -179,12 +280,22 @@ class McpManager:
             timeout, source = tool_timeout_seconds(self.settings)
 
             async def work() -> mt.CallToolResult:
-                return await connection.request(
+                await connection.ensure_started()  # a restart lists the tools again
+                if not connection.offers(tool):
+                    # The request that made this call still had the tool; the next one does not.
+                    raise McpServerError(
+                        f'MCP server "{connection.name}" no longer offers the tool "{tool}": its '
+                        "tool list changed (it was restarted, or announced a change), and the tool "
+                        "is gone from your tools"
+                    )
+                result = await connection.request(
                     f'the call of tool "{tool}"',
                     lambda session: session.call_tool(tool, arguments),
                     timeout=timeout,
                     timeout_source=source,
                 )
+                await connection.settle_changes()
+                return result
 
             result = await race_abort(ctx.signal, work)
             return convert_result(connection.name, tool, result)
@@ -221,10 +332,13 @@ class McpManager:
                 )
             limit = extra.get("limit", 5)
             limit = limit if isinstance(limit, int) and 0 < limit <= 20 else 5
+            session = ctx.session
             if self.startable():
                 # A use of the search is a use of every server not running: one that failed
                 # to start (its backoff passed) or crashed may have tools to find now.
                 await race_abort(ctx.signal, self.start_all)
+                if session is not None:
+                    self.sync(session)
             found = self.search(query, limit)
             if not found:
                 message = f"No MCP tool matches {query!r}; try other words (servers: {servers})"
@@ -234,11 +348,10 @@ class McpManager:
                         c.error or f'MCP server "{c.name}" failed' for c in down
                     )
                 raise ValueError(message)
-            session = ctx.session
             for tool in found:
                 if tool.name not in self.registered and session is not None:
                     session.register_tool(tool)
-                    self.registered.add(tool.name)
+                    self.registered[tool.name] = tool
             lines = [f"Loaded {len(found)} tool(s); call them by name from your next message:"]
             for tool in found:
                 lines.append(

@@ -137,10 +137,10 @@ async def _start_and_register(ctx: PluginContext, manager: McpManager) -> None:
         # backoff has passed (mcp.restartBackoffMs), a crashed one at once.
         await manager.start_all()
     manager.report_failures(ctx)
-    for tool in manager.tools_to_register():
-        if tool.name not in manager.registered:
-            ctx.register_tool(tool)
-            manager.registered.add(tool.name)
+    # From now on a server's changed tool list (a restart on a use, a change it announced)
+    # updates the session's tools at once; until now only the first prompt's start decides.
+    manager.ctx = ctx
+    manager.sync(ctx)
     _register_prompts(ctx, manager)
 
 
@@ -160,6 +160,9 @@ async def pi_session_shutdown(reason: str, target_session_file: str | None, ctx:
     manager = _pop(ctx, _MANAGER)
     if manager is not None:
         await manager.settle_background_start()
+        manager.ctx = None
+        # The tools call this manager's servers: a next session (/new) registers its own.
+        manager.unregister_all(ctx)
         await manager.stop_all()
 
 
@@ -172,9 +175,9 @@ def _register_prompts(ctx: PluginContext, manager: McpManager) -> None:
     for connection in manager.connections.values():
         for prompt in connection.prompts:
             name = tool_name(connection.name, prompt.name)
-            if name in manager.registered:
+            if name in manager.commands:
                 continue
-            manager.registered.add(name)
+            manager.commands.add(name)
             ctx.register_command(
                 Command(
                     name=name,
