@@ -131,3 +131,34 @@ async def test_pi_guard_rules_name_mcp_tools(make_host: HostFactory, demo: Any) 
     block = outcome.assert_blocked("mcp__demo__env", plugin="pi_guard")
     assert 'deny rule "mcp__demo__env"' in block.reason
     await host.close()
+
+
+class Managers:
+    """Every session's MCP manager, in order."""
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    @hookimpl(trylast=True)
+    def pi_session_start(self, ctx: Any) -> None:
+        self.seen.append(pi_mcp.manager_of(ctx))
+
+
+async def test_a_new_session_calls_its_own_servers_not_the_stopped_ones(
+    make_host: HostFactory, demo: Any
+) -> None:
+    from pi_host.testing import tool_call
+
+    managers = Managers()
+    host = make_host(pi_mcp, managers, settings={"mcp": {"servers": {"demo": demo.stdio()}}})
+    (await host.run("one", replies=[tool_call("mcp__demo__echo", text="a"), "ok"])).assert_ok()
+    session = await host.session()
+    assert not await session.new_session()  # True would mean a plugin cancelled it
+    old, new = managers.seen
+    assert old.connections["demo"].state == "stopped"
+    outcome = await host.run("two", replies=[tool_call("mcp__demo__echo", text="b"), "ok"])
+    assert outcome.tool_results[0].content[0].text == "demo says: b"
+    # The call went to the new session's server: the old one was not started again.
+    assert old.connections["demo"].state == "stopped" and old.connections["demo"].starts == 1
+    assert new.connections["demo"].state == "ready"
+    await host.close()
