@@ -7,7 +7,8 @@ be built from settings), in this order: providers, tools, tool middleware, comma
 settings sections, abort scopes, shortcuts, message renderers, tool renderers. Each receives
 a ``register`` callback (the ``llm`` style): call it once per object. Registrations are not
 lifecycle events, so they are plain synchronous pluggy hooks; to add a tool later, while a
-session runs, use ``ctx.register_tool``.
+session runs, use ``ctx.register_tool``, and ``ctx.unregister_tool`` to take it back (from the
+next provider call; register a new definition to replace it).
 
 Between plugins, the first registration of a name in call order wins, and call order follows
 the plugin tiers: essentials, the default set, installed plugins, plugins registered by code,
