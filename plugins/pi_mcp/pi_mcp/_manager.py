@@ -24,14 +24,7 @@ from pi_host import PluginEvent, Tool, ToolCallContext, ToolResult
 from ._config import LoadedConfig, ServerConfig
 from ._connection import McpServerError, ServerConnection
 from ._settings import McpSettings, tool_timeout_seconds
-from ._tools import (
-    McpArguments,
-    convert_result,
-    estimate_schema_tokens,
-    is_offered,
-    make_tool,
-    race_abort,
-)
+from ._tools import McpArguments, convert_result, estimate_schema_tokens, is_offered, make_tool, race_abort
 
 if TYPE_CHECKING:
     import mcp.types as mt
