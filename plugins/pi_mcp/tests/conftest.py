@@ -76,10 +76,10 @@ def demo() -> Demo:
     return Demo()
 
 
-def _serve(kind: str, name: str, path: str) -> Iterator[str]:
+def _serve(kind: str, name: str, path: str, *args: str) -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--name", name, f"--{kind}", str(port)],
+        [sys.executable, str(SERVER), "--name", name, f"--{kind}", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -103,6 +103,12 @@ def _serve(kind: str, name: str, path: str) -> Iterator[str]:
 def http_server() -> Iterator[str]:
     """The demo server over streamable HTTP on 127.0.0.1, for the whole test session."""
     yield from _serve("http", "remote", "/mcp")
+
+
+@pytest.fixture
+def growing_http_server() -> Iterator[str]:
+    """The demo server over streamable HTTP with ``--grow`` (its tools change), for one test."""
+    yield from _serve("http", "growing", "/mcp", "--grow")
 
 
 @pytest.fixture(scope="session")

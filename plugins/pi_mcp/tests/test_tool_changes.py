@@ -204,3 +204,38 @@ async def test_in_search_mode_loaded_tools_follow_the_list_and_the_search_finds_
     assert "mcp__shift__new" in host.provider.requests[-2].tool_names
     assert added.content[0].text == 'new got {"x": "4"}'
     await host.close()
+
+
+async def test_a_changed_tool_the_user_turned_off_stays_off(make_host: HostFactory, tmp_path: Path) -> None:
+    tools = Tools(tmp_path / "tools.json")
+    host, _, _ = build(make_host, tools)
+    (await host.run("hello", replies=["hi"])).assert_ok()
+    session = await host.session()
+    session.set_active_tools([name for name in session.active_tool_names if name != "mcp__shift__keep"])
+
+    tools.write(AFTER)
+    await host.run("/mcp restart shift")
+    assert session.host.tools["mcp__shift__keep"].description == "Version two."  # replaced,
+    assert "mcp__shift__keep" not in session.active_tool_names  # and still off
+    assert "mcp__shift__new" in session.active_tool_names
+    (await host.run("again", replies=["ok"])).assert_ok()
+    assert "mcp__shift__keep" not in host.provider.requests[-1].tool_names
+    await host.close()
+
+
+async def test_a_change_announced_over_streamable_http_adds_the_tool(
+    make_host: HostFactory, growing_http_server: str
+) -> None:
+    capture = Capture()
+    settings = {"mcp": {"servers": {"remote": {"type": "http", "url": growing_http_server}}}}
+    host = make_host(pi_mcp, capture, settings=settings)
+    outcome = await host.run(
+        "grow", replies=[tool_call("mcp__remote__grow"), tool_call("mcp__remote__grown"), "ok"]
+    )
+    outcome.assert_ok()
+    assert "mcp__remote__grown" not in host.provider.requests[0].tool_names
+    assert "mcp__remote__grown" in host.provider.requests[1].tool_names
+    grew, grown = outcome.tool_results
+    assert grew.content[0].text == "grew" and grown.content[0].text == "growing grew"
+    assert capture.manager.connections["remote"].starts == 1
+    await host.close()

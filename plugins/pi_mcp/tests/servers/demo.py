@@ -1,9 +1,11 @@
 """A real MCP server for pi-mcp's tests, made with the SDK's MCPServer (FastMCP).
 
-``python demo.py [--name NAME] [--tools N] [--garbage] [--http PORT | --sse PORT]``: over
-stdio by default, or streamable HTTP (``/mcp``) or SSE (``/sse``) on 127.0.0.1:PORT.
+``python demo.py [--name NAME] [--tools N] [--garbage] [--grow] [--http PORT | --sse PORT]``:
+over stdio by default, or streamable HTTP (``/mcp``) or SSE (``/sse``) on 127.0.0.1:PORT.
 ``--tools N`` adds N generated tools ``t000``… (for the context-cost tests); ``--garbage``
-prints a non-JSON line on stdout first (a server that prints nothing else is garbage.py).
+prints a non-JSON line on stdout first (a server that prints nothing else is garbage.py);
+``--grow`` adds the tool ``grow``, which adds the tool ``grown`` and sends
+``notifications/tools/list_changed``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Sum(BaseModel):
     terms: list[int]
 
 
-def build(name: str, extra_tools: int) -> MCPServer[Any]:
+def build(name: str, extra_tools: int, grow: bool = False) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(name, log_level="CRITICAL")
 
     @server.tool(description="Repeat the text back.")
@@ -101,6 +103,17 @@ def build(name: str, extra_tools: int) -> MCPServer[Any]:
             description=f"Generated tool {tool_name} of {name}: looks up widgets of kind {tool_name}.",
         )
 
+    if grow:
+
+        def grown() -> str:
+            return f"{name} grew"
+
+        @server.tool(description="Add the tool grown, and tell the client its tool list changed.")
+        async def grow(ctx: Context) -> str:
+            server.add_tool(grown, name="grown", description="The tool that grow added.")
+            await ctx.session.send_tool_list_changed()
+            return "grew"
+
     @server.prompt(description="Ask for a review of a file.")
     def review(path: str) -> str:
         return f"Please review {path} carefully."
@@ -117,10 +130,11 @@ def main() -> None:
     parser.add_argument("--name", default="demo")
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--garbage", action="store_true", help="print a non-JSON line first")
+    parser.add_argument("--grow", action="store_true", help="add the tool grow")
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--sse", type=int, default=None)
     args = parser.parse_args()
-    server = build(args.name, args.tools)
+    server = build(args.name, args.tools, args.grow)
     if args.garbage:
         sys.stdout.write("this is not JSON-RPC\n")
         sys.stdout.flush()
