@@ -327,22 +327,32 @@ class GitRepo:
 
     def ignored(self, rels: Sequence[str]) -> set[str]:
         """Which of ``rels`` git ignores (files in the snapshot index never count as ignored)."""
+        # git refuses a path beyond a symlink (a directory that became one): not ignored.
+        rels = [rel for rel in rels if not self._beyond_link(rel)]
         if not rels:
             return set()
         request = b"".join(os.fsencode(rel) + b"\0" for rel in rels)
         out = self._git("check-ignore", "-z", "--stdin", input=request, ok=(0, 1))
         return {os.fsdecode(name) for name in out.split(b"\0") if name}
 
+    def _beyond_link(self, rel: str) -> bool:
+        """Whether a directory on the way to ``rel`` in the work tree is a symlink."""
+        parts = rel.split("/")[:-1]
+        return any(os.path.islink(os.path.join(self.root, *parts[: n + 1])) for n in range(len(parts)))
+
     def relative(self, path: str) -> str | None:
         """``path`` relative to the work tree, ``None`` when it lies outside (or in ``.git``)."""
-        real = norm_path(path)
-        try:
-            rel = os.path.relpath(real, self.root)
-        except ValueError:
-            return None
-        if rel == "." or rel.startswith(".." + os.sep) or rel == ".." or rel.split(os.sep)[0] == ".git":
-            return None
-        return rel.replace(os.sep, "/")
+        # By name first: a file below a directory that became a symlink is still the work
+        # tree's path (a snapshot holds it); else with the directories resolved.
+        for candidate in (os.path.abspath(path), norm_path(path)):
+            try:
+                rel = os.path.relpath(candidate, self.root)
+            except ValueError:
+                continue
+            if rel == "." or rel.startswith(".." + os.sep) or rel == ".." or rel.split(os.sep)[0] == ".git":
+                continue
+            return rel.replace(os.sep, "/")
+        return None
 
 
 def _clean_env() -> dict[str, str]:
