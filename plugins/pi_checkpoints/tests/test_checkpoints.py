@@ -1288,3 +1288,125 @@ async def test_without_git_a_directory_turned_link_leading_out_refuses_naming_th
         assert tree_bytes(outside) == before_outside
     finally:
         await host.close()
+
+
+_CONVERTING_ATTRIBUTES = "* text eol=crlf\n*.up filter=upper\n"
+
+
+def make_attributes_repo(root: Path, where: str) -> Path:
+    """Files committed without attributes, then attributes git would convert them with, from
+    ``where``: an untracked or an ignored ``.gitattributes``, one in an ignored directory
+    holding a tracked file, ``.git/info/attributes``, the user's global attributes file, or
+    ``core.autocrlf`` (the user's index then holds LF blobs of CRLF files)."""
+    repo = root / "conv"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "filter.upper.clean", "sh -c 'touch .git/filter-ran; tr a-z A-Z'")
+    git(repo, "config", "filter.upper.smudge", "cat")
+    if where == "autocrlf":
+        git(repo, "config", "core.autocrlf", "true")
+    if where == "global":
+        (root / "home" / "attributes").write_text(_CONVERTING_ATTRIBUTES)
+        git(repo, "config", "--global", "core.attributesFile", str(root / "home" / "attributes"))
+    (repo / ".gitignore").write_text(".gitattributes\nvendor/\n" if where.startswith("ignored") else "")
+    (repo / "a.txt").write_bytes(b"alpha\r\nbeta\r\n")
+    (repo / "x.up").write_bytes(b"lower case\r\n")
+    (repo / "lf.txt").write_bytes(b"only lf\n")
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "lib.txt").write_bytes(b"vendored\r\n")
+    for name in ("a.txt", "x.up", "lf.txt", "vendor/lib.txt"):
+        # Older than the index: git trusts its entries by stat, not racily hashing them again.
+        os.utime(repo / name, (1_000_000_000, 1_000_000_000))
+    git(repo, "add", "-A")
+    git(repo, "add", "-f", "vendor/lib.txt")  # a tracked file in an ignored directory
+    git(repo, "commit", "-q", "-m", "start")
+    if where in ("untracked", "ignored"):
+        (repo / ".gitattributes").write_text(_CONVERTING_ATTRIBUTES)
+    elif where == "ignored-dir":
+        (repo / "vendor" / ".gitattributes").write_text(_CONVERTING_ATTRIBUTES)
+    elif where == "info":
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text(_CONVERTING_ATTRIBUTES)
+    (repo / ".git" / "filter-ran").unlink(missing_ok=True)
+    return repo
+
+
+@pytest.mark.parametrize("where", ["untracked", "ignored", "ignored-dir", "info", "global", "autocrlf"])
+async def test_snapshots_are_byte_exact_whatever_attributes_or_config_say(
+    environment: Path, where: str
+) -> None:
+    from pi_checkpoints._git import GitRepo
+
+    repo = make_attributes_repo(environment, where)
+    names = ("a.txt", "x.up", "lf.txt", "vendor/lib.txt")
+    originals = {name: (repo / name).read_bytes() for name in names}
+    before_git = git_state(repo)
+    host = host_for(environment, repo)
+    try:
+        await host.run(
+            "change",
+            replies=[
+                edit("a.txt", "alpha", "ALPHA"),
+                tool_call(
+                    "bash",
+                    command=(
+                        "printf 'mixed\\r\\nlf\\n' > new.txt && printf 'other\\r\\n' > x.up && rm lf.txt"
+                        " && printf 'changed\\r\\n' > vendor/lib.txt"
+                    ),
+                ),
+                "ok",
+            ],
+        )
+        session = await host.session()
+        (u1,) = user_ids(session)
+        records = checkpoint_entries(session)
+        snapshots = GitRepo.discover(str(repo), pi_checkpoints.store_root())
+        assert snapshots is not None
+        before = snapshots.entries(records[0]["before"], list(names))
+        assert {name: snapshots.read_blob(before[name][1]) for name in names} == originals
+        after = snapshots.entries(records[-1]["after"], ["a.txt", "x.up", "new.txt", "vendor/lib.txt"])
+        assert {name: snapshots.read_blob(blob) for name, (_, blob) in after.items()} == {
+            "a.txt": b"ALPHA\r\nbeta\r\n",
+            "x.up": b"other\r\n",  # the filter did not run
+            "new.txt": b"mixed\r\nlf\n",  # not normalised
+            "vendor/lib.txt": b"changed\r\n",
+        }
+        # Nothing counts as changed outside the agent: the restore goes through unforced.
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        assert not plan.conflicts, plan.conflicts
+        await host.run(f"/rewind {u1} files")
+        assert {name: (repo / name).read_bytes() for name in names} == originals
+        assert not (repo / "new.txt").exists() and not (repo / ".git" / "filter-ran").exists()
+        assert git_state(repo) == before_git
+    finally:
+        await host.close()
+
+
+async def test_modes_and_links_are_recorded_whatever_core_filemode_and_symlinks_say(
+    environment: Path,
+) -> None:
+    repo = make_repo(environment)
+    git(repo, "config", "core.fileMode", "false")
+    git(repo, "config", "core.symlinks", "false")
+    (repo / "tool.sh").write_text("#!/bin/sh\n")
+    (repo / "tool.sh").chmod(0o755)
+    git(repo, "add", "tool.sh")
+    git(repo, "commit", "-q", "-m", "tool")
+    host = host_for(environment, repo)
+    try:
+        await host.run(
+            "modes",
+            replies=[
+                tool_call("bash", command="chmod +x a.txt && chmod -x tool.sh && ln -s a.txt alias"),
+                "ok",
+            ],
+        )
+        session = await host.session()
+        (u1,) = user_ids(session)
+        await host.run(f"/rewind {u1} files")
+        assert not os.access(repo / "a.txt", os.X_OK) and os.access(repo / "tool.sh", os.X_OK)
+        assert not os.path.lexists(repo / "alias")
+    finally:
+        await host.close()
