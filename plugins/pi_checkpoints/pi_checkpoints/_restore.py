@@ -21,6 +21,7 @@ from ._timeline import (
     escapes,
     leads_out,
     project_file_state,
+    project_root,
 )
 
 __all__ = [
@@ -303,9 +304,15 @@ def sync_record(
     repo = GitRepo.discover(cwd, store_root) if any(r.snapshots() for r in records) else None
     algo = repo.algo if repo is not None else "sha1"
     paths = sorted({recorded_path(f["path"]) for r in records for f in r.files()})
+    project = project_root(cwd, store_root)
     files = []
     for path in paths:
-        state = capture(path, algo=algo, store=store, max_file_bytes=max_file_bytes)
+        # Beyond a symlinked directory leading out is not the project's file: not read.
+        state: dict[str, Any] = (
+            {"id": None}
+            if leads_out(path, project)
+            else capture(path, algo=algo, store=store, max_file_bytes=max_file_bytes)
+        )
         files.append(file_entry(path, state, state))
     record: dict[str, Any] = {"v": 1, "kind": "sync", "run": uuid.uuid4().hex, "files": files}
     if repo is not None:

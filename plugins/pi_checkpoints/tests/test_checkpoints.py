@@ -1410,3 +1410,28 @@ async def test_modes_and_links_are_recorded_whatever_core_filemode_and_symlinks_
         assert not os.path.lexists(repo / "alias")
     finally:
         await host.close()
+
+
+async def test_a_conversation_rewind_does_not_read_beyond_a_link_leading_out(environment: Path) -> None:
+    from pi_checkpoints._store import BlobStore, blob_id
+
+    outside = make_outside(environment)
+    plain = environment / "plain"
+    (plain / "sub").mkdir(parents=True)
+    (plain / "sub" / "inner.txt").write_text("mine\n")
+    host = host_for(environment, plain)
+    try:
+        await host.run("edit", replies=[edit("sub/inner.txt", "mine", "edited"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        (plain / "sub").rename(environment / "moved-away")
+        (plain / "sub").symlink_to(outside / "dir")
+        await host.run(f"/rewind {u1} conversation")
+        sync = checkpoint_entries(session)[-1]
+        assert sync["kind"] == "sync"
+        assert sync["files"] == [
+            {"path": str(plain.resolve() / "sub" / "inner.txt"), "pre": None, "post": None}
+        ]
+        assert not BlobStore(pi_checkpoints.store_root() / "blobs").has(blob_id(b"inner\n"))
+    finally:
+        await host.close()
