@@ -24,20 +24,24 @@ from ._store import norm_path
 __all__ = ["GitError", "GitRepo", "Snapshot"]
 
 # Settings that would make a snapshot write into the repository, run the user's code there
-# or change the bytes it records: a split index writes a shared index into .git; maintenance;
-# hooks (post-index-change runs after every index write); Git LFS's clean filter stores
-# content under .git/lfs; end-of-line conversion would record other bytes than the file's.
-# Every other filter driver the configuration names is switched off the same way
-# (:meth:`GitRepo._filter_config`), and files that attributes would still convert are
-# hashed again with ``--no-filters`` (:meth:`GitRepo._record_own_bytes`). The global and
-# system attribute files are not read (``core.attributesFile``, ``GIT_ATTR_NOSYSTEM``), nor
-# is an fsmonitor hook run.
+# or change the bytes or modes it records: a split index writes a shared index into .git;
+# maintenance; hooks (post-index-change runs after every index write); Git LFS's clean
+# filter stores content under .git/lfs; end-of-line conversion would record other bytes than
+# the file's; without core.fileMode an executable bit is not seen, without core.symlinks a
+# file where a link was is recorded as a link. Every other filter driver the configuration
+# names is switched off the same way (:meth:`GitRepo._filter_config`), and files that
+# attributes would still convert (from any .gitattributes: tracked, untracked or ignored, or
+# info/attributes) are hashed again with ``--no-filters`` (:meth:`GitRepo._record_own_bytes`).
+# The global and system attribute files are not read (``core.attributesFile``,
+# ``GIT_ATTR_NOSYSTEM``), nor is an fsmonitor hook run.
 _SAFE_CONFIG = (
     "-c", "core.splitIndex=false",
     "-c", "gc.auto=0",
     "-c", "maintenance.auto=false",
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.autocrlf=false",
+    "-c", "core.fileMode=true",
+    "-c", "core.symlinks=true",
     "-c", "core.fsmonitor=false",
     "-c", "core.attributesFile=/dev/null",
     "-c", "filter.lfs.process=",
@@ -156,32 +160,38 @@ class GitRepo:
             self._filters = tuple(config)
         return self._filters
 
-    def _has_attributes(self, untracked: Sequence[str]) -> bool:
-        """Whether any attributes can apply: a ``.gitattributes`` in the index or untracked,
-        or ``info/attributes`` (the global and system files are switched off for snapshots)."""
-        if any(rel == ".gitattributes" or rel.endswith("/.gitattributes") for rel in untracked):
-            return True
-        info = Path(self.common_dir, "info", "attributes")
-        if info.is_file() and info.stat().st_size:
-            return True
-        return bool(self._git("ls-files", "-z", "--", ".gitattributes", "*/.gitattributes").strip(b"\0"))
-
     def _stat_dirty(self) -> list[str]:
         """The tracked paths whose file changed since the private index saw it (by stat;
         plumbing ``diff-files`` does not refresh, so each of them is listed)."""
         out = self._git("diff-files", "-z", "--name-only")
         return [os.fsdecode(name) for name in out.split(b"\0") if name]
 
-    def _record_own_bytes(self, candidates: set[str] | None) -> None:
+    def _record_own_bytes(self, candidates: set[str] | None, *, seeded: bool = False) -> None:
         """Record the file's own bytes for each of ``candidates`` (``None``: every path) that
         ``text``, ``eol``, ``ident`` … make ``git add`` convert (``hash-object --no-filters``).
+
+        Which files attributes convert is asked of git (``check-attr``), which reads every
+        ``.gitattributes`` on a file's way, tracked, untracked or ignored, and info/attributes:
+        there is no list of attribute files to keep up to date. ``seeded``: the index was just
+        copied from the user's, whose blobs were converted as the user's own settings said
+        (``core.autocrlf``, the global and system attribute files), so those count too.
 
         The entries written carry no stat data; a refresh then gives it back to those whose
         converted bytes are their own anyway (most files under ``text=auto``), so only the
         files whose bytes conversion changes are looked at again by the next snapshot.
         """
+        if candidates is not None and not candidates:
+            return
         files: list[tuple[str, str]] = []  # (mode, path) of regular files
-        for record in self._git("ls-files", "-s", "-z").split(b"\0"):
+        if candidates is None or len(candidates) > 2000:
+            listing = self._git("ls-files", "-s", "-z")
+        else:  # a turn's few changed paths: not the whole index listed each turn
+            ordered = sorted(candidates)
+            listing = b"".join(
+                self._git("ls-files", "-s", "-z", "--", *ordered[at : at + 500], literal=True)
+                for at in range(0, len(ordered), 500)
+            )
+        for record in listing.split(b"\0"):
             if not record:
                 continue
             meta, _, name = record.partition(b"\t")
@@ -192,21 +202,60 @@ class GitRepo:
         if not files:
             return
         request = b"".join(os.fsencode(rel) + b"\0" for _, rel in files)
-        out = self._git("check-attr", "-z", "--stdin", *_CONVERTING, input=request).split(b"\0")
-        converted = sorted(
-            {os.fsdecode(out[at]) for at in range(0, len(out) - 2, 3) if out[at + 2] not in _NO_VALUE}
-        )
+        out = self._git("check-attr", "-z", "--stdin", *_CONVERTING, input=request)
+        converted = _converted(out)
+        if seeded:
+            converted |= self._converted_by_user(request, [rel for _, rel in files])
         if not converted:
             return
         modes = dict((rel, mode) for mode, rel in files)
         lines: list[bytes] = []
-        for start in range(0, len(converted), 500):
-            chunk = converted[start : start + 500]
+        ordered = sorted(converted)
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
             blobs = self._git("hash-object", "--no-filters", "-w", "--", *chunk).split()
             for rel, blob in zip(chunk, blobs, strict=True):
                 lines.append(b"%s %s\t%s\0" % (modes[rel].encode(), blob, os.fsencode(rel)))
         self._git("update-index", "-z", "--index-info", input=b"".join(lines))
         self._git("update-index", "-q", "--refresh", ok=(0, 1))
+
+    def _converted_by_user(self, request: bytes, rels: Sequence[str]) -> set[str]:
+        """Which of ``rels`` the user's own ``git add`` converts: every one under
+        ``core.autocrlf`` (true or input), else those the attributes with the user's global
+        and system files convert."""
+        env = _clean_env()
+        autocrlf = (
+            subprocess.run(
+                ["git", "-C", self.root, "config", "core.autocrlf"],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
+            .stdout.strip()
+            .lower()
+        )
+        if autocrlf in ("true", "yes", "on", "1", "input"):
+            return set(rels)
+        del env["GIT_ATTR_NOSYSTEM"]
+        out = subprocess.run(
+            [
+                "git",
+                "-C",
+                self.root,
+                "-c",
+                "core.fsmonitor=false",
+                "check-attr",
+                "-z",
+                "--stdin",
+                *_CONVERTING,
+            ],
+            input=request,
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        return _converted(out.stdout) if out.returncode == 0 else set(rels)
 
     def submodules(self) -> list[str]:
         """The submodules (and nested repositories) of the work tree as the last snapshot saw
@@ -250,13 +299,16 @@ class GitRepo:
         self.objects.mkdir(parents=True, exist_ok=True)
         with open(self.state_dir / "lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            # A seeded index holds the user's blobs, converted as .gitattributes says: every
-            # path is looked at once; later snapshots look at the paths that changed.
+            # A seeded index holds the user's blobs, converted as the user's attributes and
+            # settings said: every path is looked at once; later snapshots look at the paths
+            # that changed.
             fresh = not self.index.exists()
+            seeded = False
             if fresh:
                 user_index = self._user_index()
                 if user_index is not None and user_index.is_file():
                     shutil.copyfile(user_index, self.index)
+                    seeded = True
             others = self._git("ls-files", "-z", "--others", "--exclude-standard").split(b"\0")
             skipped: list[str] = []
             for raw in others:
@@ -269,18 +321,17 @@ class GitRepo:
                 except OSError:
                     continue
             untracked = [os.fsdecode(raw) for raw in others if raw]
-            attributes = self._has_attributes(untracked)
-            dirty = self._stat_dirty() if attributes and not fresh else []
+            # Before ``add`` refreshes their stat data: the tracked files it will hash again.
+            dirty = self._stat_dirty() if not fresh else []
             pathspec = [".", *(f":(exclude,literal){rel}" for rel in skipped)]
             try:
                 self._git("add", "-A", "--", *pathspec)
             except GitError:
                 # A seeded index git cannot use (another version's extensions): start afresh.
                 self.index.unlink(missing_ok=True)
-                fresh = True
+                fresh, seeded = True, False
                 self._git("add", "-A", "--", *pathspec)
-            if attributes:
-                self._record_own_bytes(None if fresh else {*dirty, *untracked})
+            self._record_own_bytes(None if fresh else {*dirty, *untracked}, seeded=seeded)
             tree = self._git("write-tree").decode().strip()
         return Snapshot(tree, tuple(skipped))
 
@@ -327,22 +378,38 @@ class GitRepo:
 
     def ignored(self, rels: Sequence[str]) -> set[str]:
         """Which of ``rels`` git ignores (files in the snapshot index never count as ignored)."""
+        # git refuses a path beyond a symlink (a directory that became one): not ignored.
+        rels = [rel for rel in rels if not self._beyond_link(rel)]
         if not rels:
             return set()
         request = b"".join(os.fsencode(rel) + b"\0" for rel in rels)
         out = self._git("check-ignore", "-z", "--stdin", input=request, ok=(0, 1))
         return {os.fsdecode(name) for name in out.split(b"\0") if name}
 
+    def _beyond_link(self, rel: str) -> bool:
+        """Whether a directory on the way to ``rel`` in the work tree is a symlink."""
+        parts = rel.split("/")[:-1]
+        return any(os.path.islink(os.path.join(self.root, *parts[: n + 1])) for n in range(len(parts)))
+
     def relative(self, path: str) -> str | None:
         """``path`` relative to the work tree, ``None`` when it lies outside (or in ``.git``)."""
-        real = norm_path(path)
-        try:
-            rel = os.path.relpath(real, self.root)
-        except ValueError:
-            return None
-        if rel == "." or rel.startswith(".." + os.sep) or rel == ".." or rel.split(os.sep)[0] == ".git":
-            return None
-        return rel.replace(os.sep, "/")
+        # By name first: a file below a directory that became a symlink is still the work
+        # tree's path (a snapshot holds it); else with the directories resolved.
+        for candidate in (os.path.abspath(path), norm_path(path)):
+            try:
+                rel = os.path.relpath(candidate, self.root)
+            except ValueError:
+                continue
+            if rel == "." or rel.startswith(".." + os.sep) or rel == ".." or rel.split(os.sep)[0] == ".git":
+                continue
+            return rel.replace(os.sep, "/")
+        return None
+
+
+def _converted(check_attr: bytes) -> set[str]:
+    """The paths ``check-attr -z`` output gives a converting attribute (any value but unset)."""
+    out = check_attr.split(b"\0")
+    return {os.fsdecode(out[at]) for at in range(0, len(out) - 2, 3) if out[at + 2] not in _NO_VALUE}
 
 
 def _clean_env() -> dict[str, str]:

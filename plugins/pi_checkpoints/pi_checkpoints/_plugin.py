@@ -197,7 +197,7 @@ async def _keep_pre_images(call: ToolInvocation, call_next: ToolNext) -> ToolRes
     store = BlobStore(store_root() / "blobs")
     limit = state.settings.max_file_bytes
     algo = _algo(state)
-    targets = [norm_path(p) for p in paths]
+    targets = list(dict.fromkeys(path for p in paths for path in _written_files(norm_path(p))))
     fresh = [p for p in targets if p not in run.files]
     if fresh:
         pres = await _thread(
@@ -214,6 +214,17 @@ async def _keep_pre_images(call: ToolInvocation, call_next: ToolNext) -> ToolRes
         for path, post in zip(targets, posts, strict=True):
             pre = run.files.get(path, (post, post))[0]
             run.files[path] = (pre, post)
+
+
+def _written_files(path: str) -> list[str]:
+    """``path``, and when it is a symlink the file it leads to: ``write`` and ``edit`` write
+    through a link, so that file is what changes (kept by its real path; restoring it is
+    refused when it lies outside the project, unless allowed). The link itself is kept as a
+    link."""
+    if not os.path.islink(path):
+        return [path]
+    real = os.path.realpath(path)
+    return [path] if real == path else [path, real]
 
 
 async def _snapshot_before(state: _State, run: _Run) -> None:

@@ -11,8 +11,18 @@ from typing import Any
 
 from ._git import GitRepo
 from ._lock import project_lock
-from ._store import BlobStore, file_state, norm_path
-from ._timeline import CUSTOM_TYPE, FileChange, RestorePlan, checkpoint_records, escapes
+from ._store import BlobStore, file_state, recorded_path
+from ._timeline import (
+    CUSTOM_TYPE,
+    FileChange,
+    RestorePlan,
+    blocked,
+    checkpoint_records,
+    escapes,
+    leads_out,
+    project_file_state,
+    project_root,
+)
 
 __all__ = [
     "CUSTOM_TYPE",
@@ -47,8 +57,9 @@ class RestoreOutsideProject(RestoreRefused):
         named = "; ".join(f"{path}: {why}" for path, why in reasons.items())
         super().__init__(
             plan,
-            f"not restoring: the checkpoint names files outside the project {plan.project_root} ({named}); "
-            "a session file from elsewhere can name any path. Check the paths, then allow it "
+            f"not restoring: writing these files would leave the project {plan.project_root} "
+            f"({named}); a session file from elsewhere can name any path, and a directory may have "
+            "become a symlink leading out since the checkpoint. Check the paths, then allow it "
             "explicitly to write them (pi-host rewind --outside-project, /rewind ENTRY_ID files "
             "outside, or confirm it in /rewind)",
         )
@@ -105,10 +116,14 @@ def describe_plan(plan: RestorePlan, base: str) -> list[str]:
 
 
 def _write(path: str, data: bytes, mode: int) -> None:
+    """Write the file, or make the symlink, at ``path``: whatever is there (a file, a symlink,
+    an empty directory) is replaced, never written through."""
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
-    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
         os.unlink(path)
+    elif os.path.isdir(path):
+        os.rmdir(path)  # a directory where the file was: only an empty one goes (OSError else)
     if mode == 0o120000:
         os.symlink(os.fsdecode(data), path)
         return
@@ -165,27 +180,30 @@ def apply_restore(
     root = plan.project_root or plan.git_root or os.path.realpath(os.getcwd())
     with project_lock(store_root, root, on_wait):
         _check(plan, root, force=force, allow_outside_project=allow_outside_project)
-        return _apply(plan, store_root=store_root, max_file_bytes=max_file_bytes)
+        return _apply(
+            plan,
+            root,
+            store_root=store_root,
+            max_file_bytes=max_file_bytes,
+            allow_outside_project=allow_outside_project,
+        )
 
 
 def _check(plan: RestorePlan, root: str, *, force: bool, allow_outside_project: bool) -> None:
     """Refuse before writing anything: paths that leave the project (checked again now, a
     directory may have become a symlink since the plan), files changed since the plan."""
     if not allow_outside_project:
-        reasons = {}
+        reasons = blocked(plan.changes, root)
         for change in plan.changes:
-            why = escapes(change.path, root)
-            if why is None and change.outside_project:
-                why = "it was outside the project when the plan was made"
-            if why is not None:
-                reasons[change.path] = why
+            if change.path not in reasons and change.outside_project:
+                reasons[change.path] = "it was outside the project when the plan was made"
         if reasons:
             raise RestoreOutsideProject(plan, reasons)
     if force:
         return
     moved = []
     for change in plan.changes:
-        state = file_state(change.path, plan.algo)
+        state = project_file_state(change.path, root, plan.algo)
         if (state[0] if state is not None else None) != change.current:
             moved.append(change.path)
     if moved:
@@ -196,13 +214,29 @@ def _check(plan: RestorePlan, root: str, *, force: bool, allow_outside_project: 
         )
 
 
-def _apply(plan: RestorePlan, *, store_root: Path, max_file_bytes: int) -> dict[str, Any]:
+def _in_order(changes: Sequence[FileChange]) -> list[FileChange]:
+    """Deletions first, deepest first, then the rest by path: a directory that must become
+    a file or a symlink is emptied before, and a symlink where a directory must be is gone
+    before the files below it are written (into a new directory, not through the link)."""
+    deletions = sorted((c for c in changes if c.target is None), key=lambda c: c.path, reverse=True)
+    return deletions + sorted((c for c in changes if c.target is not None), key=lambda c: c.path)
+
+
+def _apply(
+    plan: RestorePlan, root: str, *, store_root: Path, max_file_bytes: int, allow_outside_project: bool
+) -> dict[str, Any]:
     store = BlobStore(store_root / "blobs")
     repo = GitRepo.discover(plan.git_root, store_root) if plan.git_root else None
     files: list[dict[str, Any]] = []
     not_restored: list[str] = []
     failed: dict[str, str] = {}
-    for change in plan.changes:
+    for change in _in_order(plan.changes):
+        if not allow_outside_project and (why := escapes(change.path, root)) is not None:
+            # Checked again as it is written: a symlink the restore was to remove first is
+            # still there (its removal failed), or one appeared meanwhile.
+            failed[change.path] = f"not written: {why}"
+            not_restored.append(change.path)
+            continue
         if change.problem is not None:
             not_restored.append(change.path)
             continue
@@ -217,9 +251,17 @@ def _apply(plan: RestorePlan, *, store_root: Path, max_file_bytes: int) -> dict[
                 not_restored.append(change.path)
                 continue
         try:
-            pre = capture(change.path, algo=plan.algo, store=store, max_file_bytes=max_file_bytes)
+            # What lies beyond a symlink that leads out (written only when allowed) is not kept.
+            pre = (
+                {"id": None}
+                if leads_out(change.path, root)
+                else capture(change.path, algo=plan.algo, store=store, max_file_bytes=max_file_bytes)
+            )
             if data is None:
-                if os.path.lexists(change.path) and not os.path.isdir(change.path):
+                # A symlink goes as a link, even one to a directory (never what it leads to).
+                if os.path.islink(change.path) or (
+                    os.path.lexists(change.path) and not os.path.isdir(change.path)
+                ):
                     os.unlink(change.path)
                     _remove_empty_parents(change.path, plan.git_root)
             else:
@@ -261,10 +303,16 @@ def sync_record(
     store = BlobStore(store_root / "blobs")
     repo = GitRepo.discover(cwd, store_root) if any(r.snapshots() for r in records) else None
     algo = repo.algo if repo is not None else "sha1"
-    paths = sorted({norm_path(str(f["path"])) for r in records for f in r.files()})
+    paths = sorted({recorded_path(f["path"]) for r in records for f in r.files()})
+    project = project_root(cwd, store_root)
     files = []
     for path in paths:
-        state = capture(path, algo=algo, store=store, max_file_bytes=max_file_bytes)
+        # Beyond a symlinked directory leading out is not the project's file: not read.
+        state: dict[str, Any] = (
+            {"id": None}
+            if leads_out(path, project)
+            else capture(path, algo=algo, store=store, max_file_bytes=max_file_bytes)
+        )
         files.append(file_entry(path, state, state))
     record: dict[str, Any] = {"v": 1, "kind": "sync", "run": uuid.uuid4().hex, "files": files}
     if repo is not None:

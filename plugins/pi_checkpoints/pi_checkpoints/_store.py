@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["BlobStore", "blob_id", "file_state", "norm_path", "prune"]
+__all__ = ["BlobStore", "blob_id", "file_state", "norm_path", "prune", "recorded_path"]
 
 
 def blob_id(data: bytes, algo: str = "sha1") -> str:
@@ -29,6 +29,13 @@ def norm_path(path: str) -> str:
     path = os.path.abspath(path)
     head, tail = os.path.split(path)
     return os.path.join(os.path.realpath(head), tail)
+
+
+def recorded_path(path: object) -> str:
+    """A path named by a checkpoint, as it was recorded (absolute, its directories resolved
+    then): not resolved again, so a directory replaced by a symlink since is seen as one,
+    rather than followed to wherever it leads now."""
+    return os.path.abspath(str(path))
 
 
 def file_state(path: str, algo: str = "sha1") -> tuple[str, int, bytes] | None:

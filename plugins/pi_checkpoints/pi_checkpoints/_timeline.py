@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ._git import GitRepo, Snapshot
-from ._store import BlobStore, file_state, norm_path
+from ._store import BlobStore, file_state, norm_path, recorded_path
 
 __all__ = [
     "CUSTOM_TYPE",
@@ -34,6 +34,8 @@ __all__ = [
     "RewindPoint",
     "checkpoint_records",
     "conversation_leaf",
+    "escapes",
+    "leads_out",
     "list_points",
     "plan_restore",
     "user_text",
@@ -245,6 +247,54 @@ def escapes(path: str, root: str) -> str | None:
     return None
 
 
+def leads_out(path: str, root: str) -> bool:
+    """Whether ``path`` lies inside ``root`` by name, yet a symlinked directory on its way leads
+    out of it (a directory replaced by a link since the checkpoint, say): what is there now is
+    not the project's, so it is neither read as the file's content nor written through."""
+    named = os.path.relpath(os.path.abspath(path), root)
+    if named == "." or named == ".." or named.startswith(".." + os.sep):
+        return False
+    real = os.path.relpath(norm_path(path), root)
+    return real == ".." or real.startswith(".." + os.sep)
+
+
+def _first_link(path: str, root: str) -> str | None:
+    """The first directory on the way from ``root`` to ``path`` (by name) that is a symlink."""
+    here = root
+    for part in os.path.relpath(os.path.abspath(path), root).split(os.sep)[:-1]:
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            return here
+    return None
+
+
+def blocked(changes: Sequence[FileChange], root: str) -> dict[str, str]:
+    """``{path: why}`` for each change that would write outside ``root`` (:func:`escapes`).
+
+    A file whose way leads out through a symlinked directory is not blocked when the same
+    restore replaces that symlink (the snapshot holds a directory there, or nothing): the
+    link is removed before the files below it are written, inside the project, as git's
+    checkout would. The restore checks each path again just before writing it.
+    """
+    replaced = {c.path for c in changes if c.target is None or c.mode != 0o120000}
+    reasons = {}
+    for change in changes:
+        why = escapes(change.path, root)
+        if why is not None and leads_out(change.path, root):
+            named = os.path.relpath(os.path.abspath(change.path), root)
+            if named.split(os.sep)[0] != ".git" and _first_link(change.path, root) in replaced:
+                why = None
+        if why is not None:
+            reasons[change.path] = why
+    return reasons
+
+
+def project_file_state(path: str, root: str, algo: str) -> tuple[str, int, bytes] | None:
+    """:func:`file_state` of ``path``, absent when the way to it leads out of ``root`` by a
+    symlink (the content there is not the project's and is not read)."""
+    return None if leads_out(path, root) else file_state(path, algo)
+
+
 def _index_of(branch: Sequence[Any], entry_id: str) -> int:
     for index, entry in enumerate(branch):
         if entry.id == entry_id:
@@ -286,7 +336,7 @@ def list_points(branch: Sequence[Any], *, cwd: str, store_root: Path) -> list[Re
         for record in records:
             if record.index >= index:
                 files.update(
-                    norm_path(str(f["path"])) for f in record.files() if f.get("pre") != f.get("post")
+                    recorded_path(f["path"]) for f in record.files() if f.get("pre") != f.get("post")
                 )
         if repo is not None and last_tree is not None:
             after = [s for s in snapshots if s[0] >= index]
@@ -332,7 +382,7 @@ def _observe(
         observations.append(_Obs(record.index, seq, record.run, record.sync, value, mode, "git"))
     for record in records:
         for f in record.files():
-            if norm_path(str(f["path"])) != path:
+            if recorded_path(f["path"]) != path:
                 continue
             for seq, key in ((1, "pre"), (2, "post")):
                 if key in f:
@@ -414,10 +464,10 @@ def plan_restore(
     paths: set[str] = set()
     for record in records:
         if record.index >= target:
-            paths.update(norm_path(str(f["path"])) for f in record.files())
+            paths.update(recorded_path(f["path"]) for f in record.files())
     for record in source:
         if record.index >= first:
-            paths.update(norm_path(str(f["path"])) for f in record.files())
+            paths.update(recorded_path(f["path"]) for f in record.files())
     diverged_snapshots = [s for s in source_snapshots if s[0].index > common]
     # The snapshot holding the point's state: for "before", the first at or after the point
     # (else the last before it); for "after", the last up to it; else where the branches parted.
@@ -459,7 +509,7 @@ def plan_restore(
             if not diverged:
                 continue
             chosen = diverged[0]
-        now_state = file_state(path, algo)
+        now_state = project_file_state(path, project, algo)
         current = now_state[0] if now_state is not None else None
         current_mode = now_state[1] if now_state is not None else None
         if chosen.value == current and (chosen.value is None or chosen.mode == current_mode):
@@ -493,9 +543,10 @@ def plan_restore(
                 source=chosen.source if chosen.value is not None else None,
                 outside=outside,
                 problem=problem,
-                outside_project=escapes(path, project) is not None,
             )
         )
+    leaving = blocked(changes, project)
+    changes = [c.model_copy(update={"outside_project": True}) if c.path in leaving else c for c in changes]
     if repo is not None:
         missing = repo.missing(c.target for c in changes if c.source == "git" and c.target)
         if missing:

@@ -589,7 +589,12 @@ async def test_a_file_that_cannot_be_written_back_is_named_and_the_rest_restored
     host, repo = repo_session
     await host.run(
         "swap",
-        replies=[edit("a.txt", "alpha", "beta"), tool_call("bash", command="rm c.txt && mkdir c.txt"), "ok"],
+        replies=[
+            edit("a.txt", "alpha", "beta"),
+            # A directory holding an ignored file: the restore neither empties it nor writes c.txt.
+            tool_call("bash", command="rm c.txt && mkdir -p c.txt/build && echo x > c.txt/build/out"),
+            "ok",
+        ],
     )
     session = await host.session()
     (u1,) = user_ids(session)
@@ -775,7 +780,8 @@ async def test_a_crafted_session_cannot_restore_outside_its_project_unless_allow
     assert (
         f"outside the project {plain.resolve()}" in refused.stderr and "--outside-project" in refused.stderr
     )
-    assert "through a symlink" not in refused.stderr  # norm_path resolved it: named by its real place
+    # Named as the checkpoint names it, with why it leaves: the link on its way leads out.
+    assert f"{plain / 'link' / 'linked.txt'}: it is reached through a symlink" in refused.stderr
     assert (elsewhere / "victim.txt").read_text() == "victim\n"
     assert (elsewhere / "linked.txt").read_text() == "linked victim\n"
     # The in-process API refuses the same way, and a directory turned symlink after the plan too.
@@ -790,7 +796,9 @@ async def test_a_crafted_session_cannot_restore_outside_its_project_unless_allow
         pi_checkpoints.apply_restore(plan, store_root=pi_checkpoints.store_root(), force=True)
     assert raised.value.reasons == {
         str(elsewhere / "victim.txt"): f"it is outside the project {plain.resolve()}",
-        str(elsewhere / "linked.txt"): f"it is outside the project {plain.resolve()}",
+        str(plain / "link" / "linked.txt"): (
+            f"it is reached through a symlink that leads out of {plain.resolve()}"
+        ),
         str(plain.resolve() / ".git" / "config"): "it is inside the repository's .git",
     }
 
@@ -1074,5 +1082,356 @@ async def test_in_a_session_files_outside_the_project_are_restored_only_when_all
         ui.answers.extend([_label(points[-1]), "Files only", True, True])
         await host.run("/rewind")
         assert outside.read_text() == "after\n"
+    finally:
+        await host.close()
+
+
+# -- symlinks leading out of the project, and attributes git would convert with ----------------
+
+
+def tree_bytes(root: Path) -> dict[str, bytes | str]:
+    """Every file and link under ``root``: a file by its bytes, a link by its target."""
+    found: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_symlink():
+            found[rel] = "-> " + os.readlink(path)
+        elif path.is_file():
+            found[rel] = path.read_bytes()
+    return found
+
+
+def make_outside(root: Path) -> Path:
+    outside = root / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "victim.txt").write_bytes(b"victim\nline\n")
+    (outside / "dir" / "inner.txt").write_bytes(b"inner\n")
+    return outside
+
+
+def make_linked_repo(root: Path) -> tuple[Path, Path]:
+    """A repository with a tracked symlink to a file outside it and one to a directory outside."""
+    outside = make_outside(root)
+    repo = make_repo(root)
+    (repo / "file-link").symlink_to(outside / "victim.txt")
+    (repo / "dir-link").symlink_to(outside / "dir")
+    git(repo, "add", "file-link", "dir-link")
+    git(repo, "commit", "-q", "-m", "links")
+    return repo, outside
+
+
+async def test_links_leading_out_are_snapshotted_and_restored_as_links(environment: Path) -> None:
+    from pi_checkpoints._git import GitRepo
+
+    repo, outside = make_linked_repo(environment)
+    before_outside = tree_bytes(outside)
+    host = host_for(environment, repo)
+    try:
+        await host.run(
+            "replace the links",
+            replies=[
+                tool_call(
+                    "bash",
+                    command=(
+                        "rm file-link dir-link && printf 'mine\\n' > file-link && mkdir dir-link"
+                        f" && echo mine > dir-link/inner.txt && ln -s {outside / 'dir'} new-link"
+                    ),
+                ),
+                "ok",
+            ],
+        )
+        session = await host.session()
+        (u1,) = user_ids(session)
+        (record,) = checkpoint_entries(session)
+        snapshots = GitRepo.discover(str(repo), pi_checkpoints.store_root())
+        assert snapshots is not None
+        before = snapshots.entries(record["before"], ["file-link", "dir-link", "dir-link/inner.txt"])
+        assert before["file-link"][0] == before["dir-link"][0] == 0o120000  # links, not followed
+        assert "dir-link/inner.txt" not in before  # nothing outside was snapshotted
+        assert snapshots.read_blob(before["file-link"][1]) == str(outside / "victim.txt").encode()
+        after = snapshots.entries(record["after"], ["new-link"])
+        assert after["new-link"][0] == 0o120000
+        await host.run(f"/rewind {u1} files")  # the agent's own changes: no confirmation
+        assert os.readlink(repo / "file-link") == str(outside / "victim.txt")
+        assert os.readlink(repo / "dir-link") == str(outside / "dir")
+        assert not os.path.lexists(repo / "new-link")  # a link to a directory is removed, as a link
+        assert tree_bytes(outside) == before_outside
+        assert git(repo, "status", "--porcelain", "--", "file-link", "dir-link", "new-link") == ""
+    finally:
+        await host.close()
+
+
+async def test_an_edit_through_a_link_leading_out_is_named_not_written_back_unasked(
+    environment: Path,
+) -> None:
+    repo, outside = make_linked_repo(environment)
+    host = host_for(environment, repo)
+    try:
+        # pi's edit tool writes through the link: the file outside is what changes.
+        await host.run(
+            "edit", replies=[edit("file-link", "victim", "edited"), edit("a.txt", "alpha", "b"), "ok"]
+        )
+        assert (outside / "victim.txt").read_bytes() == b"edited\nline\n"
+        session = await host.session()
+        (u1,) = user_ids(session)
+        paths = {f["path"] for record in checkpoint_entries(session) for f in record.get("files", [])}
+        assert str(outside / "victim.txt") in paths  # what was written, by its real place
+        await host.run(f"/rewind {u1} files force")
+        refusal = next(text for text, _ in host.ui.notifications if "not restoring" in text)
+        assert f"{outside / 'victim.txt'}: it is outside the project {repo.resolve()}" in refusal
+        assert (outside / "victim.txt").read_bytes() == b"edited\nline\n"  # nothing written out
+        assert (repo / "a.txt").read_text() == "b\n" and os.path.islink(repo / "file-link")
+        await host.run(f"/rewind {u1} files outside")  # allowed explicitly: written back
+        assert (outside / "victim.txt").read_bytes() == b"victim\nline\n"
+        assert (repo / "a.txt").read_text() == "alpha\n"
+        assert os.readlink(repo / "file-link") == str(outside / "victim.txt")
+    finally:
+        await host.close()
+
+
+async def test_an_edit_through_a_link_inside_the_project_restores_its_target(environment: Path) -> None:
+    plain = environment / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("alpha\n")
+    (plain / "alias.txt").symlink_to("a.txt")
+    host = host_for(environment, plain)
+    try:
+        await host.run("go", replies=[edit("alias.txt", "alpha", "beta"), "ok"])
+        assert (plain / "a.txt").read_text() == "beta\n"
+        session = await host.session()
+        (u1,) = user_ids(session)
+        await host.run(f"/rewind {u1} files")
+        assert (plain / "a.txt").read_text() == "alpha\n"
+        assert os.readlink(plain / "alias.txt") == "a.txt"
+    finally:
+        await host.close()
+
+
+async def test_a_file_that_became_a_link_outside_the_agent_is_flagged_then_replaced_not_followed(
+    environment: Path,
+) -> None:
+    repo, outside = make_linked_repo(environment)
+    before_outside = tree_bytes(outside)
+    host = host_for(environment, repo)
+    try:
+        await host.run("edit", replies=[edit("a.txt", "alpha", "beta"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        (repo / "a.txt").unlink()
+        (repo / "a.txt").symlink_to(outside / "victim.txt")  # not the agent
+        await host.run(f"/rewind {u1} files")
+        refusal = next(text for text, _ in host.ui.notifications if "not restoring" in text)
+        assert "a.txt changed outside the agent" in refusal
+        assert os.path.islink(repo / "a.txt")
+        await host.run(f"/rewind {u1} files force")
+        assert not os.path.islink(repo / "a.txt") and (repo / "a.txt").read_text() == "alpha\n"
+        assert tree_bytes(outside) == before_outside
+    finally:
+        await host.close()
+
+
+async def test_a_directory_that_became_a_link_leading_out_is_replaced_not_written_through(
+    environment: Path,
+) -> None:
+    outside = make_outside(environment)
+    repo = make_repo(environment)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "inner.txt").write_text("mine\n")
+    git(repo, "add", "sub")
+    git(repo, "commit", "-q", "-m", "sub")
+    before_outside = tree_bytes(outside)
+    host = host_for(environment, repo)
+    try:
+        await host.run("edit", replies=[edit("sub/inner.txt", "mine", "edited"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        (repo / "sub").rename(environment / "moved-away")
+        (repo / "sub").symlink_to(outside / "dir")  # not the agent
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        sub = str(repo.resolve() / "sub")
+        assert [(c.path, c.action) for c in plan.changes] == [(sub, "delete"), (f"{sub}/inner.txt", "create")]
+        assert not plan.outside_project  # the link goes first: nothing is written through it
+        assert all(c.outside for c in plan.changes) and plan.changes[1].current is None  # not read
+        await host.run(f"/rewind {u1} files")
+        refusal = next(text for text, _ in host.ui.notifications if "not restoring" in text)
+        assert f"{sub}, {sub}/inner.txt changed outside the agent" in refusal
+        assert os.path.islink(repo / "sub")
+        await host.run(f"/rewind {u1} files force")
+        # As git would: the link goes, the directory and its file come back inside the project.
+        assert not os.path.islink(repo / "sub") and (repo / "sub" / "inner.txt").read_text() == "mine\n"
+        assert tree_bytes(outside) == before_outside
+    finally:
+        await host.close()
+
+
+async def test_without_git_a_directory_turned_link_leading_out_refuses_naming_the_path(
+    environment: Path,
+) -> None:
+    outside = make_outside(environment)
+    plain = environment / "plain"
+    (plain / "sub").mkdir(parents=True)
+    (plain / "sub" / "inner.txt").write_text("mine\n")
+    before_outside = tree_bytes(outside)
+    host = host_for(environment, plain)
+    try:
+        await host.run("edit", replies=[edit("sub/inner.txt", "mine", "edited"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        (plain / "sub").rename(environment / "moved-away")
+        (plain / "sub").symlink_to(outside / "dir")
+        await host.run(f"/rewind {u1} files force")
+        refusal = next(text for text, _ in host.ui.notifications if "not restoring" in text)
+        target = plain.resolve() / "sub" / "inner.txt"
+        assert f"{target}: it is reached through a symlink that leads out of {plain.resolve()}" in refusal
+        assert tree_bytes(outside) == before_outside
+    finally:
+        await host.close()
+
+
+_CONVERTING_ATTRIBUTES = "* text eol=crlf\n*.up filter=upper\n"
+
+
+def make_attributes_repo(root: Path, where: str) -> Path:
+    """Files committed without attributes, then attributes git would convert them with, from
+    ``where``: an untracked or an ignored ``.gitattributes``, one in an ignored directory
+    holding a tracked file, ``.git/info/attributes``, the user's global attributes file, or
+    ``core.autocrlf`` (the user's index then holds LF blobs of CRLF files)."""
+    repo = root / "conv"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "filter.upper.clean", "sh -c 'touch .git/filter-ran; tr a-z A-Z'")
+    git(repo, "config", "filter.upper.smudge", "cat")
+    if where == "autocrlf":
+        git(repo, "config", "core.autocrlf", "true")
+    if where == "global":
+        (root / "home" / "attributes").write_text(_CONVERTING_ATTRIBUTES)
+        git(repo, "config", "--global", "core.attributesFile", str(root / "home" / "attributes"))
+    (repo / ".gitignore").write_text(".gitattributes\nvendor/\n" if where.startswith("ignored") else "")
+    (repo / "a.txt").write_bytes(b"alpha\r\nbeta\r\n")
+    (repo / "x.up").write_bytes(b"lower case\r\n")
+    (repo / "lf.txt").write_bytes(b"only lf\n")
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "lib.txt").write_bytes(b"vendored\r\n")
+    for name in ("a.txt", "x.up", "lf.txt", "vendor/lib.txt"):
+        # Older than the index: git trusts its entries by stat, not racily hashing them again.
+        os.utime(repo / name, (1_000_000_000, 1_000_000_000))
+    git(repo, "add", "-A")
+    git(repo, "add", "-f", "vendor/lib.txt")  # a tracked file in an ignored directory
+    git(repo, "commit", "-q", "-m", "start")
+    if where in ("untracked", "ignored"):
+        (repo / ".gitattributes").write_text(_CONVERTING_ATTRIBUTES)
+    elif where == "ignored-dir":
+        (repo / "vendor" / ".gitattributes").write_text(_CONVERTING_ATTRIBUTES)
+    elif where == "info":
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text(_CONVERTING_ATTRIBUTES)
+    (repo / ".git" / "filter-ran").unlink(missing_ok=True)
+    return repo
+
+
+@pytest.mark.parametrize("where", ["untracked", "ignored", "ignored-dir", "info", "global", "autocrlf"])
+async def test_snapshots_are_byte_exact_whatever_attributes_or_config_say(
+    environment: Path, where: str
+) -> None:
+    from pi_checkpoints._git import GitRepo
+
+    repo = make_attributes_repo(environment, where)
+    names = ("a.txt", "x.up", "lf.txt", "vendor/lib.txt")
+    originals = {name: (repo / name).read_bytes() for name in names}
+    before_git = git_state(repo)
+    host = host_for(environment, repo)
+    try:
+        await host.run(
+            "change",
+            replies=[
+                edit("a.txt", "alpha", "ALPHA"),
+                tool_call(
+                    "bash",
+                    command=(
+                        "printf 'mixed\\r\\nlf\\n' > new.txt && printf 'other\\r\\n' > x.up && rm lf.txt"
+                        " && printf 'changed\\r\\n' > vendor/lib.txt"
+                    ),
+                ),
+                "ok",
+            ],
+        )
+        session = await host.session()
+        (u1,) = user_ids(session)
+        records = checkpoint_entries(session)
+        snapshots = GitRepo.discover(str(repo), pi_checkpoints.store_root())
+        assert snapshots is not None
+        before = snapshots.entries(records[0]["before"], list(names))
+        assert {name: snapshots.read_blob(before[name][1]) for name in names} == originals
+        after = snapshots.entries(records[-1]["after"], ["a.txt", "x.up", "new.txt", "vendor/lib.txt"])
+        assert {name: snapshots.read_blob(blob) for name, (_, blob) in after.items()} == {
+            "a.txt": b"ALPHA\r\nbeta\r\n",
+            "x.up": b"other\r\n",  # the filter did not run
+            "new.txt": b"mixed\r\nlf\n",  # not normalised
+            "vendor/lib.txt": b"changed\r\n",
+        }
+        # Nothing counts as changed outside the agent: the restore goes through unforced.
+        plan = pi_checkpoints.plan_restore(
+            session.session_manager.get_branch(), u1, cwd=str(repo), store_root=pi_checkpoints.store_root()
+        )
+        assert not plan.conflicts, plan.conflicts
+        await host.run(f"/rewind {u1} files")
+        assert {name: (repo / name).read_bytes() for name in names} == originals
+        assert not (repo / "new.txt").exists() and not (repo / ".git" / "filter-ran").exists()
+        assert git_state(repo) == before_git
+    finally:
+        await host.close()
+
+
+async def test_modes_and_links_are_recorded_whatever_core_filemode_and_symlinks_say(
+    environment: Path,
+) -> None:
+    repo = make_repo(environment)
+    git(repo, "config", "core.fileMode", "false")
+    git(repo, "config", "core.symlinks", "false")
+    (repo / "tool.sh").write_text("#!/bin/sh\n")
+    (repo / "tool.sh").chmod(0o755)
+    git(repo, "add", "tool.sh")
+    git(repo, "commit", "-q", "-m", "tool")
+    host = host_for(environment, repo)
+    try:
+        await host.run(
+            "modes",
+            replies=[
+                tool_call("bash", command="chmod +x a.txt && chmod -x tool.sh && ln -s a.txt alias"),
+                "ok",
+            ],
+        )
+        session = await host.session()
+        (u1,) = user_ids(session)
+        await host.run(f"/rewind {u1} files")
+        assert not os.access(repo / "a.txt", os.X_OK) and os.access(repo / "tool.sh", os.X_OK)
+        assert not os.path.lexists(repo / "alias")
+    finally:
+        await host.close()
+
+
+async def test_a_conversation_rewind_does_not_read_beyond_a_link_leading_out(environment: Path) -> None:
+    from pi_checkpoints._store import BlobStore, blob_id
+
+    outside = make_outside(environment)
+    plain = environment / "plain"
+    (plain / "sub").mkdir(parents=True)
+    (plain / "sub" / "inner.txt").write_text("mine\n")
+    host = host_for(environment, plain)
+    try:
+        await host.run("edit", replies=[edit("sub/inner.txt", "mine", "edited"), "ok"])
+        session = await host.session()
+        (u1,) = user_ids(session)
+        (plain / "sub").rename(environment / "moved-away")
+        (plain / "sub").symlink_to(outside / "dir")
+        await host.run(f"/rewind {u1} conversation")
+        sync = checkpoint_entries(session)[-1]
+        assert sync["kind"] == "sync"
+        assert sync["files"] == [
+            {"path": str(plain.resolve() / "sub" / "inner.txt"), "pre": None, "post": None}
+        ]
+        assert not BlobStore(pi_checkpoints.store_root() / "blobs").has(blob_id(b"inner\n"))
     finally:
         await host.close()
