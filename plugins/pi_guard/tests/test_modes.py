@@ -169,22 +169,21 @@ def test_rpc_deny_with_a_reason(rpc: Any) -> None:
     asked = dialog(client)
     assert asked["method"] == "input"
     client.send({"type": "extension_ui_response", "id": asked["id"], "value": "not in this repo"})
-    end = client.wait_for(lambda r: r.get("type") == "tool_execution_end")
+    end = client.wait_for("tool_execution_end")
     assert end["isError"] is True
     assert "the user denied write on" in end["result"]["content"][0]["text"]
     assert "not in this repo" in end["result"]["content"][0]["text"]
-    client.wait_for(lambda r: r.get("type") == "agent_end")
+    client.wait_for("agent_end")
     assert not (setup.project / "out.txt").exists()
 
 
 def test_rpc_read_only_via_the_command(rpc: Any) -> None:
     setup, client = rpc({}, [write_call("x"), {"text": "done"}])
-    client.send({"id": "1", "type": "prompt", "message": "/permissions read-only"})
-    client.wait_for(lambda r: r.get("type") == "response" and r.get("id") == "1")
+    client.call({"id": "1", "type": "prompt", "message": "/permissions read-only"})
     client.send({"id": "2", "type": "prompt", "message": "go"})
-    end = client.wait_for(lambda r: r.get("type") == "tool_execution_end")
+    end = client.wait_for("tool_execution_end")
     assert end["isError"] and "read-only mode" in end["result"]["content"][0]["text"]
-    client.wait_for(lambda r: r.get("type") == "agent_end")
+    client.wait_for("agent_end")
     assert not (setup.project / "out.txt").exists()
 
 
@@ -282,7 +281,7 @@ def test_rpc_allow_and_deny_rules_need_no_dialog(rpc: Any) -> None:
             ends.append(record)
     assert [e["isError"] for e in ends] == [False, True]
     assert 'deny rule "write(no.txt)"' in ends[1]["result"]["content"][0]["text"]
-    client.wait_for(lambda r: r.get("type") == "agent_end")
+    client.wait_for("agent_end")
     assert (setup.project / "ok.txt").read_text() == "yes" and not (setup.project / "no.txt").exists()
 
 
