@@ -28,7 +28,8 @@ What it offers:
   and which implementations raised;
 - :meth:`IsolatedHost.run` returning a :class:`RunOutcome` with ``assert_*`` helpers;
 - the ``run_cli`` fixture (:class:`CliRunner`): the ``pi-host`` command in a subprocess with an
-  isolated environment, for black-box tests;
+  isolated environment, for black-box tests, and ``run_cli.rpc(...)`` (:class:`RpcClient`)
+  to drive ``--mode rpc`` as pi's RPC clients do;
 - the session-store conformance suite (:func:`check_session_store`,
   :class:`SessionStoreConformance`) that every :class:`pi_host.SessionStore` must pass;
 - the batch-executor checks (:func:`check_batch_executor`) for a :class:`pi_host.BatchExecutor`;
@@ -50,6 +51,7 @@ from ._executors import check_batch_executor, check_executor_runs_every_attempt,
 from ._factory import HostFactory
 from ._host import Block, HostSetupError, IsolatedHost, PluginError, RunOutcome, build_host
 from ._recorder import HookCall, HookRecorder, ImplCall, RecordingDispatcher
+from ._rpc import RpcClient, RpcClientError
 from ._script import Request, Responder, ScriptedProvider, Step, error, reply, to_reply, tool_call
 from ._stores import (
     SessionStoreConformance,
@@ -92,6 +94,8 @@ __all__ = [
     "RecordingUI",
     "Request",
     "Responder",
+    "RpcClient",
+    "RpcClientError",
     "RunOutcome",
     "ScriptedProvider",
     "SessionStoreConformance",

@@ -15,6 +15,7 @@ from typing import Any
 
 from pi_host.providers._env_keys import ENV_API_KEYS
 
+from ._rpc import RpcClient
 from ._script import Step, to_reply
 
 __all__ = ["CliResult", "CliRunner", "isolated_environ", "script_json"]
@@ -171,6 +172,16 @@ class CliRunner:
             raise FileNotFoundError(f"command {name!r} is not installed in {Path(sys.executable).parent}")
         return found
 
+    def _environ(self, replies: Iterable[Step] | None, env: Mapping[str, str] | None) -> dict[str, str]:
+        environ = isolated_environ(self.home, self.agent_dir)
+        if replies is not None:
+            self._scripts += 1
+            script = self.root / f"faux-script-{self._scripts}.json"
+            script.write_text(json.dumps(script_json(replies)), encoding="utf-8")
+            environ["PI_HOST_FAUX_SCRIPT"] = str(script)
+        environ.update(env or {})
+        return environ
+
     def __call__(
         self,
         *args: str,
@@ -189,13 +200,7 @@ class CliRunner:
         :param input: standard input (none by default).
         :param command: another console script than the runner's.
         """
-        environ = isolated_environ(self.home, self.agent_dir)
-        if replies is not None:
-            self._scripts += 1
-            script = self.root / f"faux-script-{self._scripts}.json"
-            script.write_text(json.dumps(script_json(replies)), encoding="utf-8")
-            environ["PI_HOST_FAUX_SCRIPT"] = str(script)
-        environ.update(env or {})
+        environ = self._environ(replies, env)
         argv = [self.executable(command), *args]
         directory = Path(cwd) if cwd is not None else self.cwd
         completed = subprocess.run(
@@ -209,3 +214,29 @@ class CliRunner:
             timeout=timeout,
         )
         return CliResult(argv, completed.returncode, completed.stdout, completed.stderr, directory)
+
+    def rpc(
+        self,
+        *args: str,
+        replies: Iterable[Step] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | str | None = None,
+        command: str | None = None,
+        timeout: float = _DEFAULT_TIMEOUT,
+    ) -> RpcClient:
+        """Start the command with ``--mode rpc`` and ``args``, and return its :class:`RpcClient`.
+
+        The process shares what :meth:`__call__` gives a run: the isolated environment, the
+        working directory, ``replies`` as a faux script, ``env`` and ``command``. It is
+        running when this returns; use the client in a ``with`` block or :meth:`RpcClient.close`
+        it. ::
+
+            with run_cli.rpc("--provider", "faux", replies=["Hello"]) as client:
+                client.call({"type": "prompt", "message": "hi"})
+                assert client.wait_for("agent_end")["messages"][-1]["content"][0]["text"] == "Hello"
+
+        :param timeout: the client's default for each wait and for closing, in seconds.
+        """
+        argv = [self.executable(command), "--mode", "rpc", *args]
+        directory = Path(cwd) if cwd is not None else self.cwd
+        return RpcClient(argv, cwd=directory, env=self._environ(replies, env), timeout=timeout)

@@ -17,7 +17,7 @@ import pytest
 
 from pi_host import Cancel, SessionManager
 from pi_host import hookimpl as pi_host_hookimpl
-from pi_host.testing import IsolatedHost, RecordingUI, build_host, tool_call
+from pi_host.testing import CliRunner, IsolatedHost, RecordingUI, build_host, tool_call
 
 # Imported before any test moves HOME: its cache of pi 0.73 is under the real home.
 from tests.pi_reference import require_pi_package
@@ -264,71 +264,37 @@ async def test_rewind_cli_lists_and_restores(
 
 def test_rpc_rewind_commands(environment: Path) -> None:
     repo = make_repo(environment)
-    script = environment / "script.json"
-    script.write_text(
-        json.dumps(
-            [
-                {"toolCalls": [{"name": "bash", "arguments": {"command": "echo new > n.txt && rm c.txt"}}]},
-                {"text": "done"},
-            ]
-        )
-    )
-    env = {**os.environ, "PI_HOST_FAUX_SCRIPT": str(script), "PI_HOST_DIR": str(environment / "agent")}
-    proc = subprocess.Popen(
-        [PI_HOST, "--mode", "rpc", "--provider", "faux"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=repo,
-        env=env,
-        text=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def call(record: dict[str, Any]) -> dict[str, Any]:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(record) + "\n")
-        proc.stdin.flush()
-        while True:
-            line = json.loads(proc.stdout.readline())
-            if record["type"] == "prompt":
-                if line.get("type") == "agent_end":  # the run is over, not just accepted
-                    return line
-            elif line.get("type") == "response" and line.get("id") == record["id"]:
-                return line
-
-    try:
-        call({"id": "p", "type": "prompt", "message": "make a file"})
-        listed = call({"id": "l", "type": "rewind_list"})
+    script = [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "echo new > n.txt && rm c.txt"}}]},
+        {"text": "done"},
+    ]
+    with CliRunner(environment / "cli").rpc("--provider", "faux", replies=script, cwd=repo) as rpc:
+        rpc.call({"id": "p", "type": "prompt", "message": "make a file"})
+        rpc.wait_for("agent_end")  # the run is over, not just accepted
+        listed = rpc.call({"id": "l", "type": "rewind_list"})
         assert listed["success"], listed
         (point,) = listed["data"]["points"]
         assert set(point["files"]) == {"n.txt", "c.txt"}
-        preview = call({"id": "v", "type": "rewind_preview", "entryId": point["entry_id"]})
+        preview = rpc.call({"id": "v", "type": "rewind_preview", "entryId": point["entry_id"]})
         assert {c["action"] for c in preview["data"]["changes"]} == {"create", "delete"}
-        done = call({"id": "r", "type": "rewind", "entryId": point["entry_id"], "restore": "files"})
+        done = rpc.call({"id": "r", "type": "rewind", "entryId": point["entry_id"], "restore": "files"})
         assert done["success"], done
         assert (repo / "c.txt").exists() and not (repo / "n.txt").exists()
         # Undoing that restore would delete c.txt, which was edited by hand since: refused.
         (repo / "c.txt").write_text("mine now\n")
-        points = call({"id": "l2", "type": "rewind_list"})["data"]["points"]
+        points = rpc.call({"id": "l2", "type": "rewind_list"})["data"]["points"]
         undo = next(p for p in points if p["kind"] == "restore")
-        refused = call({"id": "u", "type": "rewind", "entryId": undo["entry_id"], "restore": "files"})
+        refused = rpc.call({"id": "u", "type": "rewind", "entryId": undo["entry_id"], "restore": "files"})
         assert refused["success"] is False and "changed outside the agent" in refused["error"]
         assert (repo / "c.txt").read_text() == "mine now\n"
-        forced = call(
+        forced = rpc.call(
             {"id": "f", "type": "rewind", "entryId": undo["entry_id"], "restore": "files", "force": True}
         )
         assert forced["success"] and not (repo / "c.txt").exists() and (repo / "n.txt").exists()
-        bad = call({"id": "b", "type": "rewind", "restore": "files"})
+        bad = rpc.call({"id": "b", "type": "rewind", "restore": "files"})
         assert bad["success"] is False and "entryId is required" in bad["error"]
         # pi's own commands are untouched.
-        assert call({"id": "s", "type": "get_state"})["success"] is True
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=60)
-        proc.stdout.close()
-        assert proc.stderr is not None
-        proc.stderr.close()
+        assert rpc.call({"id": "s", "type": "get_state"})["success"] is True
 
 
 async def two_runs(host: IsolatedHost) -> tuple[Any, str, str]:

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import shutil
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +19,7 @@ from typing import Any
 import pi_guard
 import pytest
 
+from pi_host.testing import CliResult, CliRunner, RpcClient, isolated_environ
 from tests.interactive_support.screen import Screen
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
@@ -36,34 +34,16 @@ class Setup:
     """An agent directory with settings, a project directory and a faux script."""
 
     def __init__(self, tmp_path: Path, settings: dict[str, Any], script: list[dict[str, Any]]) -> None:
-        self.agent = tmp_path / "agent"
-        self.project = tmp_path / "project"
-        self.home = tmp_path / "home"
-        for directory in (self.agent, self.project, self.home):
-            directory.mkdir()
+        self.cli = CliRunner(tmp_path)
+        self.agent, self.project, self.home = self.cli.agent_dir, self.cli.cwd, self.cli.home
         (self.agent / "settings.json").write_text(json.dumps(settings))
         self.script = tmp_path / "faux.json"
         self.script.write_text(json.dumps(script))
-        self.env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("PI_HOST")},
-            "HOME": str(self.home),
-            "PI_HOST_DIR": str(self.agent),
-            "PI_HOST_FAUX_SCRIPT": str(self.script),
-            "ANTHROPIC_API_KEY": "",
-            "OPENAI_API_KEY": "",
-            "NO_COLOR": "1",
-        }
+        self.faux = {"PI_HOST_FAUX_SCRIPT": str(self.script)}
+        self.env = {**isolated_environ(self.home, self.agent), **self.faux}
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [PI_HOST, "--provider", "faux", *args],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
+    def run(self, *args: str) -> CliResult:
+        return self.cli("--provider", "faux", *args, env=self.faux, timeout=60)
 
     def audit(self) -> list[dict[str, Any]]:
         entries = []
@@ -136,60 +116,11 @@ def test_non_interactive_allow_setting_in_json_mode(tmp_path: Path) -> None:
 # -- RPC ----------------------------------------------------------------------------------------
 
 
-class RpcClient:
-    def __init__(self, setup: Setup, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [PI_HOST, "--mode", "rpc", "--provider", "faux", *args],
-            cwd=setup.project,
-            env=setup.env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        try:
-            for raw in iter(self.proc.stdout.readline, b""):
-                self.lines.put(raw)
-        except ValueError:  # closed by close()
-            pass
-        self.lines.put(None)
-
-    def send(self, record: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(record).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def until(self, predicate: Any) -> dict[str, Any]:
-        while True:
-            raw = self.lines.get(timeout=TIMEOUT)
-            if raw is None:
-                stderr = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise AssertionError(f"pi-host closed stdout; stderr:\n{stderr}")
-            record: dict[str, Any] = json.loads(raw)
-            if predicate(record):
-                return record
-
-    def dialog(self) -> dict[str, Any]:
-        return self.until(
-            lambda r: r.get("type") == "extension_ui_request" and r.get("method") in ("select", "input")
-        )
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=TIMEOUT)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            for stream in (self.proc.stdout, self.proc.stderr):
-                if stream is not None:
-                    stream.close()
+def dialog(client: RpcClient) -> dict[str, Any]:
+    """The next dialog the guard opens (status updates are requests too, and skipped)."""
+    return client.wait_for(
+        lambda r: r.get("type") == "extension_ui_request" and r.get("method") in ("select", "input")
+    )
 
 
 @pytest.fixture
@@ -198,7 +129,7 @@ def rpc(tmp_path: Path) -> Any:
 
     def start(settings: dict[str, Any], script: list[dict[str, Any]], *args: str) -> tuple[Setup, RpcClient]:
         setup = Setup(tmp_path, settings, script)
-        client = RpcClient(setup, *args)
+        client = setup.cli.rpc("--provider", "faux", *args, env=setup.faux, timeout=TIMEOUT)
         clients.append(client)
         return setup, client
 
@@ -211,7 +142,7 @@ def test_rpc_ask_then_always_allow_this_session(rpc: Any) -> None:
     script = [write_call("first"), write_call("second"), {"text": "done"}]
     setup, client = rpc({"permissions": {}}, script)
     client.send({"id": "1", "type": "prompt", "message": "write twice"})
-    request = client.dialog()
+    request = dialog(client)
     assert request["method"] == "select"
     assert request["options"] == [
         pi_guard.ALLOW_ONCE,
@@ -223,7 +154,7 @@ def test_rpc_ask_then_always_allow_this_session(rpc: Any) -> None:
     assert "write on" in request["title"] and "out.txt" in request["title"]
     client.send({"type": "extension_ui_response", "id": request["id"], "value": pi_guard.ALLOW_SESSION})
     # the second write to the same file is granted: no second dialog before the run ends
-    ended = client.until(
+    ended = client.wait_for(
         lambda r: r.get("type") in ("agent_end", "extension_ui_request") and r.get("method") != "setStatus"
     )
     assert ended["type"] == "agent_end"
@@ -233,27 +164,26 @@ def test_rpc_ask_then_always_allow_this_session(rpc: Any) -> None:
 def test_rpc_deny_with_a_reason(rpc: Any) -> None:
     setup, client = rpc({"permissions": {}}, [write_call("x"), {"text": "done"}])
     client.send({"id": "1", "type": "prompt", "message": "go"})
-    select = client.dialog()
+    select = dialog(client)
     client.send({"type": "extension_ui_response", "id": select["id"], "value": pi_guard.DENY_WITH_REASON})
-    asked = client.dialog()
+    asked = dialog(client)
     assert asked["method"] == "input"
     client.send({"type": "extension_ui_response", "id": asked["id"], "value": "not in this repo"})
-    end = client.until(lambda r: r.get("type") == "tool_execution_end")
+    end = client.wait_for("tool_execution_end")
     assert end["isError"] is True
     assert "the user denied write on" in end["result"]["content"][0]["text"]
     assert "not in this repo" in end["result"]["content"][0]["text"]
-    client.until(lambda r: r.get("type") == "agent_end")
+    client.wait_for("agent_end")
     assert not (setup.project / "out.txt").exists()
 
 
 def test_rpc_read_only_via_the_command(rpc: Any) -> None:
     setup, client = rpc({}, [write_call("x"), {"text": "done"}])
-    client.send({"id": "1", "type": "prompt", "message": "/permissions read-only"})
-    client.until(lambda r: r.get("type") == "response" and r.get("id") == "1")
+    client.call({"id": "1", "type": "prompt", "message": "/permissions read-only"})
     client.send({"id": "2", "type": "prompt", "message": "go"})
-    end = client.until(lambda r: r.get("type") == "tool_execution_end")
+    end = client.wait_for("tool_execution_end")
     assert end["isError"] and "read-only mode" in end["result"]["content"][0]["text"]
-    client.until(lambda r: r.get("type") == "agent_end")
+    client.wait_for("agent_end")
     assert not (setup.project / "out.txt").exists()
 
 
@@ -345,13 +275,13 @@ def test_rpc_allow_and_deny_rules_need_no_dialog(rpc: Any) -> None:
     client.send({"id": "1", "type": "prompt", "message": "go"})
     ends = []
     while len(ends) < 2:
-        record = client.until(lambda r: r.get("type") in ("tool_execution_end", "extension_ui_request"))
+        record = client.wait_for(lambda r: r.get("type") in ("tool_execution_end", "extension_ui_request"))
         assert record["type"] == "tool_execution_end" or record.get("method") not in ("select", "input")
         if record["type"] == "tool_execution_end":
             ends.append(record)
     assert [e["isError"] for e in ends] == [False, True]
     assert 'deny rule "write(no.txt)"' in ends[1]["result"]["content"][0]["text"]
-    client.until(lambda r: r.get("type") == "agent_end")
+    client.wait_for("agent_end")
     assert (setup.project / "ok.txt").read_text() == "yes" and not (setup.project / "no.txt").exists()
 
 

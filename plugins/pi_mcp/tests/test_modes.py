@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pi_host.testing import RpcClient
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 TIMEOUT = 60.0
@@ -175,51 +175,10 @@ def test_garbage_that_arrives_after_the_start_timeout_is_still_the_named_cause(s
     assert "not JSON-RPC on stdout ('garbage instead of JSON-RPC'" in line
 
 
-class RpcClient:
-    def __init__(self, setup: Setup) -> None:
-        self.proc = subprocess.Popen(
-            [PI_HOST, "--mode", "rpc", "--provider", "faux"],
-            cwd=setup.project,
-            env=setup.env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
-            self.lines.put(raw)
-        self.lines.put(None)
-
-    def send(self, record: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(record).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def until(self, predicate: Any) -> dict[str, Any]:
-        while True:
-            raw = self.lines.get(timeout=TIMEOUT)
-            if raw is None:
-                raise AssertionError("pi-host closed stdout")
-            record: dict[str, Any] = json.loads(raw)
-            if predicate(record):
-                return record
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=TIMEOUT)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            for stream in (self.proc.stdout, self.proc.stderr):
-                if stream is not None:
-                    stream.close()
+def rpc(setup: Setup) -> RpcClient:
+    """``pi-host --mode rpc`` in ``setup``'s environment (which keeps no ``MCP_*`` variables)."""
+    argv = [PI_HOST, "--mode", "rpc", "--provider", "faux"]
+    return RpcClient(argv, cwd=setup.project, env=setup.env, timeout=TIMEOUT)
 
 
 def test_rpc_abort_cancels_a_hung_call_and_the_session_goes_on(setup: Any) -> None:
@@ -228,21 +187,18 @@ def test_rpc_abort_cancels_a_hung_call_and_the_session_goes_on(setup: Any) -> No
         {"mcp": {"toolTimeoutMs": 50_000}},
     )
     s.servers(s.agent / "mcp.json", {"demo": s.server()})
-    client = RpcClient(s)
-    try:
+    with rpc(s) as client:
         client.send({"id": "1", "type": "prompt", "message": "hang"})
-        client.until(lambda r: r.get("type") == "tool_execution_start")
+        client.wait_for("tool_execution_start")
         aborted_at = time.monotonic()
         client.send({"id": "2", "type": "abort"})
-        end = client.until(lambda r: r.get("type") == "tool_execution_end")
+        end = client.wait_for("tool_execution_end")
         assert end["isError"] and time.monotonic() - aborted_at < 20  # well under the 50 s timeout
-        client.until(lambda r: r.get("type") == "agent_end")
+        client.wait_for("agent_end")
         client.send({"id": "3", "type": "prompt", "message": "again"})
-        end = client.until(lambda r: r.get("type") == "tool_execution_end")
+        end = client.wait_for("tool_execution_end")
         assert end["result"]["content"][0]["text"] == f"{s.marker} says: after"
-        client.until(lambda r: r.get("type") == "agent_end")
-    finally:
-        client.close()
+        client.wait_for("agent_end")
 
 
 def test_rpc_mode_names_a_server_that_cannot_start_in_an_event_each_try(setup: Any) -> None:
@@ -251,22 +207,19 @@ def test_rpc_mode_names_a_server_that_cannot_start_in_an_event_each_try(setup: A
         {"mcp": {"restartBackoffMs": 0}},
     )
     s.servers(s.agent / "mcp.json", {"demo": s.server(), "ghost": {"command": str(s.root / "nothing")}})
-    client = RpcClient(s)
-    try:
+    with rpc(s) as client:
         client.send({"id": "1", "type": "prompt", "message": "go"})
-        failed = client.until(lambda r: r.get("type") == "mcp_server_failed")
+        failed = client.wait_for("mcp_server_failed")
         assert failed["server"] == "ghost"
         assert failed["error"].startswith('MCP server "ghost" could not start')
         assert str(s.root / "nothing") in failed["error"] and "/mcp restart ghost" in failed["error"]
-        end = client.until(lambda r: r.get("type") == "tool_execution_end")
+        end = client.wait_for("tool_execution_end")
         assert end["result"]["content"][0]["text"] == f"{s.marker} says: one"  # the others work
-        client.until(lambda r: r.get("type") == "agent_end")
+        client.wait_for("agent_end")
         # The next prompt is a use: the server is tried again, and the failure named again.
         client.send({"id": "2", "type": "prompt", "message": "again"})
-        assert client.until(lambda r: r.get("type") in ("mcp_server_failed", "agent_end")) == failed
-        client.until(lambda r: r.get("type") == "agent_end")
-    finally:
-        client.close()
+        assert client.wait_for(lambda r: r.get("type") in ("mcp_server_failed", "agent_end")) == failed
+        client.wait_for("agent_end")
 
 
 def test_json_mode_end_to_end_over_http_and_stdio_images_errors_a_crash_and_a_timeout(
