@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from ._models import USAGE_KEYS, BatchAttempt, BatchResult, BatchRun, BatchTask
+from ._models import BatchAttempt, BatchResult, BatchRun, BatchTask
 from ._task import attempt_file_stem
 
 if TYPE_CHECKING:
@@ -118,17 +118,6 @@ def _logged(events: Path, task_id: str) -> int:
 
 
 def _lost(attempt: BatchAttempt) -> BatchResult:
-    return BatchResult(
-        id=attempt.task.id,
-        status="failed",
-        exit_code=None,
-        stop_reason=None,
-        usage=dict.fromkeys(USAGE_KEYS, 0),
-        cost=0.0,
-        text="",
-        session=None,
-        seconds=0.0,
-        attempt=attempt.attempt,
-        error="the executor returned no result for this attempt",
-        infrastructure=True,
+    return BatchResult.failed(
+        attempt, "the executor returned no result for this attempt", infrastructure=True
     )

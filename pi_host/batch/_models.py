@@ -90,3 +90,31 @@ class BatchResult(BaseModel):
     network) after the agent's own retries. ``False`` for a task that failed on its own."""
     events: str | None = None
     """The path of this attempt's JSON event log (pi-host's ``--mode json`` stdout)."""
+
+    @classmethod
+    def failed(
+        cls, attempt: BatchAttempt, error: str, *, infrastructure: bool, seconds: float = 0.0
+    ) -> BatchResult:
+        """The result of an attempt that failed before it measured anything: no exit status,
+        no reply, no tokens, no cost, no session (an executor's lost worker, a task its
+        cluster could not run).
+
+        :param error: why, in one line (:attr:`error`).
+        :param infrastructure: whether the machinery failed, so the attempt is worth
+            retrying (:attr:`infrastructure`).
+        :param seconds: how long the attempt took until it failed.
+        """
+        return cls(
+            id=attempt.task.id,
+            status="failed",
+            exit_code=None,
+            stop_reason=None,
+            usage=dict.fromkeys(USAGE_KEYS, 0),
+            cost=0.0,
+            text="",
+            session=None,
+            seconds=seconds,
+            attempt=attempt.attempt,
+            error=error,
+            infrastructure=infrastructure,
+        )

@@ -40,8 +40,7 @@ from pi_host.messages import AssistantMessageEvent
 from ._abort import AbortSignal
 from ._anthropic_wire import ANTHROPIC_VERSION, AnthropicStreamMapper, build_request
 from ._builder import ReplyBuilder
-from ._driver import Prepared, drive_stream
-from ._env_keys import env_api_key
+from ._driver import Prepared, drive_stream, payload_to_send, required_api_key
 from ._errors import http_error_message, parse_retry_after
 from ._http import (
     HttpRequest,
@@ -49,7 +48,6 @@ from ._http import (
     ProviderFailure,
     ResponseStream,
     Transport,
-    abortable,
     describe_transport_error,
     should_retry_header,
     user_agent,
@@ -87,15 +85,9 @@ def stream(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIt
     builder = ReplyBuilder(model)
 
     async def prepare(signal: AbortSignal) -> Prepared:
-        api_key = options.api_key or env_api_key(model.provider)
-        if not api_key:
-            raise ProviderFailure(f"No API key for provider: {model.provider}")
+        api_key = required_api_key(model, options)
         request = build_request(model, context, options, api_key)
-        params: Any = request.params
-        if options.on_payload is not None:
-            replacement = await abortable(signal, options.on_payload(params, model))
-            if replacement is not None:
-                params = replacement
+        params = await payload_to_send(signal, request.params, model, options)
         transport: Transport
         if transport_name() == "sdk":
             transport = AnthropicSdkTransport(

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from pi_host.messages import AssistantMessageEvent
 
 from ._abort import AbortSignal
 from ._builder import ReplyBuilder
+from ._env_keys import env_api_key
 from ._errors import RETRY_AFTER_FIELD, redact
 from ._http import (
     Aborted,
@@ -30,7 +31,14 @@ from ._http import (
 from ._sse import ServerSentEvent, SSEDecoder
 from ._types import Model, StreamOptions
 
-__all__ = ["ABORTED_MESSAGE", "Prepared", "StreamMapper", "drive_stream"]
+__all__ = [
+    "ABORTED_MESSAGE",
+    "Prepared",
+    "StreamMapper",
+    "drive_stream",
+    "payload_to_send",
+    "required_api_key",
+]
 
 #: The error message of an aborted reply (pi's text).
 ABORTED_MESSAGE = "Request was aborted"
@@ -54,6 +62,26 @@ class Prepared:
     request: HttpRequest
     mapper: StreamMapper
     secrets: tuple[str, ...] = ()
+
+
+def required_api_key(model: Model, options: StreamOptions) -> str:
+    """The request's API key: ``options.api_key``, else the provider's environment variable.
+
+    :raises ProviderFailure: when there is neither (pi's "No API key for provider" error).
+    """
+    api_key = options.api_key or env_api_key(model.provider)
+    if not api_key:
+        raise ProviderFailure(f"No API key for provider: {model.provider}")
+    return api_key
+
+
+async def payload_to_send(signal: AbortSignal, params: Any, model: Model, options: StreamOptions) -> Any:
+    """The request body to send: ``params``, or what ``options.on_payload`` returned instead
+    (awaited until the abort signal fires; ``None`` keeps ``params``)."""
+    if options.on_payload is None:
+        return params
+    replacement = await abortable(signal, options.on_payload(params, model))
+    return params if replacement is None else replacement
 
 
 async def drive_stream(

@@ -8,15 +8,13 @@ comments, ``data: [DONE]``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 from pi_host.messages import AssistantMessageEvent
 
 from ._abort import AbortSignal
 from ._builder import ReplyBuilder
-from ._driver import Prepared, drive_stream
-from ._env_keys import env_api_key
-from ._http import HttpRequest, HttpxTransport, ProviderFailure, abortable, user_agent
+from ._driver import Prepared, drive_stream, payload_to_send, required_api_key
+from ._http import HttpRequest, HttpxTransport, user_agent
 from ._openai_wire import OpenAIStreamMapper, build_request
 from ._types import LlmContext, Model, StreamOptions
 
@@ -28,15 +26,9 @@ def stream(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIt
     builder = ReplyBuilder(model)
 
     async def prepare(signal: AbortSignal) -> Prepared:
-        api_key = options.api_key or env_api_key(model.provider)
-        if not api_key:
-            raise ProviderFailure(f"No API key for provider: {model.provider}")
+        api_key = required_api_key(model, options)
         request = build_request(model, context, options, api_key)
-        params: Any = request.params
-        if options.on_payload is not None:
-            replacement = await abortable(signal, options.on_payload(params, model))
-            if replacement is not None:
-                params = replacement
+        params = await payload_to_send(signal, request.params, model, options)
         headers = {
             "content-type": "application/json",
             "accept": "application/json",

@@ -8,7 +8,7 @@ directories. Paths given on the command line (``--skill``, ``--prompt-template``
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -53,6 +53,29 @@ def _sorted_children(directory: Path) -> list[Path]:
         return []
 
 
+def _enter(directory: Path, root: Path, rules: IgnoreRules, visited: set[str]) -> bool:
+    """Whether a walk goes into *directory*: not when it was seen already (through a symlink
+    too); when it does, the directory's ignore files now apply."""
+    real = canonical_path(directory)
+    if real in visited:
+        return False
+    visited.add(real)
+    rules.add_directory(directory, root)
+    return True
+
+
+def _children(directory: Path, root: Path, rules: IgnoreRules) -> Iterator[tuple[Path, bool, bool]]:
+    """The entries of *directory* a walk looks at, by name, each with (is_dir, is_file): not
+    dot entries, ``node_modules``, or what the ignore rules exclude."""
+    for child in _sorted_children(directory):
+        if child.name.startswith(".") or child.name == "node_modules":
+            continue
+        entry_is_dir, entry_is_file = _entry_kind(child)
+        if rules.ignores(relative_posix(child, root), is_dir=entry_is_dir):
+            continue
+        yield child, entry_is_dir, entry_is_file
+
+
 def collect_skill_files(directory: Path, *, include_root_files: bool = True) -> list[Path]:
     """Skill files under *directory*, by pi's rules.
 
@@ -77,21 +100,13 @@ def _walk_skills(
     visited: set[str],
     found: list[Path],
 ) -> None:
-    real = canonical_path(directory)
-    if real in visited:
+    if not _enter(directory, root, rules, visited):
         return
-    visited.add(real)
-    rules.add_directory(directory, root)
     skill_file = directory / "SKILL.md"
     if is_file(skill_file) and not rules.ignores(relative_posix(skill_file, root)):
         found.append(skill_file)
         return
-    for child in _sorted_children(directory):
-        if child.name.startswith(".") or child.name == "node_modules":
-            continue
-        entry_is_dir, entry_is_file = _entry_kind(child)
-        if rules.ignores(relative_posix(child, root), is_dir=entry_is_dir):
-            continue
+    for child, entry_is_dir, entry_is_file in _children(directory, root, rules):
         if entry_is_dir:
             _walk_skills(child, root, False, rules, visited, found)
         elif entry_is_file and include_root_files and child.name.endswith(".md"):
@@ -114,17 +129,9 @@ def collect_prompt_files(directory: Path, *, recursive: bool = False) -> list[Pa
 def _walk_prompts(
     directory: Path, root: Path, recursive: bool, rules: IgnoreRules, visited: set[str], found: list[Path]
 ) -> None:
-    real = canonical_path(directory)
-    if real in visited:
+    if not _enter(directory, root, rules, visited):
         return
-    visited.add(real)
-    rules.add_directory(directory, root)
-    for child in _sorted_children(directory):
-        if child.name.startswith(".") or child.name == "node_modules":
-            continue
-        entry_is_dir, entry_is_file = _entry_kind(child)
-        if rules.ignores(relative_posix(child, root), is_dir=entry_is_dir):
-            continue
+    for child, entry_is_dir, entry_is_file in _children(directory, root, rules):
         if entry_is_dir and recursive:
             _walk_prompts(child, root, recursive, rules, visited, found)
         elif entry_is_file and child.name.endswith(".md"):

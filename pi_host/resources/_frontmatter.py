@@ -219,6 +219,24 @@ class _Parser:
         if line.text[line.indent : line.indent + 1] == "\t":
             raise self._error("Tabs are not allowed as indentation", line, line.indent + 1)
 
+    def _block_entry(self, index: int, indent: int, kind: str) -> tuple[_Line | None, int]:
+        """The next entry line of the *kind* block (``"mapping"``, ``"sequence"``) at column
+        *indent*, from ``lines[index]`` on, with its index; ``None`` when the block ended.
+
+        :raises FrontmatterError: for a tab in the indentation, or a line indented deeper
+            than the block's entries.
+        """
+        index = self._next_content(index)
+        if index >= len(self.lines):
+            return None, index
+        line = self.lines[index]
+        self._check_tabs(line)
+        if line.indent < indent:
+            return None, index
+        if line.indent > indent:
+            raise self._error(f"Bad indentation of a {kind} entry", line, line.indent + 1)
+        return line, index
+
     # -- document and blocks ---------------------------------------------------------
 
     def parse_document(self) -> Any:
@@ -249,15 +267,9 @@ class _Parser:
     def _parse_mapping(self, index: int, indent: int) -> tuple[dict[str, Any], int]:
         result: dict[str, Any] = {}
         while True:
-            index = self._next_content(index)
-            if index >= len(self.lines):
+            line, index = self._block_entry(index, indent, "mapping")
+            if line is None:
                 return result, index
-            line = self.lines[index]
-            self._check_tabs(line)
-            if line.indent < indent:
-                return result, index
-            if line.indent > indent:
-                raise self._error("Bad indentation of a mapping entry", line, line.indent + 1)
             content = line.text[indent:]
             if _is_sequence_entry(content):
                 raise self._error("A block sequence may not be used as a mapping key", line, indent + 1)
@@ -273,15 +285,9 @@ class _Parser:
     def _parse_sequence(self, index: int, indent: int) -> tuple[list[Any], int]:
         result: list[Any] = []
         while True:
-            index = self._next_content(index)
-            if index >= len(self.lines):
+            line, index = self._block_entry(index, indent, "sequence")
+            if line is None:
                 return result, index
-            line = self.lines[index]
-            self._check_tabs(line)
-            if line.indent < indent:
-                return result, index
-            if line.indent > indent:
-                raise self._error("Bad indentation of a sequence entry", line, line.indent + 1)
             content = line.text[indent:]
             if not _is_sequence_entry(content):
                 # "key:\n- a\nother: b": the sequence ended; whoever called us decides the rest.

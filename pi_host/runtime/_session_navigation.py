@@ -217,12 +217,7 @@ class SessionNavigation:
     ) -> SessionImport:
         """Copy a session file into this session's directory and continue it (``/import``).
 
-        The file is checked first (see :func:`~pi_host.runtime._import.check_session_file`).
-        When the working directory it recorded is gone, ``confirm_missing_cwd(recorded, current)``
-        decides whether to continue in this session's directory (no callback: refuse). The
-        session keeps working in :attr:`cwd` either way.
-
-        :raises SessionError: the file cannot be imported, or this session is not saved.
+        The rules are documented once, on :meth:`AgentSession.import_session`.
         """
         from ._import import check_session_file, copy_into_session_dir, import_destination, same_directory
 

@@ -103,10 +103,11 @@ async def complete(
     reasoning: ThinkingLevel | None = None,
     signal: AbortSignal | None = None,
 ) -> AssistantMessage:
-    """One model request outside the conversation (summaries, classifiers), no tools.
+    """One model request outside the conversation, for *session*.
 
-    Uses the session's model and credentials unless ``model`` is given. Never raises for
-    provider failures: the reply's ``stop_reason`` is ``error`` or ``aborted`` then.
+    What it sends and returns is documented once, on :meth:`AgentSession.complete`.
+
+    :raises SessionError: when there is no model to send to.
     """
     from pi_host.messages import convert_to_llm
     from pi_host.providers import LlmContext, StreamOptions

@@ -18,14 +18,8 @@ from pydantic import Discriminator, Field, PrivateAttr, Tag, TypeAdapter, Valida
 
 from pi_host._frozen_fields import FrozenJson, FrozenSeq
 from pi_host.messages import (
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    ToolResultMessage,
+    AgentMessage,
     UserContent,
-    UserMessage,
     WireModel,
 )
 
@@ -141,22 +135,6 @@ class _Entry(_Line):
         return out
 
 
-# pi_host.messages.AgentMessage with a plain string discriminator: pydantic then picks the
-# message class inside its JSON reader, which halves the cost of reading a message line. The
-# v2 role name "hookMessage" never gets here: old files are migrated before they are read, and
-# parse_entry renames it on its fallback path.
-_Message: TypeAlias = Annotated[
-    UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage,
-    Field(discriminator="role"),
-]
-
-
 class SessionMessageEntry(_Entry):
     """A conversation message (user, assistant, tool result, bash execution, custom)."""
 
@@ -164,7 +142,11 @@ class SessionMessageEntry(_Entry):
     id: str
     parent_id: str | None = None
     timestamp: str = Field(default_factory=iso_now)
-    message: _Message
+    # AgentMessage's plain "role" discriminator lets pydantic pick the message class inside
+    # its JSON reader, which halves the cost of reading a message line. The v2 role name
+    # "hookMessage" never gets here: old files are migrated before they are read, and
+    # parse_entry renames it on its fallback path.
+    message: AgentMessage
 
 
 class ThinkingLevelChangeEntry(_Entry):

@@ -259,25 +259,27 @@ class RunOutcome:
 
     def assert_events(self, *types: str) -> RunOutcome:
         """Assert these event types occurred in this order (others may come in between)."""
-        seen = self.event_types
-        position = 0
-        for wanted in types:
-            try:
-                position = seen.index(wanted, position) + 1
-            except ValueError:
-                raise AssertionError(f"event {wanted!r} missing or out of order in {seen}") from None
+        _assert_in_order("event", types, self.event_types)
         return self
 
     def assert_hooks(self, *hooks: str) -> RunOutcome:
         """Assert these hooks were dispatched in this order during the run."""
-        names = [call.hook for call in self.hooks]
-        position = 0
-        for wanted in hooks:
-            try:
-                position = names.index(wanted, position) + 1
-            except ValueError:
-                raise AssertionError(f"hook {wanted!r} missing or out of order in {names}") from None
+        _assert_in_order("hook", hooks, [call.hook for call in self.hooks])
         return self
+
+
+def _assert_in_order(what: str, wanted: Sequence[str], seen: list[str]) -> None:
+    """Assert *wanted* is a subsequence of *seen* (other items may come in between).
+
+    :raises AssertionError: naming the first *what* (``"event"``, ``"hook"``) that is
+        missing or out of order, and all of *seen*.
+    """
+    position = 0
+    for name in wanted:
+        try:
+            position = seen.index(name, position) + 1
+        except ValueError:
+            raise AssertionError(f"{what} {name!r} missing or out of order in {seen}") from None
 
 
 class IsolatedHost:

@@ -37,7 +37,6 @@ PROBE_TIMEOUT_S = 5.0
 """How long the cluster address may take to accept a TCP connection before the batch gives up."""
 
 _HOST_PORT = re.compile(r"(?:ray://)?(?P<host>\[[^\]]+\]|[^:/]+):(?P<port>\d+)")
-_USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 # What the agents on a cluster need from the coordinator's environment: pi-host's own
 # settings and the providers' keys. The rest (PATH, HOME, the virtualenv) is the node's.
 _FORWARDED = re.compile(r"PI_HOST_\w+|\w+_API_KEY|\w+_TOKEN")
@@ -272,19 +271,8 @@ def _describe(error: BaseException) -> str:
 
 
 def _infrastructure_failure(attempt: BatchAttempt, started: float, error: str) -> BatchResult:
-    return BatchResult(
-        id=attempt.task.id,
-        status="failed",
-        exit_code=None,
-        stop_reason=None,
-        usage=dict.fromkeys(_USAGE_KEYS, 0),
-        cost=0.0,
-        text="",
-        session=None,
-        seconds=round(time.monotonic() - started, 3),
-        attempt=attempt.attempt,
-        error=error,
-        infrastructure=True,
+    return BatchResult.failed(
+        attempt, error, infrastructure=True, seconds=round(time.monotonic() - started, 3)
     )
 
 

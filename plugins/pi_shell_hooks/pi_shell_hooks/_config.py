@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from pi_host import SettingsManager, agent_dir
 
@@ -42,17 +42,8 @@ Event: TypeAlias = Literal[
     "session_before_compact",
 ]
 
-EVENTS: tuple[Event, ...] = (
-    "input",
-    "before_agent_start",
-    "tool_call",
-    "tool_result",
-    "turn_end",
-    "agent_end",
-    "session_start",
-    "session_shutdown",
-    "session_before_compact",
-)
+#: Every event a hook can run for, in :data:`Event`'s order (read from it, so the two agree).
+EVENTS: tuple[Event, ...] = get_args(Event)
 
 EVENT_ALIASES: dict[str, Event] = {
     "UserPromptSubmit": "input",

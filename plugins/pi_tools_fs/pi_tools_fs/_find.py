@@ -34,7 +34,7 @@ from ._errors import ToolError, raise_if_aborted
 from ._external import FdBinary, collect, find_fd, find_rg, inside_git_repository, spawn
 from ._glob import GlobError, compile_glob, name_superset
 from ._ignore import Override
-from ._paths import resolve_to_cwd
+from ._paths import resolve_search_path
 from ._text import int_argument
 from ._truncate import capped_listing
 from ._walk import IgnoreFiles, WalkAborted, walk
@@ -307,11 +307,7 @@ async def find(params: FindParams, ctx: ToolCallContext, *, backend: FindBackend
     """Run ``find`` (see :func:`~pi_tools_fs.create_find_tool`)."""
     signal = ctx.signal
     raise_if_aborted(signal)
-    search_path = resolve_to_cwd(params.path or ".", ctx.cwd)
-    try:
-        mode = os.stat(search_path).st_mode
-    except (OSError, ValueError):
-        raise ToolError(f"Path not found: {search_path}") from None
+    search_path, mode = resolve_search_path(params.path, ctx.cwd)
     if not stat.S_ISDIR(mode):
         raise ToolError(f"Not a directory: {search_path}")
     limit = max(1, int_argument(params.limit, FIND_DEFAULT_LIMIT))

@@ -24,7 +24,7 @@ from ._definitions import GREP_DEFAULT_LIMIT, GrepBackend, GrepParams
 from ._errors import ToolError, raise_if_aborted
 from ._external import find_rg, inside_git_repository, spawn
 from ._ignore import Override
-from ._paths import resolve_to_cwd
+from ._paths import resolve_search_path
 from ._regex import GrepPatternError, compile_line_regex
 from ._text import int_argument
 from ._truncate import GREP_MAX_LINE_LENGTH, capped_listing
@@ -371,11 +371,7 @@ async def grep(params: GrepParams, ctx: ToolCallContext, *, backend: GrepBackend
     """Run ``grep`` (see :func:`~pi_tools_fs.create_grep_tool`)."""
     signal = ctx.signal
     raise_if_aborted(signal)
-    search_path = resolve_to_cwd(params.path or ".", ctx.cwd)
-    try:
-        mode = os.stat(search_path).st_mode
-    except (OSError, ValueError):
-        raise ToolError(f"Path not found: {search_path}") from None
+    search_path, mode = resolve_search_path(params.path, ctx.cwd)
     is_directory = stat.S_ISDIR(mode)
     if not is_directory and not stat.S_ISREG(mode):
         # A FIFO, a terminal or /dev/zero: reading it can block or never end.

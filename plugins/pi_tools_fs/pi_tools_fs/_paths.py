@@ -11,7 +11,9 @@ import os
 import re
 import unicodedata
 
-__all__ = ["expand_path", "resolve_read_path", "resolve_to_cwd"]
+from ._errors import ToolError
+
+__all__ = ["expand_path", "resolve_read_path", "resolve_search_path", "resolve_to_cwd"]
 
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
@@ -38,6 +40,19 @@ def resolve_to_cwd(path: str, cwd: str) -> str:
     if os.path.isabs(expanded):
         return expanded
     return os.path.abspath(os.path.join(cwd, expanded))
+
+
+def resolve_search_path(path: str | None, cwd: str) -> tuple[str, int]:
+    """The path a search (``grep``, ``find``) starts from, ``path`` or else ``cwd`` itself
+    (see :func:`resolve_to_cwd`), and its ``st_mode``.
+
+    :raises ToolError: ``Path not found: …`` (pi's text) when nothing is there.
+    """
+    search_path = resolve_to_cwd(path or ".", cwd)
+    try:
+        return search_path, os.stat(search_path).st_mode
+    except (OSError, ValueError):
+        raise ToolError(f"Path not found: {search_path}") from None
 
 
 def _exists(path: str) -> bool:
