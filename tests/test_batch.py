@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pi_host import BatchResult
+from pi_host import BatchAttempt, BatchResult, BatchTask
 from pi_host.batch._files import ResultsLog
 from pi_host.modes._cli import main
 from tests.batch_support import (
@@ -421,7 +421,7 @@ def test_an_executor_that_breaks_down_mid_run_is_reported_and_what_finished_is_k
 ) -> None:
     from collections.abc import AsyncIterator, Sequence
 
-    from pi_host import BatchAttempt, BatchExecutor, BatchExecutorError, BatchRun, BatchTask, LocalExecutor
+    from pi_host import BatchExecutor, BatchExecutorError, BatchRun, BatchTask, LocalExecutor
     from pi_host.modes._batch_cmd import _Options, _run
 
     class LosesTheCluster(BatchExecutor):
@@ -472,3 +472,23 @@ def test_a_tasks_file_saved_with_a_byte_order_mark_reads(tmp_path: Path) -> None
     tasks.write_bytes(b"\xef\xbb\xbf" + lines)
     read = [(task.id, task.prompt, task.cwd) for task in read_tasks(tasks)]
     assert read == [("a", "one", None), ("b", "two", "x")]
+
+
+def test_a_result_for_an_attempt_that_never_measured_anything() -> None:
+    attempt = BatchAttempt(task=BatchTask(id="t7", prompt="fix it"), attempt=2)
+    result = BatchResult.failed(attempt, "worker lost", infrastructure=True, seconds=1.5)
+    assert result.model_dump(mode="json") == {
+        "id": "t7",
+        "status": "failed",
+        "exit_code": None,
+        "stop_reason": None,
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+        "cost": 0.0,
+        "text": "",
+        "session": None,
+        "seconds": 1.5,
+        "attempt": 2,
+        "error": "worker lost",
+        "infrastructure": True,
+        "events": None,
+    }
