@@ -1,15 +1,23 @@
 """``isolation: worktree`` on a real git repository: changes land on the child's branch, an
-unchanged worktree is removed with its branch."""
+unchanged worktree is removed with its branch; worktree changes of one repository take turns
+across event loops and threads."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import threading
+from functools import partial
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pi_subagents
 import pytest
+from pi_subagents import _worktree
+from pi_subagents._worktree import Worktree, create_worktree
 
 from pi_host.testing import HostFactory, Request, reply, tool_call
 
@@ -119,3 +127,145 @@ async def test_parallel_worktree_children_each_get_a_branch(make_host: HostFacto
     for name, branch in zip(("one", "two", "three"), branches, strict=True):
         assert _git(host.cwd, "show", f"{branch}:{name}.txt") == name
     await host.close()
+
+
+def _agent_branches(repo: Path) -> list[str]:
+    return [line for line in _git(repo, "branch", "--list", "subagent/*").splitlines() if line]
+
+
+async def _make_and_finish(repo: Path, agent: str, count: int) -> None:
+    """``count`` worktrees made at once (contending for the repository's lock), then removed."""
+    made: list[Worktree] = []
+
+    async def one(index: int) -> None:
+        made.append(await create_worktree(str(repo), f"{agent}{index}"))
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            for index in range(count):
+                group.start_soon(one, index)
+        assert len(made) == count
+        for worktree in made:
+            assert Path(worktree.path).is_dir()
+            assert await worktree.finish() is None
+
+
+def _in_threads(*targets: Any) -> list[BaseException]:
+    """Run each ``target`` in a thread of its own, all at once; what they raised."""
+    errors: list[BaseException] = []
+
+    def run(target: Any) -> None:
+        try:
+            target()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(target,)) for target in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+        assert not thread.is_alive()
+    return errors
+
+
+def test_two_event_loops_make_worktrees_of_one_repository_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An anyio lock shared by the loops deadlocked here: the holder's release could not wake
+    # the other loop's waiter.
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo(repo)
+    errors = _in_threads(
+        *(partial(anyio.run, _make_and_finish, repo, name, 4) for name in ("first", "second", "third"))
+    )
+    assert errors == []
+    assert _agent_branches(repo) == []
+    assert len(_git(repo, "worktree", "list").splitlines()) == 1
+
+
+def test_one_repository_lock_serves_one_event_loop_after_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Loops in turn, each contending within itself (the anyio lock managed this much too).
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo(repo)
+    for name in ("first", "second"):
+        anyio.run(_make_and_finish, repo, name, 3)
+    assert _agent_branches(repo) == []
+
+
+async def test_a_linked_worktree_shares_its_repository_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A nested child works in a worktree: its own children's worktrees belong to the same
+    # repository and take turns with its siblings'.
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo(repo)
+    outer = await create_worktree(str(repo), "outer")
+    inner = await create_worktree(outer.path, "inner")
+    assert inner.common_dir == outer.common_dir == os.path.realpath(repo / ".git")
+    assert _git(repo, "rev-parse", inner.branch) == _git(repo, "rev-parse", "HEAD")
+    assert await inner.finish() is None
+    assert await outer.finish() is None
+    assert _agent_branches(repo) == []
+
+
+async def test_a_worktree_cancelled_while_waiting_for_the_lock_is_not_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo(repo)
+    key = os.path.realpath(repo / ".git")
+    held = _worktree._repo_lock(key)
+    arrived = threading.Event()
+
+    class Signalling:
+        """The repository's lock, telling the test when a worker thread is about to wait."""
+
+        def __init__(self, lock: threading.Lock) -> None:
+            self.lock = lock
+
+        def __enter__(self) -> None:
+            arrived.set()
+            self.lock.acquire()
+
+        def __exit__(
+            self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        ) -> None:
+            self.lock.release()
+
+    monkeypatch.setattr(_worktree, "_repo_lock", lambda key: Signalling(held))
+    made: list[Worktree] = []
+    scope = anyio.CancelScope()
+
+    async def make() -> None:
+        with scope:
+            made.append(await create_worktree(str(repo), "late"))
+
+    assert held.acquire(blocking=False)
+    async with anyio.create_task_group() as group:
+        group.start_soon(make)
+        try:
+            # The event loop goes on while the worker thread waits.
+            assert await anyio.to_thread.run_sync(partial(arrived.wait, 30))
+            scope.cancel()
+        finally:
+            held.release()
+    assert scope.cancelled_caught
+    assert made == []
+    assert _agent_branches(repo) == []
+    assert len(_git(repo, "worktree", "list").splitlines()) == 1
+    # The cancelled waiter left the lock free: the next change takes it.
+    assert held.acquire(blocking=False)
+    held.release()
+    worktree = await create_worktree(str(repo), "next")
+    assert await worktree.finish() is None
