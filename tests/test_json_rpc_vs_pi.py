@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import queue
 import subprocess
 import sys
 import threading
@@ -52,6 +51,7 @@ import pytest
 from pi_host.messages import AssistantMessage, TextContent
 from pi_host.providers import Model
 from pi_host.runtime import SessionAgentEndEvent
+from pi_host.testing import RpcClient
 from tests.fakeservers import (
     AnthropicServer,
     Reply,
@@ -461,17 +461,17 @@ class Workspace:
         if scenario == "ui":
             return self._run_ui(agent)
         argv, env = self.command(agent, scenario, "--mode", "rpc")
-        with RpcProcess(argv, env, self.project) as rpc:
+        with RpcClient(argv, cwd=self.project, env=env, timeout=TIMEOUT) as rpc:
             if scenario == "bad-lines":
                 for line in BAD_LINES:
                     rpc.send_raw(line)
-                    rpc.read_until(lambda r: r["type"] == "response")
-                return rpc.finish()
+                    rpc.wait_for(lambda r: r["type"] == "response")
+                return _finish(rpc)
             if scenario == "plain":
-                rpc.call("state-before", "get_state")
+                _call(rpc, "state-before", "get_state")
             rpc.send({"id": "run", "type": "prompt", "message": PROMPT})
             if scenario in ("abort", "queue"):
-                rpc.read_until(
+                rpc.wait_for(
                     lambda r: (
                         r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "text_delta"
                     )
@@ -479,22 +479,22 @@ class Workspace:
             if scenario == "abort":
                 rpc.send({"id": "stop", "type": "abort"})
             if scenario == "queue":
-                rpc.call("steer", "steer", message="Also look at the size.")
-                rpc.call("follow-up", "follow_up", message="Then summarise.")
+                _call(rpc, "steer", "steer", message="Also look at the size.")
+                _call(rpc, "follow-up", "follow_up", message="Then summarise.")
                 self.release.set()
                 # The run goes on through both queued messages: three replies, one agent_end.
-            rpc.read_until(lambda r: r["type"] == "agent_end")
+            rpc.wait_for(lambda r: r["type"] == "agent_end")
             for command in ("get_state", "get_messages", "get_available_models"):
-                rpc.call(command, command)
+                _call(rpc, command, command)
             if scenario == "plain":
                 for request_id, command, fields in PLAIN_RPC_COMMANDS:
-                    rpc.call(request_id, command, **fields)
+                    _call(rpc, request_id, command, **fields)
             if scenario in ("compact", "compact-small"):
-                rpc.call("compact", "compact")
-                rpc.call("messages-after", "get_messages")
-                rpc.call("state-after", "get_state")
-                rpc.call("stats-after", "get_session_stats")
-            return rpc.finish()
+                _call(rpc, "compact", "compact")
+                _call(rpc, "messages-after", "get_messages")
+                _call(rpc, "state-after", "get_state")
+                _call(rpc, "stats-after", "get_session_stats")
+            return _finish(rpc)
 
     def _run_ui(self, agent: Agent) -> Run:
         """The ``/ask`` command of :data:`ASK_EXTENSION` (pi) or :data:`ASK_PLUGIN` (pi-host),
@@ -511,14 +511,14 @@ class Workspace:
             argv, env = self.command(agent, "ui", "--mode", "rpc")
             argv[:1] = [sys.executable, "-c", ASK_LAUNCHER]
             env["PYTHONPATH"] = str(plugin_dir)
-        with RpcProcess(argv, env, self.project) as rpc:
+        with RpcClient(argv, cwd=self.project, env=env, timeout=TIMEOUT) as rpc:
             rpc.send({"id": "ask", "type": "prompt", "message": "/ask"})
             for answer in UI_ANSWERS:
-                request = rpc.read_until(lambda r: r["type"] == "extension_ui_request")
+                request = rpc.wait_for(lambda r: r["type"] == "extension_ui_request")
                 rpc.send({"type": "extension_ui_response", "id": request["id"], **answer})
-            rpc.read_until(lambda r: r.get("method") == "set_editor_text")
-            rpc.call("after", "get_state")
-            return rpc.finish()
+            rpc.wait_for(lambda r: r.get("method") == "set_editor_text")
+            _call(rpc, "after", "get_state")
+            return _finish(rpc)
 
 
 ASK_LAUNCHER = (
@@ -589,78 +589,24 @@ class Run:
     requests: int = 0
 
 
-class RpcProcess:
-    """A program in RPC mode: commands in, every record it writes collected in order."""
+def _call(rpc: RpcClient, request_id: str, command: str, /, **fields: Any) -> Record:
+    """Send a command and read on to its response.
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self._stderr = (cwd.parent / "rpc-stderr.txt").open("w+")
-        self.proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
+    Not :meth:`RpcClient.call`: pi answers an unknown command without the id.
+    """
+    rpc.send({"id": request_id, "type": command, **fields})
+    return rpc.wait_for(
+        lambda r: (
+            r["type"] == "response" and r.get("id", request_id) == request_id and r["command"] == command
         )
-        self.records: list[Record] = []
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
-        self._pump_thread = threading.Thread(target=self._pump, daemon=True)
-        self._pump_thread.start()
+    )
 
-    def __enter__(self) -> RpcProcess:
-        return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._pump_thread.join(TIMEOUT)
-        for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in iter(self.proc.stdout.readline, b""):
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def send(self, command: Record) -> None:
-        self.send_raw(json.dumps(command).encode() + b"\n")
-
-    def send_raw(self, line: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line)
-        self.proc.stdin.flush()
-
-    def _next(self) -> Record | None:
-        line = self._lines.get(timeout=TIMEOUT)
-        if line is None:
-            return None
-        record: Record = json.loads(line)
-        self.records.append(record)
-        return record
-
-    def read_until(self, predicate: Callable[[Record], bool]) -> Record:
-        while (record := self._next()) is not None:
-            if predicate(record):
-                return record
-        self._stderr.seek(0)
-        raise AssertionError(f"stdout closed while waiting; stderr:\n{self._stderr.read()}")
-
-    def call(self, request_id: str, command: str, /, **fields: Any) -> Record:
-        self.send({"id": request_id, "type": command, **fields})
-        # pi answers an unknown command without the id.
-        return self.read_until(
-            lambda r: (
-                r["type"] == "response" and r.get("id", request_id) == request_id and r["command"] == command
-            )
-        )
-
-    def finish(self) -> Run:
-        """Close stdin, collect what is still written, and wait for the exit."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        while self._next() is not None:
-            pass
-        code = self.proc.wait(timeout=TIMEOUT)
-        self._stderr.seek(0)
-        return Run(self.records, code, self._stderr.read())
+def _finish(rpc: RpcClient) -> Run:
+    """Close stdin, wait for the exit, and collect what is still written: the whole run."""
+    code = rpc.close()
+    rpc.read_to_end()
+    return Run(rpc.records, code, rpc.stderr)
 
 
 @pytest.fixture(scope="module")

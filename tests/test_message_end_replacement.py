@@ -25,8 +25,9 @@ from pi_host import hookimpl
 from pi_host.hookspecs import message as message_hooks
 from pi_host.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from pi_host.runtime import SessionAgentEndEvent
+from pi_host.testing import RpcClient
 from tests.fakeservers import AnthropicServer, anthropic_reply
-from tests.test_rpc_mode import RpcProcess, _pi_host
+from tests.pi_reference import PI_HOST
 from tests.test_runtime_hooks import fake_anthropic_models
 from tests.test_runtime_prompt import open_session, read_session_file
 
@@ -188,8 +189,12 @@ def project(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], AnthropicSer
         yield tmp_path, env, server
 
 
+def pi_host_command(*args: str) -> list[str]:
+    return [PI_HOST, "--approve", "--provider", "fake", "--model", "fake-1", *args]
+
+
 def run_pi_host(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    command = [_pi_host(), "--approve", "--provider", "fake", "--model", "fake-1", *args]
+    command = pi_host_command(*args)
     done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done
@@ -232,20 +237,17 @@ def test_print_mode_prints_the_replacement(project: tuple[Path, dict[str, str], 
 def test_rpc_events_and_get_messages_carry_the_replacement(
     project: tuple[Path, dict[str, str], AnthropicServer],
 ) -> None:
-    directory, _, server = project
+    directory, env, server = project
     server.enqueue(anthropic_reply(f"the key is {SECRET}"), anthropic_reply(f"again {SECRET}"))
-    # RpcProcess points PI_HOST_DIR at <directory>/agent and runs in <directory>; the later
-    # --provider wins over its own --provider faux.
-    rpc = RpcProcess(directory, [], "--approve", "--provider", "fake", "--model", "fake-1")
-    try:
+    command = pi_host_command("--mode", "rpc", "--no-session")
+    with RpcClient(command, cwd=directory, env=env, timeout=20) as rpc:
         for text in ("what is the key?", "once more"):
             assert rpc.call({"id": text, "type": "prompt", "message": text})["success"] is True
-            rpc.event("agent_end")
+            rpc.wait_for("agent_end")
         messages = rpc.call({"id": "m", "type": "get_messages"})["data"]["messages"]
         assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
         assert SECRET not in json.dumps(messages) and json.dumps(messages).count(REDACTED) == 2
-        ends = [r for r in rpc.seen if r.get("type") in ("message_end", "turn_end", "agent_end")]
+        ends = [r for r in rpc.records if r.get("type") in ("message_end", "turn_end", "agent_end")]
         assert len(ends) == 8 and not any(SECRET in json.dumps(r) for r in ends)
         assert SECRET not in json.dumps(server.requests[1].json())
-    finally:
         assert rpc.close() == 0

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from pi_host.testing import RpcClient
 from tests.fakeservers import AnthropicServer, anthropic_error, anthropic_reply
 from tests.pi_reference import PI_HOST, clean_env
 
@@ -81,28 +82,15 @@ def test_json_mode_streams_the_compaction_and_the_answer(tmp_path: Path) -> None
 
 
 def test_rpc_mode_answers_after_the_recovery(tmp_path: Path) -> None:
-    records: list[dict[str, Any]] = []
     with AnthropicServer(replies()) as server:
         env = setup(tmp_path / "agent", server)
-        with subprocess.Popen(
-            [PI_HOST, "--model", "fake/fake-1", "--no-session", "--mode", "rpc"],
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        ) as proc:
-            assert proc.stdin is not None and proc.stdout is not None
+        argv = [PI_HOST, "--model", "fake/fake-1", "--no-session", "--mode", "rpc"]
+        with RpcClient(argv, cwd=tmp_path, env=env) as client:
+            records = client.records
             for message in ("hello", "what now?"):
-                proc.stdin.write(json.dumps({"type": "prompt", "message": message}) + "\n")
-                proc.stdin.flush()
-                for line in proc.stdout:
-                    records.append(json.loads(line))
-                    if records[-1]["type"] == "agent_end" and not _retrying(records):
-                        break
-            proc.stdin.close()
-            assert proc.wait(timeout=30) == 0
+                client.send({"type": "prompt", "message": message})
+                client.wait_for(lambda r: r["type"] == "agent_end" and not _retrying(records))
+            assert client.close(timeout=30) == 0
         assert len(server.requests) == 4
     ends = [r for r in records if r["type"] == "compaction_end"]
     assert [(e["reason"], e["willRetry"]) for e in ends] == [("overflow", True)]

@@ -9,11 +9,10 @@ project-local one, as a third party would write it, importing the public API onl
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from pi_host.testing import CliRunner, isolated_environ, script_json
+from pi_host.testing import CliRunner
 
 PLUGIN = """
 from typing import Literal
@@ -97,31 +96,13 @@ def test_json_mode_writes_plugin_events_as_pi_lines(tmp_path: Path) -> None:
 def test_rpc_mode_writes_plugin_events_and_keeps_serving(tmp_path: Path) -> None:
     cli = runner(tmp_path)
     commands = [{"id": "1", "type": "prompt", "message": "hi"}, {"id": "2", "type": "get_state"}]
-    script = cli.root / "script.json"
-    script.write_text(json.dumps(script_json(["hello"])))
-    env = isolated_environ(cli.home, cli.agent_dir)
-    env["PI_HOST_FAUX_SCRIPT"] = str(script)
-    with subprocess.Popen(
-        [cli.executable(), "--provider", "faux", "--no-session", "--mode", "rpc"],
-        cwd=cli.cwd,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        records: list[dict[str, Any]] = []
-        proc.stdin.write(json.dumps(commands[0]) + "\n")
-        proc.stdin.flush()
-        for line in proc.stdout:
-            records.append(json.loads(line))
-            if records[-1]["type"] == "agent_end":
-                break
-        proc.stdin.write(json.dumps(commands[1]) + "\n")
-        proc.stdin.close()
-        records.extend(json.loads(line) for line in proc.stdout)
-        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
+    with cli.rpc("--provider", "faux", "--no-session", replies=["hello"]) as client:
+        client.send(commands[0])
+        client.wait_for("agent_end")
+        client.send(commands[1])
+        assert client.close(timeout=30) == 0, client.stderr
+        client.read_to_end()  # what came after agent_end, the get_state response too
+    records = client.records
     check(plugin_lines(records))
     state = next(r for r in records if r.get("id") == "2")
     assert state["success"] is True

@@ -4,12 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import shutil
-import subprocess
-import sys
-import sysconfig
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -20,127 +14,43 @@ import anyio
 import pytest
 
 from pi_host.modes._rpc_io import JsonlWriter, RpcUI, decode_line
+from pi_host.testing import CliRunner, RpcClient
 
 TIMEOUT = 20.0
 
 
-def _pi_host() -> str:
-    found = shutil.which("pi-host") or str(Path(sysconfig.get_path("scripts")) / "pi-host")
-    if not os.path.exists(found):
-        found = str(Path(sys.executable).parent / "pi-host")
-    return found
+@pytest.fixture
+def rpc(tmp_path: Path) -> Iterator[Callable[..., RpcClient]]:
+    """Start ``pi-host --mode rpc --provider faux`` in ``tmp_path``, agent directory ``agent/``.
 
+    ``script`` is the faux script; ``extra`` more arguments (``--no-session`` unless a
+    ``--session-dir`` is given); ``env`` variables beyond the isolated environment.
+    """
+    runner = CliRunner(tmp_path)
+    started: list[RpcClient] = []
 
-class RpcProcess:
-    """A running ``pi-host --mode rpc``: send commands, read records until one matches."""
-
-    def __init__(self, tmp_path: Path, script: list[dict[str, Any]], *extra: str) -> None:
-        script_file = tmp_path / "script.json"
-        script_file.write_text(json.dumps(script))
-        env = {
-            **os.environ,
-            "PI_HOST_FAUX_SCRIPT": str(script_file),
-            "PI_HOST_DIR": str(tmp_path / "agent"),
-        }
-        args = [_pi_host(), "--mode", "rpc", "--provider", "faux", *extra]
+    def start(
+        script: list[dict[str, Any]] | None = None, *extra: str, env: dict[str, str] | None = None
+    ) -> RpcClient:
+        args = ["--provider", "faux", *extra]
         if "--session-dir" not in extra:
             args.append("--no-session")
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=tmp_path,
-            env=env,
-        )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        self.seen: list[dict[str, Any]] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        try:
-            for raw in iter(self.proc.stdout.readline, b""):
-                self.lines.put(raw)
-        except ValueError:  # closed by dispose()
-            pass
-        self.lines.put(None)
-
-    def send_raw(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def send(self, command: dict[str, Any]) -> None:
-        self.send_raw(json.dumps(command).encode() + b"\n")
-
-    def next_record(self) -> dict[str, Any]:
-        raw = self.lines.get(timeout=TIMEOUT)
-        if raw is None:
-            stderr = self.proc.stderr.read().decode() if self.proc.stderr else ""
-            raise AssertionError(f"pi-host closed stdout; stderr:\n{stderr}")
-        assert raw.endswith(b"\n")
-        record: dict[str, Any] = json.loads(raw)
-        self.seen.append(record)
-        return record
-
-    def read_until(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-        while True:
-            record = self.next_record()
-            if predicate(record):
-                return record
-
-    def response(self, request_id: str) -> dict[str, Any]:
-        return self.read_until(lambda r: r.get("type") == "response" and r.get("id") == request_id)
-
-    def call(self, command: dict[str, Any]) -> dict[str, Any]:
-        self.send(command)
-        return self.response(command["id"])
-
-    def event(self, kind: str) -> dict[str, Any]:
-        return self.read_until(lambda r: r.get("type") == kind)
-
-    def close(self) -> int:
-        if self.proc.stdin and not self.proc.stdin.closed:
-            self.proc.stdin.close()
-        try:
-            return self.proc.wait(timeout=TIMEOUT)
-        finally:
-            self.dispose()
-
-    def dispose(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None and not stream.closed:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-
-
-@pytest.fixture
-def rpc(tmp_path: Path) -> Iterator[Callable[..., RpcProcess]]:
-    started: list[RpcProcess] = []
-
-    def start(script: list[dict[str, Any]] | None = None, *extra: str) -> RpcProcess:
-        process = RpcProcess(tmp_path, script or [], *extra)
-        started.append(process)
-        return process
+        client = runner.rpc(*args, replies=script or [], env=env, cwd=tmp_path, timeout=TIMEOUT)
+        started.append(client)
+        return client
 
     yield start
-    for process in started:
-        process.dispose()
+    for client in started:
+        client.close()
 
 
 # -- framing and errors ----------------------------------------------------------------------
 
 
-def test_malformed_line_gets_parse_error_and_serving_continues(rpc: Callable[..., RpcProcess]) -> None:
+def test_malformed_line_gets_parse_error_and_serving_continues(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     p.send_raw(b"{not json\n")
-    error = p.next_record()
+    error = p.wait_for(lambda record: True)
     assert error["type"] == "response" and error["command"] == "parse" and error["success"] is False
     assert error["error"].startswith("Failed to parse command: ")
     assert "id" not in error
@@ -148,10 +58,10 @@ def test_malformed_line_gets_parse_error_and_serving_continues(rpc: Callable[...
     assert p.close() == 0
 
 
-def test_unknown_command_answered_with_pis_error(rpc: Callable[..., RpcProcess]) -> None:
+def test_unknown_command_answered_with_pis_error(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     p.send({"id": "u", "type": "frobnicate"})
-    error = p.next_record()
+    error = p.wait_for(lambda record: True)
     assert error == {
         "type": "response",
         "command": "frobnicate",
@@ -161,29 +71,29 @@ def test_unknown_command_answered_with_pis_error(rpc: Callable[..., RpcProcess])
     assert p.close() == 0
 
 
-def test_crlf_and_unicode_separators_are_not_record_breaks(rpc: Callable[..., RpcProcess]) -> None:
+def test_crlf_and_unicode_separators_are_not_record_breaks(rpc: Callable[..., RpcClient]) -> None:
     p = rpc([{"text": "ok"}])
     text = "a\u2028b\u2029c"
     command = {"id": "p", "type": "prompt", "message": text}
     p.send_raw(json.dumps(command, ensure_ascii=False).encode() + b"\r\n")
-    assert p.response("p")["success"] is True
-    p.event("agent_end")
+    assert p.wait_for(lambda r: r.get("type") == "response" and r.get("id") == "p")["success"] is True
+    p.wait_for("agent_end")
     messages = p.call({"id": "m", "type": "get_messages"})["data"]["messages"]
     assert messages[0]["content"][0]["text"] == text
     assert p.close() == 0
 
 
-def test_eof_ends_cleanly_during_a_run(rpc: Callable[..., RpcProcess]) -> None:
+def test_eof_ends_cleanly_during_a_run(rpc: Callable[..., RpcClient]) -> None:
     p = rpc([{"delayMs": 200, "text": "one two three four five six seven"}])
     p.call({"id": "p", "type": "prompt", "message": "go"})
-    p.event("message_update")
+    p.wait_for("message_update")
     assert p.close() == 0
 
 
 # -- prompting -------------------------------------------------------------------------------
 
 
-def test_prompt_streams_pi_event_sequence(rpc: Callable[..., RpcProcess]) -> None:
+def test_prompt_streams_pi_event_sequence(rpc: Callable[..., RpcClient]) -> None:
     p = rpc([{"text": "Hello there"}])
     assert p.call({"id": "p1", "type": "prompt", "message": "hi"}) == {
         "id": "p1",
@@ -191,25 +101,25 @@ def test_prompt_streams_pi_event_sequence(rpc: Callable[..., RpcProcess]) -> Non
         "command": "prompt",
         "success": True,
     }
-    end = p.event("agent_end")
-    kinds = [r["type"] for r in p.seen if r["type"] != "response"]
+    end = p.wait_for("agent_end")
+    kinds = [r["type"] for r in p.records if r["type"] != "response"]
     assert kinds[:4] == ["agent_start", "turn_start", "message_start", "message_end"]
     assert kinds[-2:] == ["turn_end", "agent_end"]
-    assert all("id" not in r for r in p.seen if r["type"] != "response")
+    assert all("id" not in r for r in p.records if r["type"] != "response")
     assert end["messages"][-1]["content"][0]["text"] == "Hello there"
     text = p.call({"id": "t", "type": "get_last_assistant_text"})
     assert text["data"] == {"text": "Hello there"}
     assert p.close() == 0
 
 
-def test_prompt_with_tool_call_runs_tool(rpc: Callable[..., RpcProcess]) -> None:
+def test_prompt_with_tool_call_runs_tool(rpc: Callable[..., RpcClient]) -> None:
     p = rpc([{"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}, {"text": "done"}])
     p.call({"id": "p", "type": "prompt", "message": "run it"})
-    start = p.event("tool_execution_start")
+    start = p.wait_for("tool_execution_start")
     assert start["toolName"] == "bash" and start["args"] == {"command": "echo hi"}
-    end = p.event("tool_execution_end")
+    end = p.wait_for("tool_execution_end")
     assert end["isError"] is False and "hi" in end["result"]["content"][0]["text"]
-    p.event("agent_end")
+    p.wait_for("agent_end")
     stats = p.call({"id": "st", "type": "get_session_stats"})["data"]
     assert stats["toolCalls"] == 1 and stats["toolResults"] == 1
     assert stats["userMessages"] == 1 and stats["assistantMessages"] == 2
@@ -218,29 +128,29 @@ def test_prompt_with_tool_call_runs_tool(rpc: Callable[..., RpcProcess]) -> None
     assert p.close() == 0
 
 
-def test_prompt_while_streaming_needs_behavior(rpc: Callable[..., RpcProcess]) -> None:
+def test_prompt_while_streaming_needs_behavior(rpc: Callable[..., RpcClient]) -> None:
     p = rpc([{"delayMs": 50, "text": "a b c d e f g h i j k l"}, {"text": "queued reply"}])
     p.call({"id": "p", "type": "prompt", "message": "first"})
-    p.event("message_update")
+    p.wait_for("message_update")
     rejected = p.call({"id": "p2", "type": "prompt", "message": "second"})
     assert rejected["success"] is False
     assert "streamingBehavior" in rejected["error"]
     queued = p.call({"id": "p3", "type": "prompt", "message": "later", "streamingBehavior": "followUp"})
     assert queued["success"] is True
     # The queue update is written before the response that accepted the message.
-    assert {"type": "queue_update", "steering": [], "followUp": ["later"]} in p.seen
-    p.read_until(
+    assert {"type": "queue_update", "steering": [], "followUp": ["later"]} in p.records
+    p.wait_for(
         lambda r: (
             r["type"] == "message_start"
             and r["message"]["role"] == "user"
             and r["message"]["content"][0]["text"] == "later"
         )
     )
-    p.event("agent_end")
+    p.wait_for("agent_end")
     assert p.close() == 0
 
 
-def test_get_state_steer_and_follow_up_answered_while_streaming(rpc: Callable[..., RpcProcess]) -> None:
+def test_get_state_steer_and_follow_up_answered_while_streaming(rpc: Callable[..., RpcClient]) -> None:
     p = rpc(
         [
             {"delayMs": 40, "text": "one two three four five six seven eight"},
@@ -249,7 +159,7 @@ def test_get_state_steer_and_follow_up_answered_while_streaming(rpc: Callable[..
         ]
     )
     p.call({"id": "p", "type": "prompt", "message": "go"})
-    p.event("message_update")
+    p.wait_for("message_update")
     state = p.call({"id": "s", "type": "get_state"})["data"]
     assert state["isStreaming"] is True
     assert p.call({"id": "st", "type": "steer", "message": "change course"})["success"] is True
@@ -259,18 +169,18 @@ def test_get_state_steer_and_follow_up_answered_while_streaming(rpc: Callable[..
     # The steer reaches the model before the follow-up.
     users: list[str] = []
     while len(users) < 2:
-        record = p.read_until(lambda r: r["type"] == "message_start" and r["message"]["role"] == "user")
+        record = p.wait_for(lambda r: r["type"] == "message_start" and r["message"]["role"] == "user")
         users.append(record["message"]["content"][0]["text"])
     assert users == ["change course", "then this"]
-    p.event("agent_end")
+    p.wait_for("agent_end")
     assert p.call({"id": "s3", "type": "get_state"})["data"]["isStreaming"] is False
     assert p.close() == 0
 
 
-def test_abort_while_streaming(rpc: Callable[..., RpcProcess]) -> None:
+def test_abort_while_streaming(rpc: Callable[..., RpcClient]) -> None:
     p = rpc([{"delayMs": 100, "text": " ".join(["word"] * 200)}])
     p.call({"id": "p", "type": "prompt", "message": "go"})
-    p.event("message_update")
+    p.wait_for("message_update")
     assert p.call({"id": "a", "type": "abort"}) == {
         "id": "a",
         "type": "response",
@@ -278,14 +188,14 @@ def test_abort_while_streaming(rpc: Callable[..., RpcProcess]) -> None:
         "success": True,
     }
     # pi answers abort once the agent is idle, so the run's last events precede the response.
-    ends = [r for r in p.seen if r["type"] == "message_end" and r["message"]["role"] == "assistant"]
+    ends = [r for r in p.records if r["type"] == "message_end" and r["message"]["role"] == "assistant"]
     assert ends and ends[-1]["message"]["stopReason"] == "aborted"
-    assert any(r["type"] == "agent_end" for r in p.seen)
+    assert any(r["type"] == "agent_end" for r in p.records)
     assert p.call({"id": "s", "type": "get_state"})["data"]["isStreaming"] is False
     assert p.close() == 0
 
 
-def test_steer_and_follow_up_rejected_for_unknown_shape(rpc: Callable[..., RpcProcess]) -> None:
+def test_steer_and_follow_up_rejected_for_unknown_shape(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     missing = p.call({"id": "x", "type": "steer"})
     assert missing["success"] is False and "message" in missing["error"]
@@ -295,7 +205,7 @@ def test_steer_and_follow_up_rejected_for_unknown_shape(rpc: Callable[..., RpcPr
 # -- state, models, thinking, queues ---------------------------------------------------------
 
 
-def test_get_state_shape(rpc: Callable[..., RpcProcess]) -> None:
+def test_get_state_shape(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     data = p.call({"id": "s", "type": "get_state"})["data"]
     assert data["model"]["provider"] == "faux"
@@ -314,17 +224,17 @@ def test_get_state_shape(rpc: Callable[..., RpcProcess]) -> None:
     assert p.close() == 0
 
 
-def test_get_messages(rpc: Callable[..., RpcProcess]) -> None:
+def test_get_messages(rpc: Callable[..., RpcClient]) -> None:
     p = rpc([{"text": "reply"}])
     assert p.call({"id": "m0", "type": "get_messages"})["data"] == {"messages": []}
     p.call({"id": "p", "type": "prompt", "message": "hi"})
-    p.event("agent_end")
+    p.wait_for("agent_end")
     messages = p.call({"id": "m", "type": "get_messages"})["data"]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert p.close() == 0
 
 
-def test_models(rpc: Callable[..., RpcProcess]) -> None:
+def test_models(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     models = p.call({"id": "l", "type": "get_available_models"})["data"]["models"]
     faux = next(m for m in models if m["provider"] == "faux")
@@ -347,7 +257,7 @@ def test_models(rpc: Callable[..., RpcProcess]) -> None:
     assert p.close() == 0
 
 
-def test_thinking_level(rpc: Callable[..., RpcProcess]) -> None:
+def test_thinking_level(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     assert p.call({"id": "t", "type": "set_thinking_level", "level": "high"})["success"] is True
     # faux-1 does not reason: the level clamps to off and cycling has nothing to cycle.
@@ -358,7 +268,7 @@ def test_thinking_level(rpc: Callable[..., RpcProcess]) -> None:
     assert p.close() == 0
 
 
-def test_queue_modes(rpc: Callable[..., RpcProcess]) -> None:
+def test_queue_modes(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     assert p.call({"id": "a", "type": "set_steering_mode", "mode": "all"})["success"] is True
     assert p.call({"id": "b", "type": "set_follow_up_mode", "mode": "all"})["success"] is True
@@ -368,7 +278,7 @@ def test_queue_modes(rpc: Callable[..., RpcProcess]) -> None:
     assert p.close() == 0
 
 
-def test_auto_compaction_and_retry_switches(rpc: Callable[..., RpcProcess]) -> None:
+def test_auto_compaction_and_retry_switches(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     assert p.call({"id": "a", "type": "set_auto_compaction", "enabled": False})["success"] is True
     assert p.call({"id": "s", "type": "get_state"})["data"]["autoCompactionEnabled"] is False
@@ -378,7 +288,7 @@ def test_auto_compaction_and_retry_switches(rpc: Callable[..., RpcProcess]) -> N
 
 
 def test_abort_retry_reaches_the_retry_wait_and_undeclared_scopes_are_unknown(
-    rpc: Callable[..., RpcProcess], tmp_path: Path
+    rpc: Callable[..., RpcClient], tmp_path: Path
 ) -> None:
     """RPC ``abort_<name>`` goes to the abort scope a plugin declared (pi-retry's ``retry``);
     a name no plugin declared is an unknown command, as in pi."""
@@ -386,22 +296,21 @@ def test_abort_retry_reaches_the_retry_wait_and_undeclared_scopes_are_unknown(
     (tmp_path / "agent" / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 60000}}))
     p = rpc([{"error": "529 overloaded_error: Overloaded", "stopReason": "error"}, {"text": "never"}])
     p.call({"id": "p", "type": "prompt", "message": "hi"})
-    p.event("auto_retry_start")
+    p.wait_for("auto_retry_start")
     assert p.call({"id": "ar", "type": "abort_retry"})["success"] is True
-    end = p.event("auto_retry_end")
+    end = p.wait_for("auto_retry_end")
     assert (end["success"], end["finalError"]) == (False, "Retry cancelled")
     p.send({"id": "x", "type": "abort_everything"})
-    unknown = p.read_until(lambda r: r.get("type") == "response")
+    unknown = p.wait_for(lambda r: r.get("type") == "response")
     assert (unknown["success"], unknown["error"]) == (False, "Unknown command: abort_everything")
     assert p.close() == 0
 
 
-def test_compact_reports_result_or_error(rpc: Callable[..., RpcProcess]) -> None:
+def test_compact_reports_result_or_error(rpc: Callable[..., RpcClient]) -> None:
     p = rpc([{"text": "reply"}, {"text": "summary of it all"}])
     p.call({"id": "p", "type": "prompt", "message": "hi"})
-    p.event("agent_end")
+    p.wait_for("agent_end")
     response = p.call({"id": "c", "type": "compact", "customInstructions": "be brief"})
-    p.seen.clear()
     if response["success"]:
         assert {"summary", "firstKeptEntryId", "tokensBefore"} <= set(response["data"])
     else:
@@ -412,7 +321,7 @@ def test_compact_reports_result_or_error(rpc: Callable[..., RpcProcess]) -> None
 # -- bash ------------------------------------------------------------------------------------
 
 
-def test_bash_and_abort_bash(rpc: Callable[..., RpcProcess]) -> None:
+def test_bash_and_abort_bash(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     result = p.call({"id": "b", "type": "bash", "command": "echo hello"})
     assert result["success"] is True
@@ -422,7 +331,7 @@ def test_bash_and_abort_bash(rpc: Callable[..., RpcProcess]) -> None:
     assert messages[-1]["role"] == "bashExecution"
     p.send({"id": "long", "type": "bash", "command": "sleep 30"})
     assert p.call({"id": "ab", "type": "abort_bash"})["success"] is True
-    cancelled = p.response("long")
+    cancelled = p.wait_for(lambda r: r.get("type") == "response" and r.get("id") == "long")
     assert cancelled["success"] is True and cancelled["data"]["cancelled"] is True
     assert p.close() == 0
 
@@ -430,7 +339,7 @@ def test_bash_and_abort_bash(rpc: Callable[..., RpcProcess]) -> None:
 # -- sessions --------------------------------------------------------------------------------
 
 
-def test_session_name(rpc: Callable[..., RpcProcess]) -> None:
+def test_session_name(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     empty = p.call({"id": "e", "type": "set_session_name", "name": "   "})
     assert empty["error"] == "Session name cannot be empty"
@@ -439,12 +348,12 @@ def test_session_name(rpc: Callable[..., RpcProcess]) -> None:
     assert p.close() == 0
 
 
-def test_new_session_fork_clone_switch_and_export(rpc: Callable[..., RpcProcess], tmp_path: Path) -> None:
+def test_new_session_fork_clone_switch_and_export(rpc: Callable[..., RpcClient], tmp_path: Path) -> None:
     p = rpc([{"text": "first reply"}, {"text": "second reply"}], "--session-dir", str(tmp_path / "sessions"))
     p.call({"id": "p", "type": "prompt", "message": "first"})
-    p.event("agent_end")
+    p.wait_for("agent_end")
     p.call({"id": "p2", "type": "prompt", "message": "second"})
-    p.event("agent_end")
+    p.wait_for("agent_end")
     first_file = p.call({"id": "s", "type": "get_state"})["data"]["sessionFile"]
     forks = p.call({"id": "f", "type": "get_fork_messages"})["data"]["messages"]
     assert [m["text"] for m in forks] == ["first", "second"]
@@ -473,14 +382,14 @@ def test_new_session_fork_clone_switch_and_export(rpc: Callable[..., RpcProcess]
     assert p.close() == 0
 
 
-def test_clone_and_export_errors_without_entries_or_file(rpc: Callable[..., RpcProcess]) -> None:
+def test_clone_and_export_errors_without_entries_or_file(rpc: Callable[..., RpcClient]) -> None:
     p = rpc()
     export = p.call({"id": "x", "type": "export_html"})
     assert export["success"] is False and "in-memory" in export["error"]
     assert p.close() == 0
 
 
-def test_get_commands(rpc: Callable[..., RpcProcess], tmp_path: Path) -> None:
+def test_get_commands(rpc: Callable[..., RpcClient], tmp_path: Path) -> None:
     prompts = tmp_path / ".pi" / "prompts"
     prompts.mkdir(parents=True)
     (prompts / "fix.md").write_text("---\ndescription: Fix things\n---\nFix $1\n")
@@ -670,20 +579,18 @@ async def pi_agent_start(ctx):
 """
 
 
-def test_abort_ends_a_hung_hook_and_names_it(
-    rpc: Callable[..., RpcProcess], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PI_HOST_HOOK_TIMEOUT", "0")  # no limit: only the abort can end it
+def test_abort_ends_a_hung_hook_and_names_it(rpc: Callable[..., RpcClient], tmp_path: Path) -> None:
     (tmp_path / "hangs.py").write_text(HUNG_HOOK, encoding="utf-8")
-    p = rpc([{"text": "never reached"}], "-e", "hangs.py")
+    # No hook time limit: only the abort can end it.
+    p = rpc([{"text": "never reached"}], "-e", "hangs.py", env={"PI_HOST_HOOK_TIMEOUT": "0"})
     p.call({"id": "p", "type": "prompt", "message": "go"})
     marker, deadline = tmp_path / "hook-started", time.monotonic() + TIMEOUT
     while not marker.exists():  # synchronised on the hook's own marker
         assert time.monotonic() < deadline, "the hook never started"
         time.sleep(0.02)
     assert p.call({"id": "a", "type": "abort"})["success"] is True
-    assert any(r["type"] == "agent_end" for r in p.seen)
-    errors = [r for r in p.seen if r["type"] == "extension_error"]
+    assert any(r["type"] == "agent_end" for r in p.records)
+    errors = [r for r in p.records if r["type"] == "extension_error"]
     assert [(e["extensionPath"], e["event"]) for e in errors] == [("hangs", "pi_agent_start")]
     assert "was still running pi_agent_start when the run was aborted" in errors[0]["error"]
     assert p.call({"id": "s", "type": "get_state"})["data"]["isStreaming"] is False

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from pi_host.testing import CliRunner, RpcClient
 from tests.test_cli import PI_HOST, run
-from tests.test_rpc_mode import RpcProcess
 
 NOTES = b"# notes\n\nnot a session, and must stay exactly as it is\n"
 
@@ -29,6 +29,11 @@ def notes(tmp_path: Path) -> Path:
 def untouched(tmp_path: Path) -> None:
     assert (tmp_path / "notes.md").read_bytes() == NOTES
     assert not list(tmp_path.glob("notes.md.*"))
+
+
+def rpc(tmp_path: Path, script: list[dict[str, Any]], *args: str) -> RpcClient:
+    """``pi-host --mode rpc --provider faux`` run in ``tmp_path``, agent directory ``agent/``."""
+    return CliRunner(tmp_path).rpc("--provider", "faux", *args, replies=script, cwd=tmp_path, timeout=20)
 
 
 def one_clear_line(stderr: str, *words: str) -> None:
@@ -67,10 +72,9 @@ def test_export_reads_only_an_empty_file_is_not_turned_into_a_session(tmp_path: 
 
 def test_rpc_switch_session_refuses_a_file_that_is_not_a_session(tmp_path: Path) -> None:
     path = notes(tmp_path)
-    process = RpcProcess(tmp_path, [{"text": "first reply"}], "--session-dir", str(tmp_path / "sessions"))
-    try:
+    with rpc(tmp_path, [{"text": "first reply"}], "--session-dir", str(tmp_path / "sessions")) as process:
         process.call({"id": "p", "type": "prompt", "message": "first"})
-        process.event("agent_end")
+        process.wait_for("agent_end")
         before = process.call({"id": "s", "type": "get_state"})["data"]
         refused = process.call({"id": "sw", "type": "switch_session", "sessionPath": str(path)})
         assert refused["success"] is False
@@ -78,8 +82,6 @@ def test_rpc_switch_session_refuses_a_file_that_is_not_a_session(tmp_path: Path)
         after = process.call({"id": "s2", "type": "get_state"})["data"]
         assert after["sessionFile"] == before["sessionFile"] and after["messageCount"] == 2
         assert process.close() == 0
-    finally:
-        process.dispose()
     untouched(tmp_path)
 
 
@@ -144,20 +146,15 @@ def test_json_mode_ends_the_run_when_the_session_cannot_be_saved(tmp_path: Path)
 def test_rpc_mode_completes_every_turn_when_the_session_cannot_be_saved(tmp_path: Path) -> None:
     directory = blocked_dir(tmp_path)
     script: list[dict[str, Any]] = [{"text": "one"}, {"text": "two"}]
-    process = RpcProcess(tmp_path, script, "--session-dir", str(directory))
-    try:
+    with rpc(tmp_path, script, "--session-dir", str(directory)) as process:
         for index in range(2):
             assert process.call({"id": f"p{index}", "type": "prompt", "message": "go"})["success"]
-            end = process.event("agent_end")
+            end = process.wait_for("agent_end")
             assert end["messages"][-1]["content"][0]["text"] == script[index]["text"]
-        assert any(r.get("type") == "turn_end" for r in process.seen)
+        assert any(r.get("type") == "turn_end" for r in process.records)
         assert process.call({"id": "s", "type": "get_state"})["data"]["messageCount"] == 4
-        assert process.proc.stdin is not None and process.proc.stderr is not None
-        process.proc.stdin.close()
-        assert process.proc.wait(timeout=20) == 0
-        one_clear_line(process.proc.stderr.read().decode(), str(directory), "could not save the session")
-    finally:
-        process.dispose()
+        assert process.close() == 0
+        one_clear_line(process.stderr, str(directory), "could not save the session")
 
 
 def test_a_full_disk_under_an_existing_session_loses_no_answer(tmp_path: Path) -> None:

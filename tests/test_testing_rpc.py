@@ -87,3 +87,33 @@ def test_close_kills_a_process_that_does_not_exit(run_cli: CliRunner) -> None:
     assert client.call({"type": "get_state"})["success"] is True
     client.process.send_signal(signal.SIGSTOP)  # it cannot see its stdin close any more
     assert client.close(timeout=0.5) == -signal.SIGKILL
+
+
+def test_read_to_end_returns_what_is_left_once_the_process_has_ended(run_cli: CliRunner) -> None:
+    with run_cli.rpc("--provider", "faux", "--no-session", replies=["Hello"]) as client:
+        client.send({"id": "p", "type": "prompt", "message": "hi"})
+        assert client.call({"id": "s", "type": "get_state"})["success"] is True
+        end = client.wait_for("agent_end")
+        client.send({"id": "m", "type": "get_messages"})  # answered before the exit
+        assert client.close() == 0
+        rest = client.read_to_end()
+    # What the cursor never passed: the records call() left unread after agent_end, in order,
+    # then the ones not read before the exit.
+    passed = client.records.index(end) + 1
+    assert rest == [r for r in client.records[passed:] if r.get("id") != "s"]
+    assert rest[-1]["id"] == "m" and rest[-1]["data"]["messages"][-1] == end["messages"][-1]
+    assert client.read_to_end() == []  # the output has ended: nothing more, no waiting
+    with pytest.raises(RpcClientError, match="exited with status 0 before a 'agent_end' record"):
+        client.wait_for("agent_end")
+
+
+def test_read_to_end_starts_with_the_records_call_left_unread(run_cli: CliRunner) -> None:
+    with run_cli.rpc("--provider", "faux", "--no-session", replies=["Hello"]) as client:
+        client.send({"id": "p", "type": "prompt", "message": "hi"})
+        assert client.call({"id": "s", "type": "get_state"})["success"] is True
+        unread = [r for r in client.records if r.get("id") != "s"]  # all read so far, by call()
+        client.close()
+        rest = client.read_to_end()
+    assert rest[: len(unread)] == unread
+    assert rest == [r for r in client.records if r.get("id") != "s"]
+    assert any(r.get("id") == "p" for r in rest)

@@ -76,7 +76,8 @@ class RpcClient:
     There are two ways to read, which do not interfere: :meth:`wait_for` reads records in
     order and skips (but keeps in :attr:`records`) those that do not match, like a cursor;
     :meth:`call` waits for the response with its command's ``id`` and leaves any events
-    read on the way unread, for :meth:`wait_for`.
+    read on the way unread, for :meth:`wait_for`. Once the process has ended,
+    :meth:`read_to_end` reads whatever it wrote that is still unread.
 
     :param argv: the command line, ``--mode rpc`` included.
     :param cwd: the working directory.
@@ -252,17 +253,43 @@ class RpcClient:
             if predicate(record):
                 return record
 
+    def read_to_end(self, *, timeout: float | None = None) -> list[_Record]:
+        """Read every record still to come, up to the end of standard output, and return them.
+
+        Records :meth:`call` left unread come first; all of them are in :attr:`records` too.
+        Standard output ends when the process exits, so this is for after :meth:`close` (or
+        :meth:`wait`): everything the process wrote until it exited. Afterwards
+        :meth:`wait_for` and :meth:`call` fail, as the output has ended.
+
+        :param timeout: seconds to wait for the end (the client's :attr:`timeout` by default).
+        :raises RpcClientError: on timeout (the process still writes, or still runs), or on a
+            line that is not a JSON object.
+        """
+        rest = list(self._unread)
+        self._unread.clear()
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while (record := self._next(deadline, "the end of standard output")) is not None:
+            rest.append(record)
+        return rest
+
     def _read(self, deadline: float, what: str) -> _Record:
         """The next record from the process, waiting until ``deadline``."""
-        if self._stdout_closed:
+        record = self._next(deadline, what)
+        if record is None:
             raise self._ended(what)
+        return record
+
+    def _next(self, deadline: float, what: str) -> _Record | None:
+        """The next record from the process, or ``None`` once standard output has ended."""
+        if self._stdout_closed:
+            return None
         try:
             raw = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             raise self._error(f"timed out waiting for {what}") from None
         if not isinstance(raw, bytes):
             self._stdout_closed = True
-            raise self._ended(what)
+            return None
         try:
             record = json.loads(raw)
         except json.JSONDecodeError:
