@@ -124,8 +124,11 @@ def run_batch_task(
     except OSError as exc:
         os.close(keep)
         return result(error=f"cannot start {run.command[0]!r}: {exc.strerror or exc}", infrastructure=True)
+    except BaseException:
+        os.close(keep)
+        raise
     finally:
-        os.close(lifeline)
+        os.close(lifeline)  # the process has its own copy; only the write end is ours
     stopped: str | None = None
     try:
         _send_prompt(process, task.prompt)
