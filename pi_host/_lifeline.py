@@ -32,8 +32,9 @@ def watch_lifeline(
     """Watch the lifeline ``PI_HOST_LIFELINE_FD`` names, if any; return the watching thread.
 
     The variable is removed from ``environ`` (``os.environ`` by default), so the processes
-    pi-host starts (tools, sub-agents) neither inherit it nor read a descriptor number that
-    means something else in them; the descriptor is made non-inheritable for the same reason.
+    pi-host starts (tools, MCP servers, a nested pi-host) neither inherit it nor read a
+    descriptor number that means something else in them; the descriptor is made
+    non-inheritable for the same reason.
     A value that is not the read end of an open pipe or socket gets one warning line on
     stderr and is ignored: a stale number naming a file would read as end-of-file at once.
 
