@@ -48,6 +48,7 @@ class Script:
         self.refused: set[str] = set()  # 400 every time: the task fails on its own
         self.hang: set[str] = set()  # a reply that never ends
         self.sleep: set[str] = set()  # first a bash call that sleeps for ten minutes
+        self.hang_after_tool: set[str] = set()  # first a quick bash call, then a reply that never ends
 
     def __call__(self, request: RecordedRequest) -> Reply:
         body = request.json()
@@ -62,6 +63,12 @@ class Script:
                 return anthropic_error(400, f"prompt of {task} is refused")
             if task in self.hang:
                 return anthropic_reply(f"working on {task}", stop=False, hang=True)
+            if task in self.hang_after_tool:
+                if len(body["messages"]) > 1:
+                    return anthropic_reply(f"working on {task}", stop=False, hang=True)
+                call = {"type": "tool_use", "id": f"toolu_{task}", "name": "bash"}
+                call["input"] = {"command": f"echo 'task {task}: ran'"}  # names it in the next request
+                return anthropic_reply([call], stop_reason="tool_use")
             if task in self.sleep and len(body["messages"]) == 1:
                 call = {"type": "tool_use", "id": f"toolu_{task}", "name": "bash"}
                 call["input"] = {"command": f"sleep 600 && echo {task}-slept"}

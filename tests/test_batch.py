@@ -6,6 +6,7 @@ at once ask in no particular order.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -492,3 +493,51 @@ def test_a_result_for_an_attempt_that_never_measured_anything() -> None:
         "infrastructure": True,
         "events": None,
     }
+
+
+def test_agents_of_a_coordinator_killed_with_sigkill_stop_and_leave_valid_sessions(
+    tmp_path: Path, script: Script, environment: dict[str, str]
+) -> None:
+    # h0 ran a tool and is mid-way through its second reply, which never ends; h1 sits in
+    # `sleep 600` in its bash tool. SIGKILL gives the coordinator no chance to stop them:
+    # their lifelines end with it, and each shuts down as on SIGTERM.
+    from pi_host.session import SessionManager
+
+    ids = ["h0", "h1"]
+    tasks = write_tasks(tmp_path / "tasks.jsonl", ids)
+    out = tmp_path / "out"
+    script.hang_after_tool.add("h0")
+    script.sleep.add("h1")
+    command = [PI_HOST, "batch", str(tasks), "--out", str(out), "--model", MODEL, "--concurrency", "2"]
+    quiet = subprocess.DEVNULL
+    coordinator = subprocess.Popen(command, env=environment, stdout=quiet, stderr=quiet)
+    try:
+        wait_for(lambda: script.asked["h0"] == 2, "h0's hanging second reply", timeout=20)
+        wait_for(lambda: len(processes_mentioning("h1-slept")) > 0, "h1's sleeping tool")
+        assert len(processes_mentioning(str(out / "sessions"))) == 2
+        coordinator.kill()
+        assert coordinator.wait(timeout=10) == -signal.SIGKILL
+        wait_for(lambda: processes_mentioning(str(out / "sessions")) == [], "the agents to stop", timeout=10)
+    finally:
+        if coordinator.poll() is None:
+            coordinator.kill()
+        for orphan in processes_mentioning(str(out / "sessions")):  # a failed run leaves none behind
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(orphan, signal.SIGKILL)
+    assert processes_mentioning("h1-slept") == []  # the tool's process went with its agent
+    assert results(out) == []  # nobody was there to record them
+    for task in ids:
+        assert (out / "events" / f"{task}.1.stderr").read_text() == ""  # no traceback, no warning
+    h1_events = (out / "events" / "h1.1.jsonl").read_text().splitlines()
+    assert json.loads(h1_events[-1])["type"] == "agent_end"  # aborted and ended, not killed
+    # h0 keeps its tool call and result (the reply in flight is not saved, as on SIGTERM);
+    # h1's interrupted call has its result and the aborted reply after it.
+    expected = {
+        "h0": ["user", "assistant", "toolResult"],
+        "h1": ["user", "assistant", "toolResult", "assistant"],
+    }
+    for task, roles in expected.items():
+        (file,) = [f for f in (out / "sessions").glob("*.jsonl") if f"toolu_{task}" in f.read_text()]
+        manager = SessionManager.open(file, cache_dir=False)
+        assert manager.warnings == []
+        assert [message.role for message in manager.build_session_context().messages] == roles, task

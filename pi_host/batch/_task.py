@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pi_host._lifeline import LIFELINE_ENV
+
 from ._models import USAGE_KEYS, BatchAttempt, BatchResult, BatchRun
 
 __all__ = ["KILL_GRACE_S", "attempt_file_stem", "run_batch_task"]
@@ -47,6 +49,10 @@ def run_batch_task(
     stream, is ``run.out_dir/events/<id>.<attempt>.jsonl`` and its stderr the same name with
     ``.stderr``. Each attempt starts a new session (``--session-id``), under
     ``run.out_dir/sessions`` or in ``run.session_store``.
+
+    The process gets a lifeline (``PI_HOST_LIFELINE_FD``, a pipe whose write end this
+    process holds until the attempt ends): should this process die without stopping it, the
+    agent shuts down as on SIGTERM instead of running on unrecorded.
 
     The process runs in its own process group. When ``cancel`` is set, when ``run.timeout``
     passes, or when the calling thread is interrupted (``KeyboardInterrupt``, as Ray's
@@ -97,6 +103,12 @@ def run_batch_task(
 
     if not cwd.is_dir():
         return result(error=f"the task's cwd {str(cwd)!r} is not a directory")
+    # The lifeline: the process gets the read end, this one keeps the write end (not
+    # inheritable, so no other child holds it) until the process is gone. If this process
+    # dies first (SIGKILL, a crash, the OOM killer), the kernel closes it and the agent,
+    # which otherwise would run on unseen in its own session, shuts down as on SIGTERM.
+    lifeline, keep = os.pipe()
+    env[LIFELINE_ENV] = str(lifeline)
     try:
         with open(events_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
             process = subprocess.Popen(
@@ -106,10 +118,17 @@ def run_batch_task(
                 stderr=stderr,
                 cwd=cwd,
                 env=env,
+                pass_fds=(lifeline,),
                 start_new_session=True,  # Ctrl+C is the coordinator's; one killpg reaches it all
             )
     except OSError as exc:
+        os.close(keep)
         return result(error=f"cannot start {run.command[0]!r}: {exc.strerror or exc}", infrastructure=True)
+    except BaseException:
+        os.close(keep)
+        raise
+    finally:
+        os.close(lifeline)  # the process has its own copy; only the write end is ours
     stopped: str | None = None
     try:
         _send_prompt(process, task.prompt)
@@ -132,6 +151,7 @@ def run_batch_task(
         raise
     finally:
         _kill_group(process.pid)  # whatever the agent left running in its group
+        os.close(keep)
     exit_code = process.returncode
     report = _read_events(events_path)
     session = _session_ref(run, sessions_dir, session_id)

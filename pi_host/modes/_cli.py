@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from pi_host._lifeline import watch_lifeline
 from pi_host._version import __version__ as _VERSION
 from pi_host.errors import UsageError
 
@@ -32,7 +33,11 @@ def main(argv: list[str] | None = None, *, distribution: Distribution | None = N
 
     :param distribution: run as that agent distribution (its command name, agent directory,
         plugins and defaults) instead of as plain ``pi-host``.
+
+    With ``PI_HOST_LIFELINE_FD`` set, the process gets SIGTERM once that pipe's writer (the
+    supervisor that started it) is gone, in every mode and subcommand (see pi_host._lifeline).
     """
+    watch_lifeline()  # first: a supervisor that died during start-up is noticed at once
     _skip_collection_at_exit()
     try:
         return _main(argv, distribution)
