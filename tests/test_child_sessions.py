@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pi_host import Flag, SessionError, SessionOptions, hookimpl
+from pi_host import Flag, SessionError, SessionOptions, StashKey, hookimpl
 from pi_host.runtime import Host
 from pi_host.testing import HostFactory
 
@@ -55,6 +55,41 @@ async def test_child_has_the_parents_plugins_and_links_to_its_file(make_host: Ho
     assert header["parentSession"] == str(parent_file)
     assert [m.role for m in child.messages] == ["user", "assistant"]
     assert [m.role for m in parent.messages] == ["user", "assistant"]  # the parent's stays its own
+    await host.close()
+
+
+class _Sharer:
+    """A plugin that shares a value with its child sessions through ``ctx.parent_stash``."""
+
+    KEY = StashKey[str]()
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str | None, str]] = []
+
+    @hookimpl
+    def pi_session_start(self, reason: str, previous_session_file: str | None, ctx: Any) -> None:
+        parent = ctx.parent_stash
+        inherited = parent.get(self.KEY, None) if parent is not None else None
+        ctx.stash[self.KEY] = inherited or f"made by {ctx.session_manager.session_id}"
+        self.seen.append((inherited, ctx.stash[self.KEY]))
+
+
+async def test_a_child_sees_its_parents_stash_before_it_starts(make_host: HostFactory) -> None:
+    sharer = _Sharer()
+    host = make_host(sharer, replies=["ok"])
+    parent = await host.session()
+    assert parent.ctx.parent_stash is None  # a session of its own
+    child = await parent.ctx.create_child_session(SessionOptions(cwd=str(host.cwd), no_tools=True))
+    assert child.ctx.parent_stash is parent.stash and child.stash is not parent.stash
+    await child.start("startup")
+    grandchild = await child.ctx.create_child_session(SessionOptions(cwd=str(host.cwd), no_tools=True))
+    assert grandchild.ctx.parent_stash is child.stash
+    await grandchild.start("startup")
+    made = f"made by {parent.session_manager.session_id}"
+    # The parent's value reached the child's pi_session_start, and through it the grandchild's.
+    assert sharer.seen == [(None, made), (made, made), (made, made)]
+    await grandchild.shutdown("quit")
+    await child.shutdown("quit")
     await host.close()
 
 

@@ -223,6 +223,42 @@ class PluginContext(Protocol):
         ...
 
     @property
+    def parent_stash(self) -> Stash | None:
+        """The stash of the session that made this one with :meth:`create_child_session`;
+        ``None`` in a session that is no child.
+
+        A child runs in its parent's process and event loop, so a plugin can hand its child
+        sessions live state (a server connection, a cache) instead of building it again: it
+        keeps the state under its own :class:`StashKey` in the parent's stash, and the same
+        plugin in the child (loaded again on the child's host) reads it here, typically in
+        ``pi_session_start``. Keys are the plugins' own objects, so a plugin finds only what it
+        (or a plugin that exports its key) put there. The state stays the parent's: the
+        parent's plugin ends it (in the parent's ``pi_session_shutdown``), never the child's,
+        which should check that it is still usable before each use. pi-mcp shares its
+        running servers with sub-agents this way.
+
+        Example: a child uses its parent's connection, and closes only one it opened::
+
+            CONNECTION = StashKey[Connection]()
+            OWNED = StashKey[Connection]()
+
+            @hookimpl
+            async def pi_session_start(reason, previous_session_file, ctx):
+                parent = ctx.parent_stash
+                shared = parent.get(CONNECTION, None) if parent is not None else None
+                if shared is None:
+                    shared = ctx.stash[OWNED] = await Connection.open()
+                ctx.stash[CONNECTION] = shared
+
+            @hookimpl
+            async def pi_session_shutdown(reason, target_session_file, ctx):
+                owned = ctx.stash.get(OWNED, None)
+                if owned is not None:
+                    await owned.close()
+        """
+        ...
+
+    @property
     def session_manager(self) -> SessionView: ...
 
     def is_project_trusted(self) -> bool: ...
@@ -401,12 +437,12 @@ class PluginContext(Protocol):
 
         The child is built by :func:`pi_host.create_session` from ``options`` on a fresh host
         that loads the same plugins this session's did; its stash, tools and transcript are its
-        own. What ``options`` leaves unset is inherited: the model and thinking level, the agent
-        directory, where sessions are kept (beside this session's file; an unsaved session
-        makes an unsaved child), the project's trust, the UI, the plugin flags; the child's
-        session file names this one as its ``parentSession``. The
-        child is not started: the caller runs ``start("startup")``, its prompts, and
-        ``shutdown("quit")``.
+        own (its plugins reach this session's stash as :attr:`parent_stash`). What ``options``
+        leaves unset is inherited: the model and thinking level, the agent directory, where
+        sessions are kept (beside this session's file; an unsaved session makes an unsaved
+        child), the project's trust, the UI, the plugin flags; the child's session file names
+        this one as its ``parentSession``. The child is not started: the caller runs
+        ``start("startup")``, its prompts, and ``shutdown("quit")``.
 
         :raises pi_host.SessionError: the options name an unknown model, or the session cannot
             be created; a host assembled by hand has no recipe to load its plugins again.

@@ -23,7 +23,8 @@ async def create_child_session(parent: AgentSession, options: SessionOptions) ->
     agent directory, where sessions are kept (beside the parent's file, or in its store; an
     unsaved parent makes an unsaved child), the project's trust, the UI, the plugin flags and
     disabled plugins; ``parentSession`` names the parent's session file (``<store URI>#<id>``
-    for a parent kept in a store). The child is not
+    for a parent kept in a store). The child's plugins reach the parent's stash as
+    ``ctx.parent_stash``. The child is not
     started: call ``start("startup")`` and, when done, ``shutdown("quit")``.
 
     :raises SessionError: the parent's host cannot be loaded again (it was built by hand, with
@@ -66,4 +67,7 @@ async def create_child_session(parent: AgentSession, options: SessionOptions) ->
             disabled_plugins=(*inherited.disabled_plugins, *options.disabled_plugins),
             flags={**inherited.flags, **options.flags},
         )
-    return await create_session(filled, host=respawn())
+    child = await create_session(filled, host=respawn())
+    # Before the child starts: its plugins' pi_session_start may look up what the parent's share.
+    child.parent_stash = parent.stash
+    return child

@@ -144,6 +144,10 @@ class SessionPluginContext:
         return self._session.stash
 
     @property
+    def parent_stash(self) -> Stash | None:
+        return self._session.parent_stash
+
+    @property
     def session_manager(self) -> Any:
         return self._session.session_manager
 

@@ -136,6 +136,9 @@ class AgentSession:
         self.agent_dir: str | None = None
         self.options: SessionOptions | None = None
         self.stash = Stash()
+        #: The stash of the session that created this one as its child (set by
+        #: ``create_child_session``): ``PluginContext.parent_stash``.
+        self.parent_stash: Stash | None = None
         self.ctx = SessionPluginContext(self)
         self._flags = dict(flags or {})
         self._system_prompt_builder = system_prompt_builder
