@@ -6,7 +6,11 @@ session from any task. A server that dies, hangs at start-up or speaks garbage e
 ``failed`` state with an error naming it and the remedy; the next use starts it again (at
 once after a crash; after a failed start only once its backoff has passed). Every start lists
 the tools anew, and so does a ``notifications/tools/list_changed`` from the running server;
-``on_tools_listed`` hears of each new list.
+each of ``tools_listeners`` hears of each new list.
+
+A connection may serve several sessions of one event loop (a parent's and its sub-agents',
+see ``McpManager``): any of them may start or restart it, and the one that created it
+closes it (:meth:`close`), after which no use starts it again.
 """
 
 from __future__ import annotations
@@ -92,8 +96,10 @@ class ServerConnection:
         #: The first message that was not JSON-RPC, as the user should see it.
         self._garbage: str | None = None
         #: Called with the connection after each listing of its tools: a start, or a change
-        #: the server announced (the manager updates the session's tools).
-        self.on_tools_listed: Callable[[ServerConnection], None] | None = None
+        #: the server announced (each session's manager that uses it updates its tools).
+        self.tools_listeners: list[Callable[[ServerConnection], None]] = []
+        #: Set by :meth:`close`: its owner's session ended, and no use starts it again.
+        self.closed = False
         #: Tool-list changes the server announced, and how many of them a listing has followed.
         self._announced = 0
         self._followed = 0
@@ -128,6 +134,11 @@ class ServerConnection:
         async with self._lock:
             if self.state == "ready" and self._session is not None:
                 return self._session
+            if self.closed:
+                # A sub-agent's call after its parent's session ended: nobody would stop it.
+                raise McpServerError(
+                    f'MCP server "{self.name}" was stopped: the session that started it has ended'
+                )
             wait = self.retry_at - time.monotonic()
             if self.state == "failed" and wait > 0 and not force:
                 raise McpServerError(
@@ -150,9 +161,12 @@ class ServerConnection:
                 raise McpServerError(self.error or f'MCP server "{self.name}" did not start')
             self.state, self.failures, self.retry_at = "ready", 0, 0.0
             session = self._session
-        if self.on_tools_listed is not None:
-            self.on_tools_listed(self)
+        self._tools_listed()
         return session
+
+    def _tools_listed(self) -> None:
+        for listener in tuple(self.tools_listeners):
+            listener(self)
 
     async def stop(self) -> None:
         """Close the session and stop the server process (the SDK kills it if it lingers)."""
@@ -160,6 +174,14 @@ class ServerConnection:
             await self._teardown()
             if self.state != "failed":
                 self.state = "stopped"
+
+    async def close(self) -> None:
+        """:meth:`stop` for good: a later use (a sub-agent's) is refused instead of starting it.
+
+        Marked before the stop waits for the lock, so a start queued behind it cannot slip in.
+        """
+        self.closed = True
+        await self.stop()
 
     async def _teardown(self) -> None:
         task, stop = self._task, self._stop
@@ -258,8 +280,7 @@ class ServerConnection:
             except Exception as exc:  # the old list stays; the next use or change tries again
                 logger.warning("MCP server %s: listing its changed tools failed: %s", self.name, _reason(exc))
             else:
-                if self.on_tools_listed is not None:
-                    self.on_tools_listed(self)
+                self._tools_listed()
             finally:
                 self._mark_followed(target)
 

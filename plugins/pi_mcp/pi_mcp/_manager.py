@@ -6,11 +6,22 @@ above it the model gets ``mcp_tool_search`` and a tool is registered when a sear
 A server's tool list is followed through the session (:meth:`McpManager.sync`): after each
 restart, and when the server announces a change, new tools are registered, removed ones
 unregistered and changed ones replaced, from the model's next request on.
+
+A sub-agent's session (a child made with ``create_child_session``, in this process and event
+loop) uses its parent's running servers instead of starting its own: its manager is built with
+``parent`` (the parent session's manager, from ``ctx.parent_stash``) and borrows each parent
+connection whose server it would start the same way (see :meth:`McpManager.shareable`). The
+parent's manager owns a borrowed connection: only it stops the server (when its session
+ends); a child's end, its ``/mcp restart``, never does. A shared server that crashed is
+restarted by the next use of whichever session, and every session using it follows its new
+tool list. Each session keeps its own tools (so a sub-agent's ``tools:`` allow-list and the
+project's trust still decide what it gets), settings and reports.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -92,6 +103,12 @@ class McpManager:
     #: session, the error says when the next use tries and that ``/mcp restart`` does now.
     retry_hint: str | None = None
     _started: bool = False
+    #: The parent session's manager, whose connections this one borrows where it can.
+    parent: McpManager | None = field(default=None, repr=False)
+    #: The servers whose connection is the parent's (it starts them once, stops them).
+    borrowed: set[str] = field(default_factory=set)
+    #: The event loop the manager was made in (a connection serves one loop only).
+    loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
     #: Inside start_all: the servers' listings wait for its end, so the search threshold is
     #: decided with every server's tools, not the first one's.
     _starting_all: int = 0
@@ -99,16 +116,50 @@ class McpManager:
     def __post_init__(self) -> None:
         timeout = self.settings.startup_timeout_ms / 1000
         backoff = self.settings.restart_backoff_ms / 1000
+        with contextlib.suppress(RuntimeError):  # made outside a loop: pi-host mcp list
+            self.loop = asyncio.get_running_loop()
         for name, server in self.config.servers.items():
-            connection = ServerConnection(
-                server,
-                cwd=self.cwd,
-                startup_timeout=timeout,
-                restart_backoff=backoff,
-                retry_hint=self.retry_hint,
-            )
-            connection.on_tools_listed = self._tools_listed
+            connection = self.shareable(server)
+            if connection is not None:
+                self.borrowed.add(name)
+                if self.parent is not None and name in self.parent.reported:
+                    # The parent told the user of this failure already.
+                    self.reported[name] = self.parent.reported[name]
+            else:
+                connection = ServerConnection(
+                    server,
+                    cwd=self.cwd,
+                    startup_timeout=timeout,
+                    restart_backoff=backoff,
+                    retry_hint=self.retry_hint,
+                )
+            connection.tools_listeners.append(self._tools_listed)
             self.connections[name] = connection
+        self._rebuild_tools()  # a borrowed server may be running, its tools listed
+
+    def shareable(self, server: ServerConfig) -> ServerConnection | None:
+        """The parent's connection to *server*, when this session may use it instead of its own.
+
+        It may when the parent's manager runs in this event loop, has not stopped its servers,
+        and starts this server the same way: the same definition (where it was read may
+        differ), and for a stdio server the same working directory, since a server may work on
+        the directory it runs in (a sub-agent in a worktree of its own starts its own servers).
+        """
+        parent = self.parent
+        if parent is None or parent.loop is None or parent.loop is not self.loop:
+            return None
+        connection = parent.connections.get(server.name)
+        if connection is None or connection.closed:
+            return None
+        if connection.config.model_dump(exclude={"source"}) != server.model_dump(exclude={"source"}):
+            return None
+        if server.transport == "stdio" and (server.cwd or connection.cwd) != (server.cwd or self.cwd):
+            return None
+        return connection
+
+    def owned(self) -> list[ServerConnection]:
+        """The connections this manager started and stops (not the borrowed ones)."""
+        return [c for name, c in self.connections.items() if name not in self.borrowed]
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -153,10 +204,17 @@ class McpManager:
             await asyncio.gather(starting, return_exceptions=True)
 
     async def stop_all(self) -> None:
-        """Stop every server; returns once their processes are gone."""
+        """Stop every server this manager owns, for good; returns once their processes are gone.
+
+        A borrowed server (the parent session's) goes on running: this manager stops
+        following it.
+        """
+        for connection in self.connections.values():
+            with contextlib.suppress(ValueError):
+                connection.tools_listeners.remove(self._tools_listed)
         async with anyio.create_task_group() as group:
-            for connection in self.connections.values():
-                group.start_soon(connection.stop)
+            for connection in self.owned():
+                group.start_soon(connection.close)
 
     def _rebuild_tools(self) -> None:
         """``tools`` from the servers' latest lists; an unchanged tool keeps its object.
@@ -472,8 +530,9 @@ class McpManager:
         if not self.connections:
             lines.append("No MCP servers configured (add them to .mcp.json or <agent dir>/mcp.json).")
         for s in self.summaries():
+            shared = ", the parent session's" if s.name in self.borrowed else ""
             lines.append(
-                f"{s.name} ({s.transport}): {s.state}, {s.offered}/{s.tools} tools offered, "
+                f"{s.name} ({s.transport}): {s.state}{shared}, {s.offered}/{s.tools} tools offered, "
                 f"{s.prompts} prompts, ~{s.schema_tokens} tokens of schemas"
             )
             if s.error:

@@ -49,6 +49,13 @@ def manager_of(ctx: PluginContext) -> McpManager | None:
     return ctx.stash.get(_MANAGER, None)
 
 
+def _parent_manager(ctx: PluginContext) -> McpManager | None:
+    """The MCP manager of the session that made this one its child (a sub-agent's parent),
+    whose running servers this session uses; ``None`` in a session that is no child."""
+    parent = ctx.parent_stash
+    return parent.get(_MANAGER, None) if parent is not None else None
+
+
 def _say(ctx: PluginContext, text: str, level: str = "warning") -> None:
     """A notice the user sees in every mode (print and JSON have no UI: stderr)."""
     logger.info("%s", text)
@@ -89,6 +96,15 @@ async def _mcp_command(args: str, ctx: CommandContext) -> None:
                 "error",
             )
             return
+        shared = [n for n in names if n in manager.borrowed]
+        if shared:
+            # The parent owns them, and its other sub-agents may be using them right now.
+            ctx.ui.notify(
+                f"MCP server {', '.join(shared)} is the parent session's, shared with this one: "
+                "restart it from the parent session",
+                "warning",
+            )
+            names = [n for n in names if n not in manager.borrowed]
         for name in names:
             await manager.connections[name].stop()
             manager.reported.pop(name, None)
@@ -102,7 +118,10 @@ async def _mcp_command(args: str, ctx: CommandContext) -> None:
 
 @hookimpl
 async def pi_session_start(reason: str, previous_session_file: str | None, ctx: PluginContext) -> None:
-    """Read the configuration; with ``"startup": "eager"``, start the servers in the background."""
+    """Read the configuration; with ``"startup": "eager"``, start the servers in the background.
+
+    In a sub-agent's session, the servers the parent session runs are used, not started again.
+    """
     settings = ctx.plugin_settings(McpSettings)
     loaded = load_config(
         agent_dir=agent_dir(),
@@ -122,7 +141,7 @@ async def pi_session_start(reason: str, previous_session_file: str | None, ctx: 
         return
     from ._manager import McpManager  # the MCP SDK loads only when servers are configured
 
-    manager = McpManager(config=loaded, settings=settings, cwd=ctx.cwd)
+    manager = McpManager(config=loaded, settings=settings, cwd=ctx.cwd, parent=_parent_manager(ctx))
     ctx.stash[_MANAGER] = manager
     if settings.startup == "eager":
         manager.start_in_background()
@@ -156,7 +175,10 @@ async def pi_before_agent_start(
 
 @hookimpl
 async def pi_session_shutdown(reason: str, target_session_file: str | None, ctx: PluginContext) -> None:
-    """Stop every server; their processes are gone when this returns."""
+    """Stop every server the session started; their processes are gone when this returns.
+
+    A sub-agent's session leaves its parent's servers running.
+    """
     manager = _pop(ctx, _MANAGER)
     if manager is not None:
         await manager.settle_background_start()

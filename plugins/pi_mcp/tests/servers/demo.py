@@ -1,11 +1,12 @@
 """A real MCP server for pi-mcp's tests, made with the SDK's MCPServer (FastMCP).
 
-``python demo.py [--name NAME] [--tools N] [--garbage] [--grow] [--http PORT | --sse PORT]``:
+``python demo.py [--name NAME] [--tools N] [--garbage] [--grow] [--record FILE] [--http PORT | --sse PORT]``:
 over stdio by default, or streamable HTTP (``/mcp``) or SSE (``/sse``) on 127.0.0.1:PORT.
 ``--tools N`` adds N generated tools ``t000``… (for the context-cost tests); ``--garbage``
 prints a non-JSON line on stdout first (a server that prints nothing else is garbage.py);
 ``--grow`` adds the tool ``grow``, which adds the tool ``grown`` and sends
-``notifications/tools/list_changed``.
+``notifications/tools/list_changed``; ``--record FILE`` appends the server's pid to FILE as it
+starts (how many processes a test's sessions started).
 """
 
 from __future__ import annotations
@@ -133,7 +134,11 @@ def main() -> None:
     parser.add_argument("--grow", action="store_true", help="add the tool grow")
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--sse", type=int, default=None)
+    parser.add_argument("--record", default=None, help="append the pid to this file at start")
     args = parser.parse_args()
+    if args.record:
+        with open(args.record, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
     server = build(args.name, args.tools, args.grow)
     if args.garbage:
         sys.stdout.write("this is not JSON-RPC\n")
