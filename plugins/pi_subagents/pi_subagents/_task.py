@@ -138,7 +138,8 @@ def _child_tools(
         allowlist: tuple[str, ...] | None = None
     else:
         exact = [name for name in definition.tools if not is_tool_pattern(name)]
-        # An MCP tool may come from a server the child starts itself: it is not checked here.
+        # An MCP tool may come from a server the parent has not started yet, or one only the
+        # child's configuration has (pi-mcp in the child decides): it is not checked here.
         unknown = [name for name in exact if name not in available and not name.startswith("mcp__")]
         if unknown:
             raise SubagentError(

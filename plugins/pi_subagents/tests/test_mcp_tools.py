@@ -21,8 +21,7 @@ AGENTS = {
     "whole-server": "mcp__demo",  # Claude Code's name for every tool of a server
     "pattern": "[mcp__demo__a*]",  # a YAML list with a wildcard
 }
-# Each child starts its own MCP servers (the parent's plugins, loaded again): a few seconds
-# per child on a loaded machine, so three children cover the three forms.
+# The children use the parent's running server (tests/test_mcp_sharing.py); each form gets one.
 
 
 async def test_tools_allow_list_holds_for_mcp_tools_registered_at_run_time(make_host: HostFactory) -> None:
@@ -70,5 +69,5 @@ async def test_tools_allow_list_holds_for_mcp_tools_registered_at_run_time(make_
     assert seen["echo-only"] == ["mcp__demo__echo", "read"]
     assert seen["whole-server"] == demo_tools
     assert seen["pattern"] == ["mcp__demo__add"]
-    assert echoed == ["demo says: hello"]  # the allowed tool really ran, on the child's server
+    assert echoed == ["demo says: hello"]  # the allowed tool really ran, on the shared server
     await host.close()
