@@ -6,7 +6,9 @@ plugins), ``pi_addhooks`` lets them publish hookspecs of their own, the registra
 ``pi_configure`` hands every plugin the final configuration.
 
 Both hooks are *historic*: a plugin registered later (a trusted project plugin, a plugin
-loaded by ``/reload``) still receives the calls that already happened.
+loaded by ``/reload``) still receives the calls that already happened. Like the registration
+hooks, they may be called in a worker thread, off the event loop (see
+:mod:`pi_host.hookspecs.registration`).
 """
 
 # mypy: disable-error-code="empty-body"

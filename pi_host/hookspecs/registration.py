@@ -37,6 +37,13 @@ keeping what ``pi_configure`` saw in module state: several hosts may live in one
 registrations: they fire whenever a session store is opened by URI or a batch run chooses its
 executor, and the first plugin (in call order) that answers wins (``Strategy.SYNC_FIRST``, run
 by ``PluginManager.call_first``).
+
+These hooks, like ``pi_addhooks`` and ``pi_configure``, may be called in a worker thread
+rather than on the event loop: ``create_session`` without a ``host`` (and a child session)
+loads, configures and opens the session in one, one host at a time in the process, so that
+the other sessions on the loop keep running. Do there only what needs no running loop, and
+start what does (tasks, objects bound to the loop) in a lifecycle hook such as
+``pi_session_start``.
 """
 
 # mypy: disable-error-code="empty-body"

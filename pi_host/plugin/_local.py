@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+import threading
 import time
 from collections.abc import Collection
 from pathlib import Path
@@ -18,6 +19,11 @@ from ._manager import PluginManager, warn_if_slow
 __all__ = ["LOCAL_PLUGIN_DIR", "import_file", "load_local_plugins", "local_plugin_files"]
 
 LOCAL_PLUGIN_DIR = Path(".pi") / "plugins"
+
+# One file executed at a time: sessions loading the same project's plugins at once (one in a
+# worker thread, see pi_host.runtime._off_loop) must not share, or pop, the other's module
+# under the name both give it. Reentrant: a plugin file may load another.
+_import_lock = threading.RLock()
 
 
 def local_plugin_files(project_dir: str | Path) -> list[Path]:
@@ -91,10 +97,11 @@ def import_file(path: Path, *, prefix: str = "pi_host_local_plugin", package: bo
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
+    with _import_lock:
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
     return module

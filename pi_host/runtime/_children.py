@@ -24,13 +24,14 @@ async def create_child_session(parent: AgentSession, options: SessionOptions) ->
     unsaved parent makes an unsaved child), the project's trust, the UI, the plugin flags and
     disabled plugins; ``parentSession`` names the parent's session file (``<store URI>#<id>``
     for a parent kept in a store). The child's plugins reach the parent's stash as
-    ``ctx.parent_stash``. The child is not
-    started: call ``start("startup")`` and, when done, ``shutdown("quit")``.
+    ``ctx.parent_stash``. The child is not started: call ``start("startup")`` and, when done,
+    ``shutdown("quit")``. Its plugins are loaded and its session opened in worker threads, as
+    ``create_session`` does without a host.
 
     :raises SessionError: the parent's host cannot be loaded again (it was built by hand, with
         no ``respawn``), or ``create_session`` refused the options (an unknown model …).
     """
-    from ._factory import create_session
+    from ._factory import create_session_loading
 
     respawn = parent.host.respawn
     if respawn is None:
@@ -67,7 +68,8 @@ async def create_child_session(parent: AgentSession, options: SessionOptions) ->
             disabled_plugins=(*inherited.disabled_plugins, *options.disabled_plugins),
             flags={**inherited.flags, **options.flags},
         )
-    child = await create_session(filled, host=respawn())
+    # The fresh host is the child's alone: loaded off the loop, which the parent shares.
+    child = await create_session_loading(filled, load_host=respawn)
     # Before the child starts: its plugins' pi_session_start may look up what the parent's share.
     child.parent_stash = parent.stash
     return child

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pi_host.agent import Agent, Tool
 from pi_host.hookspecs import Mode, PluginContext
@@ -15,6 +15,7 @@ from pi_host.providers._registry import ModelRegistry
 from pi_host.resources import (
     ProjectTrust,
     ResourceOptions,
+    Resources,
     SettingsManager,
     agent_dir,
     load_resources,
@@ -37,12 +38,15 @@ __all__ = [
     "DEFAULT_THINKING_LEVEL",
     "SessionOptions",
     "create_session",
+    "create_session_loading",
 ]
 
 DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
 """pi's default tool set; the others (grep, find, ls) are off unless listed."""
 
 DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -268,13 +272,10 @@ class _TrustContext:
         self.ui = ui if ui is not None else NullUI()
 
 
-async def _decide_trust(trust: ProjectTrust, cwd: str, host: Host, options: SessionOptions) -> bool:
-    """pi's order: ``--approve``/``--no-approve``, the trust file and ``defaultProjectTrust``, then
-    the installed plugins' ``pi_project_trust``, then (interactive mode only) the user; still
-    undecided means untrusted for now."""
-    decided = trust.decision(cwd)
-    if decided is not None:
-        return decided
+async def _undecided_trust(trust: ProjectTrust, cwd: str, host: Host, options: SessionOptions) -> bool:
+    """pi's order once ``--approve``/``--no-approve``, the trust file and
+    ``defaultProjectTrust`` left it open: the installed plugins' ``pi_project_trust``, then
+    (interactive mode only) the user; still undecided means untrusted for now."""
     context = cast("PluginContext", _TrustContext(cwd, options.mode, options.ui))
     verdict = await host.dispatcher.project_trust(cwd=cwd, ctx=context)
     if verdict is not None:
@@ -293,27 +294,48 @@ async def _ask_trust(trust: ProjectTrust, cwd: str, ui: Any) -> bool:
     return False if chosen is None else trust.choose(cwd, chosen)
 
 
-async def create_session(options: SessionOptions | None = None, *, host: Host | None = None) -> AgentSession:
-    """Build an :class:`AgentSession`: settings, trust, plugins, models, session file, prompt.
+@dataclass
+class _Start:
+    """The steps before the session: the global settings, the trust file, the host; and,
+    when the trust was decided without asking, the host configured for it."""
 
-    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+    global_settings: SettingsManager
+    trust: ProjectTrust
+    host: Host
+    decided: bool | None
+    settings_manager: SettingsManager | None = None
 
-    :param host: reuse loaded plugins (tests, embedding); loaded from the environment by default.
-    :raises SessionError: a session that cannot be opened, a model that does not exist.
-    """
-    options = options or SessionOptions()
-    cwd = os.path.abspath(options.cwd)
-    root = Path(options.agent_dir) if options.agent_dir else agent_dir()
+
+def _start(
+    options: SessionOptions, cwd: str, root: Path, host: Host | None, load_host: Callable[[], Host] | None
+) -> _Start:
+    """Read the global settings, load the host (unless given), look the trust up and, when
+    that decided it, configure the host (blocking: files and plugin code)."""
     global_settings = SettingsManager.load(cwd, root, project_trusted=False)
     trust = ProjectTrust(
         root, default=global_settings.settings.default_project_trust, override=options.approve
     )
-    if host is None:
+    if host is None and load_host is not None:
+        host = load_host()
+    elif host is None:
         disabled = [*global_settings.settings.plugins.disable, *options.disabled_plugins]
         host = Host.load(disabled=disabled, extra_plugins=options.extra_plugins, cwd=cwd)
-    trusted = await _decide_trust(trust, cwd, host, options)
-    settings_manager = SettingsManager.load(cwd, root, project_trusted=True) if trusted else global_settings
+    start = _Start(global_settings, trust, host, trust.decision(cwd))
+    if start.decided is not None:
+        start.settings_manager = _configure(start, options, cwd, root, trusted=start.decided)
+    return start
+
+
+def _configure(
+    start: _Start, options: SessionOptions, cwd: str, root: Path, *, trusted: bool
+) -> SettingsManager:
+    """The settings for the trust decided, and the host configured with them (its project's
+    plugins loaded once trusted, ``pi_configure`` called, registrations collected)."""
+    settings_manager = (
+        SettingsManager.load(cwd, root, project_trusted=True) if trusted else start.global_settings
+    )
     settings = settings_manager.settings
+    host = start.host
     # The project's settings may disable more plugins, and its own plugins join, once trusted.
     host.apply_plugin_settings(cwd, settings.plugins.disable, options.disabled_plugins, trusted=trusted)
     host.configure(
@@ -321,11 +343,35 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
             cwd=cwd, mode=options.mode, settings=settings_manager.merged(), flags=dict(options.flags)
         )
     )
+    return settings_manager
+
+
+@dataclass
+class _Opened:
+    """What the session is built from, read and opened before it exists."""
+
+    registry: ModelRegistry
+    resolver: ModelResolver
+    session_dir: str
+    store_uri: str | None
+    manager: SessionManager
+    restored: Any
+    model: Model | None
+    thinking: ThinkingLevel
+    resource_options: ResourceOptions
+    resources: Resources
+
+
+def _open(
+    options: SessionOptions, cwd: str, root: Path, host: Host, settings_manager: SettingsManager
+) -> _Opened:
+    """Models, the session (file or store, read back when resumed), the model to start with
+    and the resources (blocking: files, a database, maybe a ``!command`` for an API key)."""
+    settings = settings_manager.settings
     registry = ModelRegistry.create(root)
     resolver = ModelResolver(
         registry, host.providers, api_key=options.api_key, max_retries=_client_retries(settings_manager)
     )
-
     # Sessions and their resume cache live under the agent directory in use (pi's SDK
     # derives the default session directory from its agentDir option, not the environment).
     session_dir = (
@@ -368,8 +414,85 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         else tuple(options.append_system_prompt),
     )
     resources = load_resources(cwd=cwd, agent_dir=root, settings=settings_manager, options=resource_options)
+    return _Opened(
+        registry,
+        resolver,
+        session_dir,
+        store_uri,
+        manager,
+        restored,
+        model,
+        thinking,
+        resource_options,
+        resources,
+    )
+
+
+async def create_session(options: SessionOptions | None = None, *, host: Host | None = None) -> AgentSession:
+    """Build an :class:`AgentSession`: settings, trust, plugins, models, session file, prompt.
+
+    Provisional public API (the embedding SDK): it may change before pi-host 1.0.
+
+    Without ``host``, the plugins are loaded, the files read and the session opened in worker
+    threads, so that other sessions on the event loop keep running meanwhile (what plugin
+    code runs there: the imports, registration hooks and ``pi_configure``; lifecycle hooks
+    such as ``pi_project_trust`` run on the loop). A ``host`` passed in is configured and
+    used on the loop, where its other users are.
+
+    :param host: reuse loaded plugins (tests, embedding); loaded from the environment by default.
+    :raises SessionError: a session that cannot be opened, a model that does not exist.
+    """
+    return await create_session_loading(options or SessionOptions(), host=host)
+
+
+async def create_session_loading(
+    options: SessionOptions, *, host: Host | None = None, load_host: Callable[[], Host] | None = None
+) -> AgentSession:
+    """:func:`create_session`, with ``load_host`` building its host when none is given (a
+    child's host, from its parent's ``respawn``): in a worker thread, like a host loaded from
+    the environment."""
+    cwd = os.path.abspath(options.cwd)
+    root = Path(options.agent_dir) if options.agent_dir else agent_dir()
+    plugin_work: Callable[[Callable[[], Any]], Awaitable[Any]] = _on_loop
+    file_work = _on_loop
+    if host is None:
+        # The host is this session's alone until it is returned: build it off the loop.
+        from ._off_loop import in_thread, plugin_work_in_thread
+
+        plugin_work, file_work = plugin_work_in_thread, in_thread
+    start: _Start = await plugin_work(lambda: _start(options, cwd, root, host, load_host))
+    if start.decided is None:
+        trusted = await _undecided_trust(start.trust, cwd, start.host, options)
+        settings_manager: SettingsManager = await plugin_work(
+            lambda: _configure(start, options, cwd, root, trusted=trusted)
+        )
+    else:
+        assert start.settings_manager is not None
+        trusted, settings_manager = start.decided, start.settings_manager
+    opened: _Opened = await file_work(lambda: _open(options, cwd, root, start.host, settings_manager))
+    return _assemble(options, cwd, root, start, trusted, settings_manager, opened)
+
+
+async def _on_loop(work: Callable[[], _T]) -> _T:
+    """``work()`` right here, with no checkpoint: what a caller's host needs."""
+    return work()
+
+
+def _assemble(
+    options: SessionOptions,
+    cwd: str,
+    root: Path,
+    start: _Start,
+    trusted: bool,
+    settings_manager: SettingsManager,
+    opened: _Opened,
+) -> AgentSession:
+    """The agent and the session, on the loop (they hold the loop's objects)."""
+    host, manager, restored, resources = start.host, opened.manager, opened.restored, opened.resources
+    settings = settings_manager.settings
+    model, thinking = opened.model, opened.thinking
     agent = Agent(
-        stream_fn=resolver.stream,
+        stream_fn=opened.resolver.stream,
         model=model,
         thinking_level=thinking,
         messages=restored.messages,
@@ -392,8 +515,8 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         return ProjectResources(
             cwd=cwd,
             agent_dir=root,
-            trust=trust,
-            resource_options=resource_options,
+            trust=start.trust,
+            resource_options=opened.resource_options,
             resources=resources,
             mode=options.mode,
             flags=dict(options.flags),
@@ -408,7 +531,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
         mode=options.mode,
         ui=options.ui,
         settings=settings,
-        model_resolver=resolver,
+        model_resolver=opened.resolver,
         system_prompt_builder=system_prompt,
         skills=resources.skills,
         prompt_templates=resources.prompt_templates,
@@ -419,7 +542,7 @@ async def create_session(options: SessionOptions | None = None, *, host: Host | 
     )
     session.project_factory = project
     session.agent_dir = str(root)
-    session.options = replace(options, session_dir=session_dir, session_store=store_uri or None)
+    session.options = replace(options, session_dir=opened.session_dir, session_store=opened.store_uri or None)
     if not restored.messages and model is not None:
         manager.append_model_change(model.provider, model.id)
         manager.append_thinking_level_change(thinking)

@@ -8,13 +8,16 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pi_store_postgres
 import pytest
 from pi_store_postgres import PostgresStore
 
-from pi_host import SessionStore, SessionStoreError
+from pi_host import SessionOptions, SessionStore, SessionStoreError, create_session, hookimpl
 from pi_host.testing import (
     SessionStoreConformance,
     assert_entry_point,
@@ -98,3 +101,60 @@ def test_sessions_move_between_postgres_and_files_through_the_cli(
     assert done.returncode == 0 and done.stdout == "from postgres\n", done.stderr
     (info,) = json.loads(run("sessions", "list", "--json").stdout)
     assert info["entries"] == len(lines) - 1 + 3  # the prompt, the reply, and the model change
+
+
+class _StoreThreads:
+    """A plugin before this one in the call order: notes the thread each store is opened in."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    @hookimpl
+    def pi_session_store(self, uri: str) -> None:
+        self.threads.append(threading.get_ident())
+
+
+async def test_sessions_created_at_once_connect_off_the_loop(
+    tmp_path: Path, postgres_server: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``create_session`` connects to the server in a worker thread: the loop, which the
+    other sessions share, does not wait for connections (ten at once here)."""
+    uri = postgres_server.new_database()  # type: ignore[attr-defined]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "stored"}]))
+    monkeypatch.setenv("PI_HOST_FAUX_SCRIPT", str(script))
+    monkeypatch.setenv("PI_HOST_DIR", str(tmp_path / "agent"))
+    loop_thread = threading.get_ident()
+    probes = [_StoreThreads() for _ in range(10)]
+    sessions: dict[int, Any] = {}
+
+    async def one(number: int) -> None:
+        project = tmp_path / f"project-{number}"
+        project.mkdir()
+        options = SessionOptions(
+            cwd=str(project),
+            provider="faux",
+            no_tools=True,
+            session_store=uri,
+            extra_plugins=[probes[number]],
+        )
+        session = sessions[number] = await create_session(options)
+        await session.prompt(f"session {number}")
+        session.session_manager.wait_for_writes()
+        await session.shutdown("quit")
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as tg:
+            for number in range(len(probes)):
+                tg.start_soon(one, number)
+    for probe in probes:
+        assert probe.threads and loop_thread not in probe.threads
+    with PostgresStore(uri) as store:
+        listed = {info.id: info for info in store.list()}
+        assert sorted(listed) == sorted(session.session_manager.session_id for session in sessions.values())
+        for number, session in sessions.items():
+            lines = store.load(session.session_manager.session_id) or []
+            assert any(f"session {number}" in line for line in lines)
+            assert not any(
+                f'session {other}"' in line for line in lines for other in sessions if other != number
+            )
