@@ -134,6 +134,24 @@ async def test_a_plugin_can_trust_the_project(tmp_path: Path, remember: bool) ->
     assert (agent / "trust.json").exists() is remember
 
 
+async def test_pi_configure_sees_the_settings_of_the_trust_a_plugin_decided(tmp_path: Path) -> None:
+    agent, project = project_with_settings(tmp_path)
+    order: list[str] = []
+
+    class Recording:
+        @hookimpl
+        def pi_project_trust(self, cwd: str) -> ProjectTrustDecision:
+            order.append("pi_project_trust")
+            return ProjectTrustDecision(trusted=True, remember=False)
+
+        @hookimpl
+        def pi_configure(self, config: Any) -> None:
+            order.append(f"pi_configure steeringMode={config.settings.get('steeringMode')}")
+
+    await start(agent, project, Recording())
+    assert order == ["pi_project_trust", "pi_configure steeringMode=all"]
+
+
 async def test_the_command_line_decides_before_plugins(tmp_path: Path) -> None:
     agent, project = project_with_settings(tmp_path)
     asked: list[str] = []

@@ -69,8 +69,10 @@ def pi_addhooks(pluginmanager: pluggy.PluginManager) -> None:
 def pi_configure(config: HostConfig) -> None:
     """Read the final configuration: settings, command-line flags, the working directory.
 
-    Fires once at startup after every registration hook ran (so plugin flags are parsed),
-    before ``pi_project_trust`` and the first ``pi_session_start``; again on ``/reload``.
+    Fires once at startup after every registration hook ran (so plugin flags are parsed) and
+    once the project's trust is settled (a ``pi_project_trust`` asked to decide it fires first:
+    a trusted project's settings and plugins are part of the configuration), before the first
+    ``pi_session_start``; again on ``/reload``.
 
     Several hosts may live in one process (many ``create_session`` sessions), each with its
     own configuration, so keep nothing of it in module state: the registration hooks receive
