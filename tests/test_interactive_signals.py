@@ -45,7 +45,9 @@ SLOW_REPLY = {"text": "Streaming begins. " + "word " * 4000, "delayMs": 50}
 def pi_host(tmp_path: Path) -> Iterator[Any]:
     terminals: list[Terminal] = []
 
-    def start(script: list[dict[str, Any]], *, stderr_to: Path | None = None) -> Terminal:
+    def start(
+        script: list[dict[str, Any]], *, stderr_to: Path | None = None, lifeline: Path | None = None
+    ) -> Terminal:
         (tmp_path / "agent").mkdir(exist_ok=True)
         (tmp_path / "faux.json").write_text(json.dumps(script), encoding="utf-8")
         (tmp_path / "recorder.py").write_text(RECORDER, encoding="utf-8")
@@ -60,6 +62,9 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
         if stderr_to is not None:
             # exec: pi-host itself leads the terminal's session, and gets its SIGHUP.
             argv = ["/bin/sh", "-c", f'exec "$@" 2>"{stderr_to}"', "sh", *argv]
+        if lifeline is not None:
+            # The read end of a named pipe (opened for writing already) as descriptor 3.
+            argv = ["/bin/sh", "-c", f'exec 3<"{lifeline}"; PI_HOST_LIFELINE_FD=3 exec "$@"', "sh", *argv]
         terminal = Terminal(argv, cwd=tmp_path, env=environment)
         terminals.append(terminal)
         terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
@@ -124,6 +129,30 @@ def test_sigterm_mid_reply_saves_it_as_aborted(pi_host: Any, tmp_path: Path) -> 
     assert reply["stopReason"] == "aborted"  # as Escape leaves it
     (text,) = [block["text"] for block in reply["content"] if block["type"] == "text"]
     assert text.startswith("Streaming begins. word") and len(text) < len(SLOW_REPLY["text"])
+    assert term.modes_at_exit is not None and term.modes_at_exit[3] & termios.ICANON
+
+
+def test_the_end_of_its_lifeline_quits_it_as_sigterm_does(pi_host: Any, tmp_path: Path) -> None:
+    """PI_HOST_LIFELINE_FD: once the supervisor's end of the pipe closes, the lifeline sends
+    SIGTERM to the main thread, and the terminal UI ends as on a supervisor's SIGTERM."""
+    fifo = tmp_path / "lifeline"
+    os.mkfifo(fifo)
+    # A reader first, so the supervisor's write end opens without waiting for pi-host's.
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    writer = os.open(fifo, os.O_WRONLY)
+    try:
+        term: Terminal = pi_host([], lifeline=fifo)
+    except BaseException:
+        os.close(writer)
+        raise
+    finally:
+        os.close(reader)
+    assert "PI_HOST_LIFELINE_FD" not in term.screen.text()  # no warning: the lifeline is watched
+
+    os.close(writer)  # the supervisor is gone
+
+    assert term.wait_exit() == 143
+    assert shutdowns(tmp_path) == ["quit"]
     assert term.modes_at_exit is not None and term.modes_at_exit[3] & termios.ICANON
 
 
