@@ -39,9 +39,9 @@ def watch_lifeline(
     stderr and is ignored: a stale number naming a file would read as end-of-file at once.
 
     When the lifeline ends, ``on_end`` is called from the watching thread; by default SIGTERM
-    goes to the main thread: print, JSON and RPC modes and ``pi-host batch`` handle it (abort,
-    save the session, run the shutdown hooks, exit 143); where nothing handles it (the
-    terminal UI, start-up) it ends the process, as a supervisor's SIGTERM would.
+    goes to the main thread: every mode and ``pi-host batch`` handle it (abort, save the
+    session, run the shutdown hooks, exit 143); where nothing handles it yet (start-up) it
+    ends the process, as a supervisor's SIGTERM would.
     Data the supervisor writes is read and ignored. With the variable unset this costs a
     dictionary look-up and imports nothing.
     """

@@ -342,8 +342,8 @@ def pi_session_shutdown(
     """The session is ending: pi-host exits, reloads, or switches to another session.
 
     Fires after a successful ``pi_session_before_switch``/``_fork`` and before the next
-    ``pi_session_start``; on exit (Ctrl+C, Ctrl+D, SIGTERM) it is the last hook. Release
-    resources (processes, files) here.
+    ``pi_session_start``; on exit (Ctrl+C, Ctrl+D, ``/quit``, SIGTERM, SIGHUP) it is the last
+    hook. Release resources (processes, files) here.
 
     :param reason: ``"quit"``, ``"reload"``, ``"new"``, ``"resume"`` or ``"fork"``.
     :param target_session_file: the session file that becomes active next, if known.

@@ -344,29 +344,54 @@ async def _run_mode(
 
         return await run_rpc_mode(session)
     if mode == "tui":
-        import anyio
-
-        from ._interactive import run_interactive
-        from ._interactive_session import InteractiveSessionAdapter
-
-        async with anyio.create_task_group() as tg:
-            session.bind_task_group(tg)
-            adapter = InteractiveSessionAdapter(session)
-            tg.start_soon(adapter.start)
-            try:
-                await run_interactive(
-                    adapter,
-                    initial_messages=messages,
-                    version=_VERSION,
-                    hide_thinking=bool(session.settings and session.settings.hide_thinking_block),
-                    verbose=verbose,
-                    open_resume_picker=resume,
-                )
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await session.shutdown("quit")
-                tg.cancel_scope.cancel()
-        return 0
+        return await _run_interactive_mode(session, messages, verbose=verbose, resume=resume)
     from ._print import run_print_mode
 
     return await run_print_mode(session, messages, images, json_mode=mode == "json")
+
+
+async def _run_interactive_mode(
+    session: AgentSession, messages: list[str], *, verbose: bool, resume: bool
+) -> int:
+    """The terminal UI until the user quits, or SIGTERM / SIGHUP end it as a quit (exit 143 /
+    129); then the ``session_shutdown`` hooks with reason ``quit``.
+
+    The signals are watched through the shutdown too: closing a terminal window sends SIGHUP
+    twice, and the second must not kill the process before the hooks have run.
+    """
+    import functools
+    import signal
+
+    import anyio
+
+    from ._interactive import QuitRequest, run_interactive
+    from ._interactive_session import InteractiveSessionAdapter
+    from ._signals import exit_status, watch_exit_signals
+
+    quit_request = QuitRequest()
+    signalled: list[int] = []
+
+    def on_signal(status: int) -> None:
+        signalled.append(status)
+        quit_request.request(terminal_gone=status == exit_status(signal.SIGHUP))
+
+    async with anyio.create_task_group() as tg:
+        session.bind_task_group(tg)
+        await tg.start(functools.partial(watch_exit_signals, on_signal, once=False))
+        adapter = InteractiveSessionAdapter(session)
+        tg.start_soon(adapter.start)
+        try:
+            await run_interactive(
+                adapter,
+                initial_messages=messages,
+                version=_VERSION,
+                hide_thinking=bool(session.settings and session.settings.hide_thinking_block),
+                verbose=verbose,
+                open_resume_picker=resume,
+                quit_request=quit_request,
+            )
+        finally:
+            with anyio.CancelScope(shield=True):
+                await session.shutdown("quit")
+            tg.cancel_scope.cancel()
+    return signalled[0] if signalled else 0

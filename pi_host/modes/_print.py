@@ -11,18 +11,19 @@ first write that finds stdout closed aborts the run, and the rest of the output 
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import anyio
+from anyio.abc import TaskStatus
 
 from pi_host.hookspecs import StashKey
 from pi_host.messages import AssistantMessage, ImageContent, TextContent, WireModel
 from pi_host.runtime import AgentSession, SessionError
 
 from ._jsonl import write_line
+from ._signals import watch_exit_signals
 
 __all__ = ["discard_stdout", "run_print_mode"]
 
@@ -93,7 +94,7 @@ async def run_print_mode(
         session.subscribe(_json_writer(session))
     async with anyio.create_task_group() as tg:
         session.bind_task_group(tg)
-        tg.start_soon(_watch_signals, session, tg.cancel_scope)
+        await tg.start(_watch_signals, session, tg.cancel_scope)
         try:
             await session.start("startup")
             for index, message in enumerate(messages):
@@ -156,11 +157,17 @@ async def _shut_down(session: AgentSession) -> None:
         )
 
 
-async def _watch_signals(session: AgentSession, scope: anyio.CancelScope) -> None:
+async def _watch_signals(
+    session: AgentSession,
+    scope: anyio.CancelScope,
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """SIGTERM and SIGHUP end the run as pi does: shut down, exit 143 / 129."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-        async for received in signals:
-            session.stash[_SIGNAL_EXIT] = 129 if received == signal.SIGHUP else 143
-            session.agent.abort()
-            scope.cancel()
-            return
+
+    def stop(status: int) -> None:
+        session.stash[_SIGNAL_EXIT] = status
+        session.agent.abort()
+        scope.cancel()
+
+    await watch_exit_signals(stop, task_status=task_status)

@@ -11,19 +11,19 @@ ends the mode with status 0; SIGTERM / SIGHUP end it with 143 / 129.
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO, cast
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 
 from pi_host.messages import AssistantMessage, ImageContent, TextContent, UserMessage, message_usage
 from pi_host.providers import Model, ThinkingLevel
 from pi_host.runtime import AgentSession, clamp_thinking_level
 
 from ._rpc_io import JsonlWriter, RpcUI, read_lines
+from ._signals import watch_exit_signals
 
 __all__ = ["RpcServer", "run_rpc_mode"]
 
@@ -130,7 +130,7 @@ class RpcServer:
         try:
             async with anyio.create_task_group() as tg:
                 session.bind_task_group(tg)
-                tg.start_soon(self._watch_signals)
+                await tg.start(self._watch_signals)
                 await session.start("startup")
                 tg.start_soon(self._read_commands, tg)
                 await self._done.wait()
@@ -154,12 +154,12 @@ class RpcServer:
                     await self.session.abort()
             await self.session.shutdown("quit")
 
-    async def _watch_signals(self) -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-            async for received in signals:
-                self.exit_code = 129 if received == signal.SIGHUP else 143
-                self._done.set()
-                return
+    async def _watch_signals(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        def stop(status: int) -> None:
+            self.exit_code = status
+            self._done.set()
+
+        await watch_exit_signals(stop, task_status=task_status)
 
     def handle_line(self, line: str, tg: TaskGroup) -> None:
         """Parse one record: a UI response is delivered at once, a command runs in ``tg``."""

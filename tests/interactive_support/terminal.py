@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import re
 import sys
+import termios
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
@@ -64,6 +66,7 @@ class Terminal:
         environment.pop("NO_COLOR", None)
         self.screen = Screen(rows, columns)
         self.raw = ""
+        self.modes_at_exit: list[Any] | None = None  # termios.tcgetattr's list, read by wait_exit
         self.child = pexpect.spawn(
             argv[0],
             list(argv[1:]),
@@ -211,10 +214,26 @@ class Terminal:
         while self._pump(0.05):
             if time.monotonic() > deadline:
                 raise ScreenTimeout(f"program did not exit; screen:\n{self.dump()}")
+        try:  # the pty's modes as the program left them (the master reads the slave's)
+            self.modes_at_exit = termios.tcgetattr(self.child.child_fd)
+        except termios.error:
+            self.modes_at_exit = None
         self.child.close()
         return int(
             self.child.exitstatus if self.child.exitstatus is not None else -(self.child.signalstatus or 0)
         )
+
+    def hang_up(self) -> int:
+        """Close the terminal, as closing its window does, and return the exit status.
+
+        The kernel hangs the program's terminal up: SIGHUP goes to the program (the session
+        leader here), its reads see end-of-file and its writes fail with EIO. Nothing more is
+        read; the wait is bounded by the test's timeout.
+        """
+        process = self.child.ptyproc
+        process.fileobj.close()  # the master side: the last one open, so the pty hangs up
+        process.wait()
+        return int(process.exitstatus if process.exitstatus is not None else -(process.signalstatus or 0))
 
     def close(self) -> None:
         if self.child.isalive():

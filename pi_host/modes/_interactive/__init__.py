@@ -32,6 +32,7 @@ from ._driver import (
     TrustState,
     UserBashResult,
 )
+from ._quit import QuitRequest
 from ._ui_bridge import UiBridge
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ __all__ = [
     "LoginResult",
     "PluginCommand",
     "QueueUpdateEvent",
+    "QuitRequest",
     "SessionInfoChangedEvent",
     "SessionListing",
     "StoredCredential",
@@ -75,6 +77,7 @@ async def run_interactive(
     hide_thinking: bool = False,
     verbose: bool = False,
     open_resume_picker: bool = False,
+    quit_request: QuitRequest | None = None,
     input: Input | None = None,
     output: Output | None = None,
 ) -> None:
@@ -87,6 +90,9 @@ async def run_interactive(
     :param verbose: show the start-up header even when ``quietStartup`` is set (``--verbose``).
     :param open_resume_picker: open the session picker once the screen is up (``-r``); picking
         nothing leaves the new session open.
+    :param quit_request: quits as ``/quit`` does once requested (SIGTERM and SIGHUP, which
+        the caller watches); requested with ``terminal_gone``, the rest of the transcript is not
+        written to the terminal that hung up.
     :param input: / :param output: prompt_toolkit input and output; the terminal by default.
     """
     from ._app import InteractiveApp
@@ -101,4 +107,4 @@ async def run_interactive(
         input=input,
         output=output,
     )
-    await app.run(initial_messages, open_resume_picker=open_resume_picker)
+    await app.run(initial_messages, open_resume_picker=open_resume_picker, quit_request=quit_request)

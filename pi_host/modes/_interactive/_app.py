@@ -94,6 +94,7 @@ from ._ui_bridge import UiBridge
 
 if TYPE_CHECKING:
     from ._driver import InteractiveSession
+    from ._quit import QuitRequest
 
 __all__ = ["InteractiveApp"]
 
@@ -511,6 +512,7 @@ class InteractiveApp:
         self._printed = PrintedText(self.request_flush)  # what plugins print, for the flusher
         self._tg: TaskGroup | None = None
         self._exiting = False
+        self._terminal_gone = False
         self._show_history = show_history
         self._agent_started: anyio.Event | None = None
         self._elapsed_second = 0
@@ -1067,8 +1069,28 @@ class InteractiveApp:
     def request_exit(self) -> None:
         if not self._exiting:
             self._exiting = True
-            if self.app.is_running:
-                self.app.exit()
+            self._exit_if_requested()
+
+    def quit(self, *, terminal_gone: bool = False) -> None:
+        """Quit as ``/quit`` does, for a reason outside the keys (SIGTERM, SIGHUP).
+
+        ``terminal_gone``: the terminal hung up; what is left of the transcript is not written
+        (prompt_toolkit's few resetting sequences still are, for a terminal that is still there
+        after a ``kill -HUP``).
+        """
+        self._terminal_gone = self._terminal_gone or terminal_gone
+        self.request_exit()
+
+    def _exit_if_requested(self) -> None:
+        """End the application if an exit was asked for; called again as it starts (``pre_run``),
+        for a request that came before it ran."""
+        # A finished application (its input closed: EOFError) must not be ended twice.
+        if self._exiting and self.app.is_running and not self.app.is_done:
+            self.app.exit()
+
+    async def _quit_when(self, request: QuitRequest) -> None:
+        await request.wait()
+        self.quit(terminal_gone=request.terminal_gone)
 
     # -- input ----------------------------------------------------------------------------------
 
@@ -1587,8 +1609,18 @@ class InteractiveApp:
 
     # -- running ---------------------------------------------------------------------------------
 
-    async def run(self, initial_messages: Sequence[str] = (), *, open_resume_picker: bool = False) -> None:
-        """Run until the user quits; ``open_resume_picker`` starts with ``/resume`` (``-r``)."""
+    async def run(
+        self,
+        initial_messages: Sequence[str] = (),
+        *,
+        open_resume_picker: bool = False,
+        quit_request: QuitRequest | None = None,
+    ) -> None:
+        """Run until the user quits; ``open_resume_picker`` starts with ``/resume`` (``-r``).
+
+        ``quit_request`` ends it too, as ``/quit`` does (the command line's signal handling).
+        The end of the terminal's input (it hung up) ends it the same way, without an error.
+        """
 
         async def listener(event: Any) -> None:
             self.on_event(event)
@@ -1617,20 +1649,36 @@ class InteractiveApp:
                     self.spawn(self.commands.run, "/resume")
                 if initial_messages:
                     tg.start_soon(self._send_initial, list(initial_messages))
+                if quit_request is not None:
+                    tg.start_soon(self._quit_when, quit_request)
                 with set_app(self.app), _terminal_safe_logging(self), redirect_prints(self._printed):
-                    await self.app.run_async(set_exception_handler=False, handle_sigint=False)
+                    try:
+                        await self.app.run_async(
+                            pre_run=self._exit_if_requested, set_exception_handler=False, handle_sigint=False
+                        )
+                    except EOFError:  # the terminal hung up; SIGHUP is on its way or here
+                        self._terminal_gone = True
+                # Quitting stops what runs as Escape does, before the tasks waiting on it are
+                # cancelled: cancelled first, a streaming reply would end without its
+                # message_end, and neither be saved (as "aborted") nor shown.
+                await self._abort_running()
                 tg.cancel_scope.cancel()
         finally:
             self._tg = None
-            if self.session.is_streaming:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                    await self.session.abort()
+            await self._abort_running()
             for item in self._items:
                 item.done = True
-            self._write(self._take_committable() + self._printed.take(everything=True))
+            left = self._take_committable() + self._printed.take(everything=True)
+            if not self._terminal_gone:
+                self._write(left)
             unsubscribe()
             if set_ui is not None:
                 set_ui(None)
+
+    async def _abort_running(self) -> None:
+        if self.busy or self._compacting or self._bash is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await self.session.abort()
 
     async def _send_initial(self, messages: list[str]) -> None:
         for text in messages:
