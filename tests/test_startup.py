@@ -155,7 +155,7 @@ def test_one_shot_budget(tmp_path: Path) -> None:
         tmp_path, "--provider", "faux", "-p", "hi", plugins=DEFAULT_PLUGINS, env=_faux_script(tmp_path)
     )
     assert "pi_host.runtime._session" in modules  # the run happened
-    Budget(modules=448, own=123, absent=(*NEVER, "h11")).check(modules)
+    Budget(modules=448, own=124, absent=(*NEVER, "h11")).check(modules)
 
 
 def _local_anthropic(tmp_path: Path, server_url: str) -> list[str]:
@@ -175,7 +175,7 @@ def test_one_shot_over_http_budget(tmp_path: Path) -> None:
         args = _local_anthropic(tmp_path, server.url)
         modules = imported_modules(tmp_path, *args, "-p", "hi", plugins=DEFAULT_PLUGINS)
         assert len(server.requests) == 1  # the reply came over HTTP
-    Budget(modules=468, own=133, absent=NEVER).check(modules)
+    Budget(modules=468, own=134, absent=NEVER).check(modules)
 
 
 def test_one_shot_with_a_valid_oauth_token_budget(tmp_path: Path) -> None:
@@ -196,7 +196,7 @@ def test_one_shot_with_a_valid_oauth_token_budget(tmp_path: Path) -> None:
             tmp_path, "--model", "anthropic/claude-sonnet-4-5", "-p", "hi", plugins=DEFAULT_PLUGINS
         )
         assert server.requests[0].headers["authorization"] == "Bearer sk-ant-oat01-live"  # the check works
-    Budget(modules=468, own=133, absent=NEVER).check(modules)
+    Budget(modules=468, own=134, absent=NEVER).check(modules)
 
 
 # RPC start-up and one command: 380 modules (99 pi_host).
@@ -212,7 +212,7 @@ def test_rpc_budget(tmp_path: Path) -> None:
         stdin=json.dumps({"type": "get_state", "id": "1"}) + "\n",
     )
     assert "pi_host.modes._rpc" in modules  # the mode ran
-    Budget(modules=448, own=123, absent=NEVER).check(modules)
+    Budget(modules=448, own=124, absent=NEVER).check(modules)
 
 
 # -- --help's plugin flags are the host's -------------------------------------------------------
