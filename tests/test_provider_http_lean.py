@@ -213,6 +213,36 @@ async def test_a_large_request_goes_out_whole_a_slice_at_a_time(
     assert len(buffered) > 1 and max(buffered) <= _lean_http._WRITE_SLICE + 64 * 1024
 
 
+async def test_a_small_request_goes_out_in_one_write(
+    server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Head and body in one send: two sends woke the server twice per request.
+    writes: list[bytes] = []
+    original = _lean_http._Connection.connection_made
+
+    def connection_made(self: Any, transport: Any) -> None:
+        original(self, transport)
+        write = transport.write
+
+        def recording_write(data: Any) -> None:
+            writes.append(bytes(data))
+            write(data)
+
+        transport.write = recording_write
+
+    monkeypatch.setattr(_lean_http._Connection, "connection_made", connection_made)
+    server.enqueue(anthropic_reply("ok"))
+    context = LlmContext(messages=[UserMessage(content="hi")])
+    events = [event async for event in stream(model(server.base_url), context, StreamOptions(api_key="key"))]
+    assert isinstance(events[-1], DoneEvent)
+    (request,) = server.requests
+    (sent,) = [data for data in writes if data]
+    head, _, body = sent.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /v1/messages HTTP/1.1\r\n")
+    assert body == request.body
+    assert request.json()["messages"][0]["content"][0]["text"] == "hi"
+
+
 # -- abort -----------------------------------------------------------------------------------
 
 

@@ -377,13 +377,8 @@ class _Connection(asyncio.Protocol):
             head = connection.send(h11.Request(method="POST", target=target, headers=headers))
         except h11.LocalProtocolError as exc:
             raise LocalProtocolError(str(exc)) from exc
-        # The body is encoded as it is written, a chunk at a time (see JsonBody): whole, a
-        # 10 MB request (a long resumed session) existed twice while it was encoded, and then
-        # for the whole write. A chunk the socket does not take at once is copied into the
-        # transport's buffer; the next one waits until that drains.
         # (h11 returns None only for a ConnectionClosed event.)
-        if not await self._write(head or b"", timeout):
-            await self._write_body(body, timeout)
+        await self._write_body(head or b"", body, timeout)
         # A server may answer (an error) before reading all of the request; as httpx does, a
         # failed write is not an error until reading the response fails too.
         while True:
@@ -391,13 +386,24 @@ class _Connection(asyncio.Protocol):
             if type(event) is h11.Response:
                 return event.status_code, _header_dict(event.headers.raw_items())
 
-    async def _write_body(self, body: JsonBody, timeout: float) -> None:
+    async def _write_body(self, head: bytes, body: JsonBody, timeout: float) -> None:
+        """Write the request's head and body; the head goes out with the body's first chunk.
+
+        The body is encoded as it is written, a chunk at a time (see JsonBody): whole, a
+        10 MB request (a long resumed session) existed twice while it was encoded, and then
+        for the whole write. A chunk the socket does not take at once is copied into the
+        transport's buffer; the next one waits until that drains. The head and a small body
+        leave in one send: two woke the server twice, and cost a system call more per request.
+        """
         connection = self.h11
         for chunk in body.chunks(_WRITE_SLICE):
             for piece in connection.send_with_data_passthrough(h11.Data(data=chunk)) or ():
+                if head:
+                    piece, head = head + piece, b""
                 if await self._write(piece, timeout):
                     return
-        await self._write(connection.send(h11.EndOfMessage()) or b"", timeout)
+        end = connection.send(h11.EndOfMessage()) or b""
+        await self._write(head + end, timeout)
 
     async def _write(self, data: bytes, timeout: float) -> bool:
         """Hand ``data`` to the transport a slice at a time, waiting while its buffer is full.

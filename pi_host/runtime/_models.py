@@ -114,8 +114,18 @@ class ModelResolver:
             options = replace(options, api_key=api_key, headers=headers)
         if options.max_retries is None and self._max_retries is not None:
             options = replace(options, max_retries=self._max_retries)
-        async for event in provider.load()(model, context, options):
-            yield event
+        events = provider.load()(model, context, options)
+        try:
+            async for event in events:
+                yield event
+        finally:
+            # The agent loop closes this generator once it has the reply's last event, so the
+            # provider's is closed here too: left to the garbage collector, asyncio's finalizer
+            # hook would close it later, from a task of its own, waking the loop through its
+            # self-pipe once per request.
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
 def _failure(model: Model, message: str) -> ErrorEvent:

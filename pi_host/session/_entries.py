@@ -92,7 +92,12 @@ class _Line(WireModel):
 
     def to_json(self) -> str:
         """The line's JSON text: the original line for an unchanged entry read from a file."""
-        source = getattr(self, "_source", None)
+        try:
+            # The slot itself: an entry made here has it unset, and ``getattr(self, "_source",
+            # None)`` took that miss through pydantic's ``__getattr__`` (~2 µs an append).
+            source = _SOURCE_SLOT.__get__(self, type(self))
+        except AttributeError:
+            source = None
         if source is not None and not isinstance(source, str | bytes):
             source = source.read()
         if source is not None:
@@ -102,6 +107,9 @@ class _Line(WireModel):
     def _with_source(self, line: str | bytes | LineSource) -> Self:
         object.__setattr__(self, "_source", line)
         return self
+
+
+_SOURCE_SLOT = _Line.__dict__["_source"]
 
 
 class SessionHeader(_Line):
