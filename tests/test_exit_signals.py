@@ -17,24 +17,11 @@ from pathlib import Path
 import pytest
 
 from pi_host.modes._signals import exit_status
+from tests.test_interactive_signals import RECORDER, SLOW_REPLY  # the same plugin and reply
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
-
-RECORDER = """\
-import os
-
-from pi_host import hookimpl
-
-
-@hookimpl
-def pi_session_shutdown(reason, ctx):
-    with open(os.environ["SHUTDOWN_LOG"], "a", encoding="utf-8") as log:
-        log.write(reason + "\\n")
-"""
-
-SLOW_REPLY = {"text": "Streaming begins. " + "word " * 4000, "delayMs": 50}
 
 
 def test_the_exit_status_is_the_shells() -> None:
