@@ -490,6 +490,7 @@ def test_ctrl_o_and_ctrl_t_redraw_what_is_on_screen_without_notices(launch: Any)
     term.submit("count")
     term.wait_for("All thirty lines are there.")
     term.wait_gone("Working...")
+    term.wait_for_update_end()  # the condition can hold halfway through a redraw
     text = term.screen.text()
     assert "Weighing the options first." in text
     assert "line 30 of the output" in text and "line 01 of the output" not in text  # collapsed
@@ -498,22 +499,26 @@ def test_ctrl_o_and_ctrl_t_redraw_what_is_on_screen_without_notices(launch: Any)
     term.send(CTRL_O)
     term.wait_for("line 01 of the output")
     term.wait_for(lambda: term.rule_count() == 2)
+    term.wait_for_update_end()
     text = term.screen.text()
     assert text.count("line 15 of the output") == 1 and text.count("All thirty lines are there.") == 1
     assert "Tool output" not in text
     # ... and collapsed again.
     term.send(CTRL_O)
     term.wait_for(lambda: "line 01 of the output" not in term.screen.text())
+    term.wait_for_update_end()
     assert "line 30 of the output" in term.screen.text()
 
     # Ctrl+T: the thinking block already on screen becomes its label, then comes back.
     term.send(CTRL_T)
     term.wait_for(lambda: "Weighing the options first." not in term.screen.text())
+    term.wait_for_update_end()
     text = term.screen.text()
     assert "Thinking..." in text and "Thinking blocks" not in text
     assert text.count("Let me look.") == 1 and text.count("hello") == 1
     term.send(CTRL_T)
     term.wait_for("Weighing the options first.")
+    term.wait_for_update_end()
     assert "Thinking blocks" not in term.screen.text()
     term.send(CTRL_D)
     assert term.wait_exit() == 0
