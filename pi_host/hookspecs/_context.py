@@ -459,7 +459,13 @@ class PluginContext(Protocol):
         ...
 
     def shutdown(self) -> None:
-        """Ask pi-host to exit gracefully."""
+        """Ask pi-host to exit gracefully, as pi's ``ctx.shutdown()`` does.
+
+        The interactive mode quits once the agent is idle (after the run in flight and the
+        messages queued behind it); RPC mode ends after the current command's response; print
+        and JSON modes end when their prompts are done anyway. ``pi_session_shutdown`` fires
+        with reason ``quit`` either way.
+        """
         ...
 
     async def set_model(self, model: Model) -> bool:

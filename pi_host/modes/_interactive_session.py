@@ -125,6 +125,10 @@ class InteractiveSessionAdapter:
         return self._session.is_streaming
 
     @property
+    def shutdown_requested(self) -> bool:
+        return self._session.shutdown_requested
+
+    @property
     def model(self) -> Model | None:
         return self._session.model
 

@@ -147,6 +147,10 @@ class FakeInteractiveSession:
         return self._streaming
 
     @property
+    def shutdown_requested(self) -> bool:
+        return False
+
+    @property
     def model(self) -> Model | None:
         return self._model
 

@@ -603,6 +603,7 @@ class InteractiveApp:
                 raise
             except Exception as exc:
                 self.error(str(exc) or type(exc).__name__)
+            self._quit_if_shutdown_requested()
 
         if self._tg is None:
             raise RuntimeError("the interactive application is not running")
@@ -1080,6 +1081,15 @@ class InteractiveApp:
         """
         self._terminal_gone = self._terminal_gone or terminal_gone
         self.request_exit()
+
+    def _quit_if_shutdown_requested(self) -> None:
+        """Quit, as ``/quit`` does, once a plugin's ``ctx.shutdown()`` finds the session idle.
+
+        Called whenever background work (a prompt and its queued messages, a command, a
+        shortcut) ends: pi defers the shutdown until the agent is idle.
+        """
+        if self.session.shutdown_requested and not self.busy:
+            self.quit()
 
     def _exit_if_requested(self) -> None:
         """End the application if an exit was asked for; called again as it starts (``pre_run``),

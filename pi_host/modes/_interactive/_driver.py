@@ -274,6 +274,11 @@ class InteractiveSession(Protocol):
         ...
 
     @property
+    def shutdown_requested(self) -> bool:
+        """A plugin asked for a graceful exit (``ctx.shutdown()``); the UI quits once idle."""
+        ...
+
+    @property
     def model(self) -> Model | None: ...
 
     @property
