@@ -28,6 +28,7 @@ from tests.interactive_support.terminal import (
     ENTER,
     ESCAPE,
     Terminal,
+    Terminals,
 )
 from tests.wheelhouse import offline_uv_args
 
@@ -56,7 +57,7 @@ def wait_for_file(name: str) -> str:
 
 @pytest.fixture
 def pi_host(tmp_path: Path) -> Iterator[Any]:
-    terminals: list[Terminal] = []
+    terminals = Terminals()
 
     def start(script: list[dict[str, Any]], *args: str, env: dict[str, str] | None = None) -> Terminal:
         agent_dir = tmp_path / "agent"
@@ -72,14 +73,10 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
             "OPENAI_API_KEY": "",
             **(env or {}),
         }
-        terminal = Terminal([PI_HOST, "--provider", "faux", *args], cwd=tmp_path, env=environment)
-        terminals.append(terminal)
-        terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
-        return terminal
+        return terminals.start([PI_HOST, "--provider", "faux", *args], cwd=tmp_path, env=environment)
 
     yield start
-    for terminal in terminals:
-        terminal.close()
+    terminals.close()
 
 
 def test_interactive_session_end_to_end(pi_host: Any, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.interactive_support.terminal import CTRL_C, DOWN, ENTER, ESCAPE, UP, Terminal
+from tests.interactive_support.terminal import CTRL_C, DOWN, ENTER, ESCAPE, UP, Terminal, Terminals
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 SELECTED = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"  # the picker's cursor
@@ -41,7 +41,7 @@ MODELS_JSON = {
 
 @pytest.fixture
 def pi_host(tmp_path: Path) -> Iterator[Any]:
-    terminals: list[Terminal] = []
+    terminals = Terminals()
 
     def start(script: list[dict[str, Any]], settings: dict[str, Any]) -> Terminal:
         agent_dir = tmp_path / "agent"
@@ -56,14 +56,10 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
             "ANTHROPIC_API_KEY": "",
             "OPENAI_API_KEY": "",
         }
-        terminal = Terminal([PI_HOST, "--provider", "faux"], cwd=tmp_path, env=env)
-        terminals.append(terminal)
-        terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
-        return terminal
+        return terminals.start([PI_HOST, "--provider", "faux"], cwd=tmp_path, env=env)
 
     yield start
-    for terminal in terminals:
-        terminal.close()
+    terminals.close()
 
 
 def _selected_row(term: Terminal) -> int | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.interactive_support.terminal import Terminal
+from tests.interactive_support.terminal import Terminal, Terminals
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 
@@ -49,7 +49,7 @@ def pi_session_shutdown(reason, ctx):
 
 @pytest.fixture
 def pi_host(tmp_path: Path) -> Iterator[Any]:
-    terminals: list[Terminal] = []
+    terminals = Terminals()
 
     def start(script: list[dict[str, Any]]) -> Terminal:
         (tmp_path / "agent").mkdir(exist_ok=True)
@@ -62,16 +62,11 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
             "ANTHROPIC_API_KEY": "",
             "OPENAI_API_KEY": "",
         }
-        terminal = Terminal(
-            [PI_HOST, "--provider", "faux", "-e", "quitter.py"], cwd=tmp_path, env=environment
-        )
-        terminals.append(terminal)
-        terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
-        return terminal
+        argv = [PI_HOST, "--provider", "faux", "-e", "quitter.py"]
+        return terminals.start(argv, cwd=tmp_path, env=environment)
 
     yield start
-    for terminal in terminals:
-        terminal.close()
+    terminals.close()
 
 
 def shutdowns(tmp_path: Path) -> list[str]:

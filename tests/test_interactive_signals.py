@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.interactive_support.terminal import Terminal
+from tests.interactive_support.terminal import Terminal, Terminals
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
 
@@ -43,7 +43,7 @@ SLOW_REPLY = {"text": "Streaming begins. " + "word " * 4000, "delayMs": 50}
 
 @pytest.fixture
 def pi_host(tmp_path: Path) -> Iterator[Any]:
-    terminals: list[Terminal] = []
+    terminals = Terminals()
 
     def start(
         script: list[dict[str, Any]], *, stderr_to: Path | None = None, lifeline: Path | None = None
@@ -65,14 +65,10 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
         if lifeline is not None:
             # The read end of a named pipe (opened for writing already) as descriptor 3.
             argv = ["/bin/sh", "-c", f'exec 3<"{lifeline}"; PI_HOST_LIFELINE_FD=3 exec "$@"', "sh", *argv]
-        terminal = Terminal(argv, cwd=tmp_path, env=environment)
-        terminals.append(terminal)
-        terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
-        return terminal
+        return terminals.start(argv, cwd=tmp_path, env=environment)
 
     yield start
-    for terminal in terminals:
-        terminal.close()
+    terminals.close()
 
 
 def shutdowns(tmp_path: Path) -> list[str]:

@@ -38,7 +38,7 @@ from pi_host.providers._oauth_login import (
 )
 from tests.fakeservers import FakeServer, Reply
 from tests.interactive_support.fake_session import FakeInteractiveSession
-from tests.interactive_support.terminal import ENTER, ESCAPE, Terminal
+from tests.interactive_support.terminal import ENTER, ESCAPE, Terminal, Terminals
 from tests.test_interactive_app import CapturingApp, until
 
 PI_HOST = shutil.which("pi-host") or str(Path(sys.executable).parent / "pi-host")
@@ -387,7 +387,7 @@ pty_only = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX 
 
 @pytest.fixture
 def pi_host_terminal(tmp_path: Path, token_server: FakeServer) -> Iterator[Any]:
-    terminals: list[Terminal] = []
+    terminals = Terminals()
     opened = tmp_path / "opened-url.txt"
     browser = tmp_path / "browser.sh"
     browser.write_text(f'#!/bin/sh\nprintf %s "$1" > {opened}.tmp && mv {opened}.tmp {opened}\n')
@@ -407,14 +407,10 @@ def pi_host_terminal(tmp_path: Path, token_server: FakeServer) -> Iterator[Any]:
             "BROWSER": str(browser),
             **token_env(token_server),
         }
-        terminal = Terminal([PI_HOST, *args], cwd=tmp_path, env=env)
-        terminals.append(terminal)
-        terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
-        return terminal
+        return terminals.start([PI_HOST, *args], cwd=tmp_path, env=env)
 
     yield start
-    for terminal in terminals:
-        terminal.close()
+    terminals.close()
 
 
 @pty_only

@@ -238,3 +238,24 @@ class Terminal:
     def close(self) -> None:
         if self.child.isalive():
             self.child.terminate(force=True)
+
+
+class Terminals:
+    """The terminals a test starts, each waited for until its app is up, all closed together.
+
+    For a pytest fixture: ``terminals = Terminals()``, hand out a ``start`` that calls
+    :meth:`start`, then ``terminals.close()`` after the ``yield``.
+    """
+
+    def __init__(self) -> None:
+        self._started: list[Terminal] = []
+
+    def start(self, argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> Terminal:
+        terminal = Terminal(list(argv), cwd=cwd, env=env)
+        self._started.append(terminal)
+        terminal.wait_for("(auto)", timeout=60)  # the footer's context gauge: the app is up
+        return terminal
+
+    def close(self) -> None:
+        for terminal in self._started:
+            terminal.close()
