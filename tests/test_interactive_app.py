@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
@@ -33,6 +34,7 @@ from pi_host.modes._interactive import (
     CompactionStartEvent,
     QueueUpdateEvent,
 )
+from pi_host.modes._interactive import _app as app_module
 from pi_host.modes._interactive._app import InteractiveApp
 from tests.interactive_support.fake_session import FakeInteractiveSession
 
@@ -168,6 +170,28 @@ async def test_streaming_reply_is_committed_block_by_block(tmp_path: Path) -> No
         await session.emit(MessageEndEvent(message=final))
         await harness.committed("still going. Done.")
         assert harness.app.written.count("First paragraph.") == 1
+
+
+async def test_a_key_is_drawn_at_once_while_the_stream_waits_for_its_frame(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # prompt_toolkit's own redraw interval made a key's redraw wait behind the frame a
+    # streaming reply had already asked for (12 ms median keystroke latency in bench_ui).
+    monkeypatch.setattr(app_module, "_FRAME_INTERVAL", 60.0)  # the stream's frame never comes
+    async with running(tmp_path) as harness:
+        app = harness.app
+        assert not app.app.min_redraw_interval
+        drawn: list[str] = []
+        app.app.after_render += lambda _: drawn.append(app.buffer.text)
+        app.app.invalidate()
+        await until(lambda: bool(drawn))
+        app.invalidate()  # what streams in: waits for its frame
+        await anyio.sleep(0.05)
+        assert not app.app.invalidated
+        count = len(drawn)
+        harness.keys.send_text("x")
+        await until(lambda: "x" in drawn)
+        assert len(drawn) == count + 1
 
 
 async def test_compaction_retry_and_queue_events(tmp_path: Path) -> None:

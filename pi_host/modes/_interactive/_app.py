@@ -105,6 +105,9 @@ SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _SPINNER_INTERVAL = 0.08
 _DOUBLE_PRESS_S = 0.5
 _MAX_EDITOR_ROWS = 12
+# The shortest time between two frames that what streams in asks for; what the user types is
+# drawn at once (see InteractiveApp.invalidate).
+_FRAME_INTERVAL = 0.02
 _PASTE_MAX_LINES = 10  # a paste longer than this shows as a marker in the editor (pi's limits)
 _PASTE_MAX_CHARS = 1000
 
@@ -557,9 +560,13 @@ class InteractiveApp:
             mouse_support=False,
             input=input,
             output=output,
-            min_redraw_interval=0.02,
+            # No redraw interval of prompt_toolkit's: a key press would wait behind the frame
+            # the stream already asked for. invalidate() spaces out the stream's frames instead.
             erase_when_done=True,
         )
+        self._frame_due = 0.0  # time.monotonic() when the frame invalidate() scheduled is due
+        self._last_frame = 0.0  # time.monotonic() when the last frame began
+        self.app.before_render += self._frame_began
         self.app.ttimeoutlen = 0.05
         self.app.timeoutlen = 0.25
 
@@ -591,7 +598,34 @@ class InteractiveApp:
         return "@" in text.rsplit(" ", 1)[-1].rsplit("\n", 1)[-1]
 
     def invalidate(self) -> None:
-        self.app.invalidate()
+        """Ask for a frame, at most one each ``_FRAME_INTERVAL``: a reply streams in small
+        pieces, and drawing each would leave the event loop little time for anything else.
+
+        Only what changes on its own (the stream, tools, the spinner, plugins) comes this way.
+        A key press changes the editor's buffer, which invalidates the application directly, so
+        its frame is drawn at once instead of after the one the stream is waiting for.
+        """
+        app = self.app
+        loop = app.loop
+        now = time.monotonic()
+        # (A frame long overdue was lost with the loop it was scheduled on: not waited for.)
+        if app.invalidated or now < self._frame_due + _FRAME_INTERVAL:
+            return  # a frame that will show this is on its way
+        wait = self._last_frame + _FRAME_INTERVAL - now
+        if wait <= 0 or loop is None or loop.is_closed():
+            app.invalidate()
+            return
+        self._frame_due = now + wait
+
+        def draw() -> None:
+            self._frame_due = 0.0
+            app.invalidate()
+
+        # Thread-safe as Application.invalidate is (a plugin's thread may ask for a frame).
+        loop.call_soon_threadsafe(loop.call_later, wait, draw)
+
+    def _frame_began(self, _app: object) -> None:
+        self._last_frame = time.monotonic()
 
     def spawn(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
         """Run ``func(*args)`` in the background; its failure becomes an error notice."""
