@@ -350,7 +350,6 @@ def _configure(
 class _Opened:
     """What the session is built from, read and opened before it exists."""
 
-    registry: ModelRegistry
     resolver: ModelResolver
     session_dir: str
     store_uri: str | None
@@ -415,7 +414,6 @@ def _open(
     )
     resources = load_resources(cwd=cwd, agent_dir=root, settings=settings_manager, options=resource_options)
     return _Opened(
-        registry,
         resolver,
         session_dir,
         store_uri,
