@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import queue
-import select
 import subprocess
 import threading
 import time
@@ -102,8 +101,6 @@ class RpcClient:
         self._lines: queue.Queue[bytes | object] = queue.Queue()
         self._stdout_closed = False
         self._stderr_chunks: list[bytes] = []
-        self._stderr_lock = threading.Lock()
-        self._stderr_eof = False
         #: The :class:`subprocess.Popen` (to send it a signal, say).
         self.process: subprocess.Popen[bytes] = subprocess.Popen(
             self.args,
@@ -136,30 +133,13 @@ class RpcClient:
     def _read_stderr(self) -> None:
         stream = self.process.stderr
         assert stream is not None
+        fd = stream.fileno()
         try:
-            while not self._stderr_eof:
-                # Wait outside the lock, read inside it: :meth:`_drain_stderr` then sees
-                # every byte written so far, none held by this thread between read and store.
-                select.select([stream], [], [])
-                self._drain_stderr()
-        except (OSError, ValueError):  # pragma: no cover - no select on pipes (Windows)
-            for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
-                with self._stderr_lock:
-                    self._stderr_chunks.append(chunk)
-
-    def _drain_stderr(self) -> None:
-        """Store what standard error holds now, without blocking."""
-        stream = self.process.stderr
-        with self._stderr_lock:
-            if stream is None or self._stderr_eof or stream.closed:
-                return
-            fd = stream.fileno()
-            while select.select([fd], [], [], 0)[0]:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    self._stderr_eof = True
-                    return
+            # Whatever is there, as soon as it is there: a wait that fails quotes it.
+            for chunk in iter(lambda: os.read(fd, 65536), b""):
                 self._stderr_chunks.append(chunk)
+        except OSError:  # pragma: no cover - the pipe was closed under us
+            pass
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -171,12 +151,7 @@ class RpcClient:
     @property
     def stderr(self) -> str:
         """Standard error so far: all of it once the process has exited and :meth:`close` ran."""
-        try:
-            self._drain_stderr()
-        except (OSError, ValueError):  # pragma: no cover - no select on pipes (Windows)
-            pass
-        with self._stderr_lock:
-            return b"".join(self._stderr_chunks).decode("utf-8", errors="replace")
+        return b"".join(self._stderr_chunks).decode("utf-8", errors="replace")
 
     @property
     def returncode(self) -> int | None:
@@ -346,8 +321,7 @@ class RpcClient:
         for thread, stream in zip(self._threads, streams, strict=True):
             thread.join(timeout=5.0)
             if not thread.is_alive() and stream is not None and not stream.closed:
-                with self._stderr_lock:  # never close stderr in the middle of a drain
-                    stream.close()
+                stream.close()
 
     def __enter__(self) -> RpcClient:
         return self
