@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP end ``pi-host``'s interactive mode as a quit does, as pi's does.
+"""What ends ``pi-host``'s interactive mode as a quit does, as in pi: SIGTERM, SIGHUP, ``ctx.shutdown()``.
 
 The real command runs in a pseudo-terminal on the faux provider, with a one-file plugin that
 records its ``pi_session_shutdown`` calls. Each test waits for the screen (or the faux reply
@@ -46,7 +46,11 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
     terminals = Terminals()
 
     def start(
-        script: list[dict[str, Any]], *, stderr_to: Path | None = None, lifeline: Path | None = None
+        script: list[dict[str, Any]],
+        *,
+        stderr_to: Path | None = None,
+        lifeline: Path | None = None,
+        plugin: str | None = None,
     ) -> Terminal:
         (tmp_path / "agent").mkdir(exist_ok=True)
         (tmp_path / "faux.json").write_text(json.dumps(script), encoding="utf-8")
@@ -59,6 +63,9 @@ def pi_host(tmp_path: Path) -> Iterator[Any]:
             "OPENAI_API_KEY": "",
         }
         argv = [PI_HOST, "--provider", "faux", "-e", "recorder.py"]
+        if plugin is not None:
+            (tmp_path / "plugin.py").write_text(plugin, encoding="utf-8")
+            argv += ["-e", "plugin.py"]
         if stderr_to is not None:
             # exec: pi-host itself leads the terminal's session, and gets its SIGHUP.
             argv = ["/bin/sh", "-c", f'exec "$@" 2>"{stderr_to}"', "sh", *argv]
@@ -194,3 +201,49 @@ def test_ctrl_c_twice_mid_reply_saves_it_as_aborted_too(pi_host: Any, tmp_path: 
     assert [message["role"] for message in messages] == ["user", "assistant"]
     assert messages[-1]["stopReason"] == "aborted"
     assert shutdowns(tmp_path) == ["quit"]
+
+
+# -- a plugin's ctx.shutdown(): pi quits once the agent is idle ---------------------------------
+
+QUITTER = """\
+from pi_host import hookimpl
+from pi_host.hookspecs import Command
+
+
+async def _bye(args, ctx):
+    ctx.shutdown()
+
+
+@hookimpl
+def pi_register_commands(register):
+    register(Command(name="bye", description="Quit from a plugin", handler=_bye))
+
+
+@hookimpl
+def pi_tool_call(tool_name, input, ctx):
+    if tool_name == "bash" and "fatal" in str(input.get("command", "")):
+        ctx.shutdown()
+"""
+
+
+def test_a_plugin_command_that_asks_for_shutdown_quits_the_ui(pi_host: Any, tmp_path: Path) -> None:
+    term: Terminal = pi_host([], plugin=QUITTER)
+    term.submit("/bye")
+    assert term.wait_exit() == 0
+    assert shutdowns(tmp_path) == ["quit"]
+
+
+def test_a_shutdown_asked_for_during_a_run_waits_for_the_run_to_end(pi_host: Any, tmp_path: Path) -> None:
+    term: Terminal = pi_host(
+        [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "echo fatal"}}]},
+            {"text": "Stopping as asked."},
+        ],
+        plugin=QUITTER,
+    )
+    term.submit("go")
+    assert term.wait_exit() == 0
+    assert "Stopping as asked." in term.raw  # the run ended with its last reply first
+    assert shutdowns(tmp_path) == ["quit"]
+    roles = [entry["message"]["role"] for entry in session_entries(tmp_path) if entry["type"] == "message"]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
